@@ -1,0 +1,100 @@
+import CZlib
+
+/// Little-endian integers and LEB128 varints appended to a byte array.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    mutating func append(_ value: UInt8) { bytes.append(value) }
+    mutating func append(_ value: UInt16) { appendLittleEndian(value) }
+    mutating func append(_ value: UInt32) { appendLittleEndian(value) }
+    mutating func append(_ value: UInt64) { appendLittleEndian(value) }
+    mutating func append(contentsOf other: some Collection<UInt8>) { bytes.append(contentsOf: other) }
+
+    mutating func appendVarint(_ value: Int) {
+        var v = UInt64(value)
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    private mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Overwrites 4 bytes at `offset` with `value`, little-endian.
+    mutating func set(_ value: UInt32, at offset: Int) {
+        withUnsafeBytes(of: value.littleEndian) { raw in
+            for i in 0..<4 { bytes[offset + i] = raw[i] }
+        }
+    }
+}
+
+/// Bounds-checked reads from a byte buffer. Every read returns nil past the end instead of
+/// trapping, so a decoder turns bad input into an error, never a crash.
+struct ByteReader {
+    let bytes: ArraySlice<UInt8>
+    private(set) var position: Int
+
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        self.position = bytes.startIndex
+    }
+
+    var remaining: Int { bytes.endIndex - position }
+    var isAtEnd: Bool { position == bytes.endIndex }
+
+    mutating func readUInt8() -> UInt8? {
+        guard remaining >= 1 else { return nil }
+        defer { position += 1 }
+        return bytes[position]
+    }
+    mutating func readUInt16() -> UInt16? { readLittleEndian() }
+    mutating func readUInt32() -> UInt32? { readLittleEndian() }
+    mutating func readUInt64() -> UInt64? { readLittleEndian() }
+
+    /// A LEB128 varint of at most 5 bytes whose value fits in `limit`.
+    mutating func readVarint(limit: Int) -> Int? {
+        var result = 0
+        var shift = 0
+        while shift <= 28 {
+            guard let byte = readUInt8() else { return nil }
+            result |= Int(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result <= limit ? result : nil }
+            shift += 7
+        }
+        return nil
+    }
+
+    mutating func readBytes(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count >= 0, remaining >= count else { return nil }
+        defer { position += count }
+        return bytes[position..<position + count]
+    }
+
+    private mutating func readLittleEndian<T: FixedWidthInteger>() -> T? {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { return nil }
+        var value: T = 0
+        for i in 0..<size { value |= T(bytes[position + i]) << (8 * i) }
+        position += size
+        return value
+    }
+}
+
+/// zlib's crc32, the checksum of every checksummed region in the format.
+func checksum(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
+    bytes.withUnsafeBytes { raw in
+        UInt32(crc32(uLong(seed), raw.bindMemory(to: Bytef.self).baseAddress, uInt(raw.count)))
+    }
+}
+
+/// Reads a little-endian UInt32 at `offset` of `bytes` (which the caller has bounds-checked).
+func loadUInt32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> UInt32 {
+    var value: UInt32 = 0
+    for i in 0..<4 { value |= UInt32(bytes[offset + i]) << (8 * i) }
+    return value
+}

@@ -1,0 +1,112 @@
+import CZlib
+
+/// Where one record of a commit lands, relative to the start of its frame.
+struct RecordPlacement: Sendable {
+    var key: [UInt8]
+    /// nil for a delete.
+    var valueLength: Int?
+    /// Offset of the record's block header from the frame's first byte.
+    var blockOffset: Int
+    /// Block header plus stored bytes.
+    var blockLength: Int
+    /// Offset of the value inside the block's raw (uncompressed) bytes.
+    var valueOffset: Int
+    /// The record's encoded size in raw bytes: what it adds to live or dead bytes.
+    var recordSize: Int
+}
+
+/// A commit encoded as one frame, compressed and checksummed except for the sequence number,
+/// which is only known once the frame's place in the log is (``seal(sequence:)``).
+struct EncodedCommit: Sendable {
+    /// The whole frame; the header's crc32 and sequence are filled by ``seal(sequence:)``.
+    private(set) var frame: [UInt8]
+    let records: [RecordPlacement]
+    /// crc32 of the payload alone, so that sealing costs O(1) whatever the frame's size.
+    private let payloadChecksum: UInt32
+
+    /// Encodes `operations` (already validated) into blocks of about `blockSize` raw bytes,
+    /// each compressed at `level` unless that does not make it smaller.
+    init(_ operations: [WriteBatch.Operation], level: Int, blockSize: Int) {
+        var payload = ByteWriter(capacity: LogFormat.frameHeaderSize + 64)
+        payload.append(contentsOf: repeatElement(0, count: LogFormat.frameHeaderSize))
+        payload.append(UInt32(operations.count))
+        payload.append(UInt32(0))  // block count, set below
+        var records: [RecordPlacement] = []
+        records.reserveCapacity(operations.count)
+        var blockCount: UInt32 = 0
+
+        var raw = ByteWriter(capacity: blockSize + 64)
+        var pending: [RecordPlacement] = []
+
+        func flushBlock() {
+            guard !raw.bytes.isEmpty else { return }
+            let compressed = level > 0 ? Zlib.compress(raw.bytes[...], level: level) : nil
+            let stored = compressed ?? raw.bytes
+            let blockStart = payload.bytes.count
+            payload.append(compressed == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib)
+            payload.append(contentsOf: [0, 0, 0])
+            payload.append(UInt32(stored.count))
+            payload.append(UInt32(raw.bytes.count))
+            let headerChecksum = checksum(payload.bytes[blockStart..<blockStart + 12])
+            payload.append(checksum(stored[...], seed: headerChecksum))
+            payload.append(contentsOf: stored)
+            let blockLength = payload.bytes.count - blockStart
+            for var placement in pending {
+                placement.blockOffset = blockStart
+                placement.blockLength = blockLength
+                records.append(placement)
+            }
+            pending.removeAll(keepingCapacity: true)
+            raw.bytes.removeAll(keepingCapacity: true)
+            blockCount += 1
+        }
+
+        for op in operations {
+            let start = raw.bytes.count
+            switch op {
+            case .put(let key, let value):
+                raw.append(LogFormat.recordPut)
+                raw.appendVarint(key.count)
+                raw.appendVarint(value.count)
+                raw.append(contentsOf: key)
+                let valueOffset = raw.bytes.count
+                raw.append(contentsOf: value)
+                pending.append(RecordPlacement(
+                    key: key, valueLength: value.count, blockOffset: 0, blockLength: 0,
+                    valueOffset: valueOffset, recordSize: raw.bytes.count - start))
+            case .delete(let key):
+                raw.append(LogFormat.recordDelete)
+                raw.appendVarint(key.count)
+                raw.append(contentsOf: key)
+                pending.append(RecordPlacement(
+                    key: key, valueLength: nil, blockOffset: 0, blockLength: 0,
+                    valueOffset: raw.bytes.count, recordSize: raw.bytes.count - start))
+            }
+            if raw.bytes.count >= blockSize { flushBlock() }
+        }
+        flushBlock()
+        payload.set(blockCount, at: LogFormat.frameHeaderSize + 4)
+
+        self.frame = payload.bytes
+        self.records = records
+        self.payloadChecksum = checksum(payload.bytes[LogFormat.frameHeaderSize...])
+    }
+
+    var payloadLength: Int { frame.count - LogFormat.frameHeaderSize }
+
+    /// Completes the header in place: length, sequence, type, and the crc32 over bytes 4..<end
+    /// (header after the checksum, then payload).
+    mutating func seal(sequence: UInt64) {
+        var header = ByteWriter(capacity: LogFormat.frameHeaderSize)
+        header.append(UInt32(0))
+        header.append(UInt32(payloadLength))
+        header.append(sequence)
+        header.append(LogFormat.frameTypeCommit)
+        header.append(UInt8(0))
+        header.append(UInt16(0))
+        let headerChecksum = checksum(header.bytes[4...])
+        let combined = UInt32(crc32_combine(uLong(headerChecksum), uLong(payloadChecksum), off_t(payloadLength)))
+        header.set(combined, at: 0)
+        frame.replaceSubrange(0..<LogFormat.frameHeaderSize, with: header.bytes)
+    }
+}

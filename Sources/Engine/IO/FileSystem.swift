@@ -1,0 +1,46 @@
+/// The file-system operations the engine needs, and nothing more.
+///
+/// Two implementations exist: ``PosixFileSystem`` (every system call in `Syscalls.swift`) and, for
+/// tests, `FaultInjectingFileSystem` in the `EngineTestSupport` target, which can drop unsynced
+/// bytes, cut a write short and fail any chosen operation.
+///
+/// Durability model (the one the fault-injecting implementation enforces): bytes written to a
+/// file are durable only after ``StoreFile/sync()`` on it; a created, renamed or removed directory
+/// entry is durable only after ``FileSystem/syncDirectory(_:)`` on its directory.
+package protocol FileSystem: Sendable {
+    /// Creates the directory if it does not exist (one level).
+    func createDirectory(_ path: String) throws(EngineError)
+    /// The names (not paths) of the entries in a directory, `.` and `..` excluded, in no order.
+    func listDirectory(_ path: String) throws(EngineError) -> [String]
+    /// Opens a file for reading and writing; `create` makes it if missing.
+    func openFile(_ path: String, create: Bool) throws(EngineError) -> any StoreFile
+    /// Removes a file.
+    func removeFile(_ path: String) throws(EngineError)
+    /// Renames a file, replacing any file at `to`.
+    func rename(_ from: String, to: String) throws(EngineError)
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    func syncDirectory(_ path: String) throws(EngineError)
+    /// Takes an exclusive lock on the file at `path` (created if missing) without waiting; throws
+    /// ``EngineError/Code/locked`` when another opener, in this process or another, holds it.
+    func lockFile(_ path: String) throws(EngineError) -> any FileLock
+}
+
+/// An open file. Reads may run on any thread at once; the engine serialises writes to one file.
+package protocol StoreFile: AnyObject, Sendable {
+    var path: String { get }
+    /// Reads up to `count` bytes at `offset`; fewer only at end of file.
+    func read(at offset: UInt64, count: Int) throws(EngineError) -> [UInt8]
+    /// Writes all of `bytes` at `offset`, or throws. After a throw, any prefix may have landed.
+    func write(_ bytes: [UInt8], at offset: UInt64) throws(EngineError)
+    /// Makes every byte written so far durable (`fdatasync`; `F_FULLFSYNC` on Darwin).
+    func sync() throws(EngineError)
+    /// The file's current size in bytes.
+    func size() throws(EngineError) -> UInt64
+    /// Cuts the file to `size` bytes.
+    func truncate(to size: UInt64) throws(EngineError)
+}
+
+/// A held exclusive lock; released by ``unlock()`` (or when the process ends).
+package protocol FileLock: Sendable {
+    func unlock()
+}

@@ -1,0 +1,180 @@
+import Synchronization
+
+/// A durable key–value log: the storage engine under WALStore.
+///
+/// A store is a directory of append-only segment files (`FORMAT.md`). Each ``commit(_:)`` appends
+/// one checksummed frame holding the whole batch, so after any crash a commit is present entirely
+/// or not at all, and recovery restores a prefix of the commit order. In the default
+/// ``SyncMode/durable`` mode a commit is on stable storage when the call returns.
+///
+/// Keys live in memory (key → location of the latest version); values stay on disk and are read
+/// with one `pread` and at most one block inflate, behind a bounded cache.
+///
+/// ## Concurrency
+/// `LogStore` is `Sendable`: any number of threads may read and commit at once. Commits are
+/// serialised by one writer lock held for the append and its sync; readers take only a short
+/// index lock, so **a reader never waits for a writer's fsync**. A commit becomes visible to
+/// readers when it has been written (and, in ``SyncMode/durable`` mode, synced).
+///
+/// Only one ``LogStore`` may have a directory open at a time, in this process or any other: the
+/// directory's `LOCK` file is held with `flock` until ``close()``.
+public final class LogStore: Sendable {
+    /// The store's directory.
+    public let path: String
+    /// The options the store was opened with.
+    public let options: Options
+
+    let fileSystem: any FileSystem
+    private let directoryLock: any FileLock
+    /// Held for a whole append (and its sync). Lock order: `writer`, then `state`.
+    let writer: Mutex<WriterState>
+    /// Held briefly by readers and by a commit publishing its records.
+    let state: Mutex<ReaderState>
+    /// The background sync of ``SyncMode/deferred``.
+    private let deferredSync = Mutex<Task<Void, Never>?>(nil)
+
+    struct WriterState: Sendable {
+        var active: any StoreFile
+        var activeNumber: UInt64
+        var writeOffset: UInt64
+        var nextSequence: UInt64
+        /// Bytes have been written since the last sync.
+        var unsynced = false
+        /// Set when a sync failed (or a failed append could not be cut off): writes are refused.
+        var failure: EngineError?
+        var closed = false
+    }
+
+    struct ReaderState: Sendable {
+        var index: KeyDirectory
+        var cache: ValueCache
+        var files: [UInt64: any StoreFile]
+        var lastSequence: UInt64
+        var recovery: Statistics.Recovery
+        var closed = false
+    }
+
+    /// Opens the store in the directory at `path`, creating it if needed, and recovers it: replays
+    /// every segment, rebuilds the index, and cuts off a torn frame at the end of the log.
+    ///
+    /// - Throws: ``EngineError`` — ``EngineError/Code/locked`` when the store is open elsewhere;
+    ///   ``EngineError/Code/corruption`` (naming file and offset) when a checksum fails anywhere but
+    ///   in the last frame of the newest segment; ``EngineError/Code/invalidArgument`` for options
+    ///   out of range.
+    public static func open(at path: String, options: Options = Options()) throws(EngineError) -> LogStore {
+        try open(at: path, options: options, fileSystem: PosixFileSystem())
+    }
+
+    package static func open(
+        at path: String, options: Options, fileSystem: any FileSystem
+    ) throws(EngineError) -> LogStore {
+        let options = try options.validated()
+        try fileSystem.createDirectory(path)
+        let lock = try fileSystem.lockFile(path + "/" + LogFormat.lockFileName)
+        let log: RecoveredLog
+        do {
+            log = try RecoveredLog.recover(directory: path, fileSystem: fileSystem)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log)
+        store.startDeferredSync()
+        return store
+    }
+
+    private init(path: String, options: Options, fileSystem: any FileSystem, lock: any FileLock, log: RecoveredLog) {
+        self.path = path
+        self.options = options
+        self.fileSystem = fileSystem
+        self.directoryLock = lock
+        self.writer = Mutex(WriterState(
+            active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
+            nextSequence: log.lastSequence + 1))
+        self.state = Mutex(ReaderState(
+            index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity), files: log.files,
+            lastSequence: log.lastSequence, recovery: log.recovery))
+    }
+
+    deinit {
+        try? close()
+    }
+
+    /// Makes every commit written so far durable. A no-op in ``SyncMode/durable`` mode, where
+    /// each commit is synced before it returns.
+    ///
+    /// - Throws: the sync's ``EngineError``; the store is then read-only (``EngineError/Code/readOnly``).
+    public func sync() throws(EngineError) {
+        try writer.withLock { w throws(EngineError) in
+            guard !w.closed else { throw Self.closedError }
+            try syncIfNeeded(&w)
+        }
+    }
+
+    /// Syncs what is unsynced, then releases the directory lock. Idempotent; after it every call
+    /// but ``close()`` throws ``EngineError/Code/closed``. When it returns, every commit that
+    /// returned is durable, whatever the sync mode.
+    ///
+    /// - Throws: the final sync's error. The store is closed all the same.
+    public func close() throws(EngineError) {
+        let task = deferredSync.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        let failure = writer.withLock { w -> EngineError? in
+            guard !w.closed else { return nil }
+            w.closed = true
+            do throws(EngineError) {
+                try syncIfNeeded(&w)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let wasOpen = state.withLock { s in
+            defer {
+                s.closed = true
+                s.files = [:]
+                s.cache = ValueCache(capacity: 0)
+            }
+            return !s.closed
+        }
+        if wasOpen { directoryLock.unlock() }
+        if let failure { throw failure }
+    }
+
+    static var closedError: EngineError { EngineError(.closed, "the store is closed") }
+
+    static func readOnlyError(after failure: EngineError) -> EngineError {
+        EngineError(.readOnly, "the store refuses writes after an earlier failure; reopen it", underlying: failure)
+    }
+
+    /// Syncs the active segment if anything was written since the last sync. A failed sync makes
+    /// the store read-only: the kernel may have dropped the dirty pages, so retrying would lie.
+    func syncIfNeeded(_ w: inout WriterState) throws(EngineError) {
+        if let failure = w.failure { throw Self.readOnlyError(after: failure) }
+        guard w.unsynced else { return }
+        do {
+            try w.active.sync()
+            w.unsynced = false
+        } catch {
+            w.failure = error
+            throw error
+        }
+    }
+
+    private func startDeferredSync() {
+        guard case .deferred(let interval) = options.syncMode else { return }
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                try? self.writer.withLock { w throws(EngineError) in
+                    if !w.closed { try self.syncIfNeeded(&w) }
+                }
+            }
+        }
+        deferredSync.withLock { $0 = task }
+    }
+}

@@ -1,0 +1,52 @@
+/// How a store behaves. Every field has a default that suits an app's persistence backend.
+public struct Options: Sendable, Equatable {
+    /// When committed bytes reach stable storage.
+    public var syncMode: SyncMode = .durable
+    /// A segment file is closed and a new one started once it reaches this many bytes
+    /// (64 KiB ... 4 GiB). A single commit never spans segments, so a large one may overshoot.
+    public var segmentSize: Int = 64 << 20
+    /// Bytes of decoded values kept in memory for repeated reads (0 disables the cache).
+    public var valueCacheCapacity: Int = 32 << 20
+    /// zlib level for commit blocks: 0 stores every block raw, 1 (fastest, default) ... 9 (smallest).
+    /// A block that does not shrink is stored raw whatever the level.
+    public var compressionLevel: Int = 1
+    /// The uncompressed size (4 KiB ... 64 KiB) at which a commit's records are cut into a new
+    /// compressed block. A point read inflates one block, so this bounds the work of a cold read.
+    public var blockSize: Int = 16 << 10
+
+    public init() {}
+
+    func validated() throws(EngineError) -> Options {
+        guard (64 << 10)...(4 << 30) ~= segmentSize else {
+            throw .invalid("segmentSize \(segmentSize) is outside 64 KiB ... 4 GiB")
+        }
+        guard valueCacheCapacity >= 0 else { throw .invalid("valueCacheCapacity must not be negative") }
+        guard 0...9 ~= compressionLevel else { throw .invalid("compressionLevel \(compressionLevel) is outside 0 ... 9") }
+        guard (4 << 10)...(64 << 10) ~= blockSize else {
+            throw .invalid("blockSize \(blockSize) is outside 4 KiB ... 64 KiB")
+        }
+        if case .deferred(let interval) = syncMode, interval <= .zero {
+            throw .invalid("the deferred sync interval must be positive")
+        }
+        return self
+    }
+}
+
+/// When committed bytes reach stable storage, and what a power loss can cost in each mode.
+///
+/// A process crash (the app is killed, the process traps) loses nothing in any mode: the bytes are
+/// in the kernel's page cache once ``LogStore/commit(_:)`` returns. The modes differ only on power
+/// loss or a kernel crash. In every mode recovery restores a *prefix* of the commits: a later
+/// commit never survives without every earlier one.
+public enum SyncMode: Sendable, Equatable {
+    /// `fdatasync` (`F_FULLFSYNC` on Darwin) before ``LogStore/commit(_:)`` returns: a commit that
+    /// returned survives power loss. The default.
+    case durable
+    /// Commits return once written; a background task syncs every `interval`, and
+    /// ``LogStore/close()`` and ``LogStore/sync()`` sync at once. Power loss can take the commits of
+    /// the last `interval` (plus the time a sync takes).
+    case deferred(interval: Duration)
+    /// Commits return once written and are synced only by ``LogStore/sync()``, ``LogStore/close()``
+    /// and segment rollover. Power loss can take every commit since the last of those.
+    case none
+}

@@ -1,0 +1,362 @@
+import Engine
+import Synchronization
+
+/// An in-memory file system for crash and fault tests.
+///
+/// It keeps, for every file, the bytes a process would see (the page cache) and the bytes that
+/// would survive power loss (what the last `sync` made durable); and for the directory, the names
+/// a process sees and the names made durable by the last `syncDirectory`. On top of that it can:
+/// - ``powerLoss()``: drop every unsynced byte and every unsynced name (the machine lost power);
+/// - ``processCrash()``: keep everything written (the process died; the kernel did not);
+/// - stop the world at any mutating operation (``crash(atOperation:tornWriteBytes:)``), optionally
+///   letting only the first bytes of that write land;
+/// - fail any chosen operation with an `errno` (``fail(_:errno:partialBytes:)``) and go on;
+/// - flip bits (``flipBit(in:atByte:bit:)``).
+///
+/// Every file handle belongs to a *generation*; after a crash the old handles (the dead process's)
+/// fail, and the store is reopened with new ones.
+package final class FaultInjectingFileSystem: FileSystem {
+    /// The kinds of mutating operation, counted from 1 in ``operationLog``.
+    package enum OperationKind: String, Sendable, CaseIterable {
+        case create, write, sync, truncate, rename, remove, syncDirectory
+    }
+
+    package struct Operation: Sendable, CustomStringConvertible {
+        package var kind: OperationKind
+        package var path: String
+        package var description: String { "\(kind) \(path)" }
+    }
+
+    struct Node {
+        var current: [UInt8] = []
+        var durable: [UInt8] = []
+    }
+
+    struct Rule {
+        enum Effect { case crash, fail(Int32) }
+        var number: Int
+        var effect: Effect
+        var partialBytes: Int?
+    }
+
+    struct State {
+        var nodes: [Int: Node] = [:]
+        var nextNode = 1
+        var names: [String: Int] = [:]
+        var durableNames: [String: Int] = [:]
+        var directories: Set<String> = []
+        var locks: Set<String> = []
+        var generation = 0
+        var crashed = false
+        var operations: [Operation] = []
+        var rules: [Rule] = []
+        var kindFaults: [OperationKind: Int32] = [:]
+    }
+
+    let state = Mutex(State())
+
+    package init() {}
+
+    // MARK: Test controls
+
+    /// The mutating operations performed so far, in order; operation `n` is `operationLog[n - 1]`.
+    package var operationLog: [Operation] { state.withLock { $0.operations } }
+    /// How many mutating operations have been performed.
+    package var operationCount: Int { state.withLock { $0.operations.count } }
+    /// True once a crash rule fired: every operation fails until ``powerLoss()`` or ``processCrash()``.
+    package var hasCrashed: Bool { state.withLock { $0.crashed } }
+
+    /// At the `number`-th mutating operation from now on (counting from 1 after the operations
+    /// already logged), stop: the operation does not happen — except that, for a write,
+    /// `tornWriteBytes` of it land first — and every later operation fails.
+    package func crash(atOperation number: Int, tornWriteBytes: Int? = nil) {
+        state.withLock { $0.rules.append(Rule(number: $0.operations.count + number, effect: .crash, partialBytes: tornWriteBytes)) }
+    }
+
+    /// Makes the `number`-th mutating operation from now on fail with `errno` (a write may land
+    /// `partialBytes` first). Later operations work.
+    package func fail(_ number: Int, errno: Int32, partialBytes: Int? = nil) {
+        state.withLock { $0.rules.append(Rule(number: $0.operations.count + number, effect: .fail(errno), partialBytes: partialBytes)) }
+    }
+
+    /// Makes the next operation of `kind` fail with `errno` (a write lands nothing). Later
+    /// operations work.
+    package func failNext(_ kind: OperationKind, errno: Int32) {
+        state.withLock { $0.kindFaults[kind] = errno }
+    }
+
+    /// The machine lost power: every file reverts to its last synced bytes, the directory to its
+    /// last synced names, locks are released and old handles die.
+    package func powerLoss() {
+        state.withLock { s in
+            for id in s.nodes.keys { s.nodes[id]!.current = s.nodes[id]!.durable }
+            s.names = s.durableNames
+            s.restart()
+        }
+    }
+
+    /// The process died but the kernel did not: everything written stays; locks are released and
+    /// old handles die.
+    package func processCrash() {
+        state.withLock { $0.restart() }
+    }
+
+    /// An independent copy of this file system as it is now (files, names, durability), with no
+    /// locks held and no fault rules: a snapshot to branch many crash scenarios from.
+    package func clone() -> FaultInjectingFileSystem {
+        let copy = FaultInjectingFileSystem()
+        let snapshot = state.withLock { $0 }
+        copy.state.withLock { s in
+            s = snapshot
+            s.restart()
+        }
+        return copy
+    }
+
+    /// The bytes a process would read from `path` now.
+    package func contents(of path: String) -> [UInt8]? {
+        state.withLock { s in s.names[path].flatMap { s.nodes[$0]?.current } }
+    }
+
+    /// Replaces the contents of `path`, durably (a test's hand-made damage).
+    package func setContents(_ bytes: [UInt8], of path: String) {
+        state.withLock { s in
+            guard let id = s.names[path] else { return }
+            s.nodes[id]!.current = bytes
+            s.nodes[id]!.durable = bytes
+        }
+    }
+
+    /// Flips one bit of `path`, durably.
+    package func flipBit(in path: String, atByte offset: Int, bit: Int = 0) {
+        guard var bytes = contents(of: path) else { return }
+        bytes[offset] ^= UInt8(1 << bit)
+        setContents(bytes, of: path)
+    }
+
+    /// The names in the directory now (for assertions).
+    package func names(in directory: String) -> [String] {
+        (try? listDirectory(directory)) ?? []
+    }
+
+    // MARK: FileSystem
+
+    package func createDirectory(_ path: String) throws(EngineError) {
+        try state.withLock { s throws(EngineError) in
+            try s.checkAlive(path)
+            s.directories.insert(path)
+        }
+    }
+
+    package func listDirectory(_ path: String) throws(EngineError) -> [String] {
+        try state.withLock { s throws(EngineError) in
+            try s.checkAlive(path)
+            let prefix = path + "/"
+            return s.names.keys.filter { $0.hasPrefix(prefix) && !$0.dropFirst(prefix.count).contains("/") }
+                .map { String($0.dropFirst(prefix.count)) }
+        }
+    }
+
+    package func openFile(_ path: String, create: Bool) throws(EngineError) -> any StoreFile {
+        try state.withLock { s throws(EngineError) -> any StoreFile in
+            try s.checkAlive(path)
+            if s.names[path] == nil {
+                guard create else {
+                    throw EngineError(.io, "open failed: no such file", path: path, systemCall: "open", errno: 2)
+                }
+                try s.performOrThrow(.create, path)
+                s.names[path] = s.nextNode
+                s.nodes[s.nextNode] = Node()
+                s.nextNode += 1
+            }
+            return FaultFile(fileSystem: self, node: s.names[path]!, path: path, generation: s.generation)
+        }
+    }
+
+    package func removeFile(_ path: String) throws(EngineError) {
+        try state.withLock { s throws(EngineError) in
+            try s.checkAlive(path)
+            guard s.names[path] != nil else {
+                throw EngineError(.io, "unlink failed: no such file", path: path, systemCall: "unlink", errno: 2)
+            }
+            try s.performOrThrow(.remove, path)
+            s.names[path] = nil
+        }
+    }
+
+    package func rename(_ from: String, to: String) throws(EngineError) {
+        try state.withLock { s throws(EngineError) in
+            try s.checkAlive(from)
+            guard let id = s.names[from] else {
+                throw EngineError(.io, "rename failed: no such file", path: from, systemCall: "rename", errno: 2)
+            }
+            try s.performOrThrow(.rename, from)
+            s.names[from] = nil
+            s.names[to] = id
+        }
+    }
+
+    package func syncDirectory(_ path: String) throws(EngineError) {
+        try state.withLock { s throws(EngineError) in
+            try s.checkAlive(path)
+            try s.performOrThrow(.syncDirectory, path)
+            let prefix = path + "/"
+            func inDirectory(_ name: String) -> Bool {
+                name.hasPrefix(prefix) && !name.dropFirst(prefix.count).contains("/")
+            }
+            s.durableNames = s.durableNames.filter { !inDirectory($0.key) }
+            for (name, id) in s.names where inDirectory(name) { s.durableNames[name] = id }
+        }
+    }
+
+    package func lockFile(_ path: String) throws(EngineError) -> any FileLock {
+        try state.withLock { s throws(EngineError) -> any FileLock in
+            try s.checkAlive(path)
+            guard !s.locks.contains(path) else {
+                throw EngineError(.locked, "the store is open elsewhere", path: path, systemCall: "flock", errno: 11)
+            }
+            s.locks.insert(path)
+            return FaultLock(fileSystem: self, path: path, generation: s.generation)
+        }
+    }
+}
+
+extension FaultInjectingFileSystem.State {
+    /// Fails every call made through a handle of a dead generation, or after a crash.
+    func checkAlive(_ path: String, generation: Int? = nil) throws(EngineError) {
+        if crashed || (generation.map { $0 != self.generation } ?? false) {
+            throw EngineError(.io, "the simulated machine has crashed", path: path, systemCall: "crashed", errno: 5)
+        }
+    }
+
+    /// Logs a mutating operation and applies the fault rules to it. Returns nil to go ahead, or
+    /// the error to throw after landing `partialBytes` of a write.
+    mutating func perform(
+        _ kind: FaultInjectingFileSystem.OperationKind, _ path: String
+    ) -> (error: EngineError, partialBytes: Int?)? {
+        operations.append(.init(kind: kind, path: path))
+        let call = switch kind {
+        case .create: "open"
+        case .write: "pwrite"
+        case .sync: "fdatasync"
+        case .truncate: "ftruncate"
+        case .rename: "rename"
+        case .remove: "unlink"
+        case .syncDirectory: "fsync"
+        }
+        if let code = kindFaults.removeValue(forKey: kind) {
+            return (EngineError(.io, "\(call) failed (injected errno \(code))", path: path, systemCall: call, errno: code), nil)
+        }
+        guard let index = rules.firstIndex(where: { $0.number == operations.count }) else { return nil }
+        let rule = rules.remove(at: index)
+        switch rule.effect {
+        case .crash:
+            crashed = true
+            return (EngineError(.io, "simulated crash at \(call)", path: path, systemCall: call, errno: 5), rule.partialBytes)
+        case .fail(let code):
+            return (EngineError(.io, "\(call) failed (injected errno \(code))", path: path, systemCall: call, errno: code), rule.partialBytes)
+        }
+    }
+
+    /// Throws `fault`'s error if there is one (for operations that cannot land partially).
+    mutating func performOrThrow(_ kind: FaultInjectingFileSystem.OperationKind, _ path: String) throws(EngineError) {
+        if let fault = perform(kind, path) { throw fault.error }
+    }
+
+    mutating func restart() {
+        locks = []
+        generation += 1
+        crashed = false
+        rules = []
+        kindFaults = [:]
+    }
+}
+
+/// A handle on a node of the fault-injecting file system.
+final class FaultFile: StoreFile {
+    let fileSystem: FaultInjectingFileSystem
+    let node: Int
+    let path: String
+    let generation: Int
+
+    init(fileSystem: FaultInjectingFileSystem, node: Int, path: String, generation: Int) {
+        self.fileSystem = fileSystem
+        self.node = node
+        self.path = path
+        self.generation = generation
+    }
+
+    func read(at offset: UInt64, count: Int) throws(EngineError) -> [UInt8] {
+        try fileSystem.state.withLock { s throws(EngineError) in
+            try s.checkAlive(path, generation: generation)
+            let bytes = s.nodes[node]!.current
+            let start = Int(min(offset, UInt64(bytes.count)))
+            return Array(bytes[start..<min(start + count, bytes.count)])
+        }
+    }
+
+    func write(_ bytes: [UInt8], at offset: UInt64) throws(EngineError) {
+        try fileSystem.state.withLock { s throws(EngineError) in
+            try s.checkAlive(path, generation: generation)
+            let fault = s.perform(.write, path)
+            let landing = fault.map { bytes.prefix($0.partialBytes ?? 0) } ?? bytes[...]
+            var current = s.nodes[node]!.current
+            let start = Int(offset)
+            if current.count < start + landing.count {
+                current.append(contentsOf: repeatElement(0, count: start + landing.count - current.count))
+            }
+            current.replaceSubrange(start..<start + landing.count, with: landing)
+            s.nodes[node]!.current = current
+            if let fault { throw fault.error }
+        }
+    }
+
+    func sync() throws(EngineError) {
+        try fileSystem.state.withLock { s throws(EngineError) in
+            try s.checkAlive(path, generation: generation)
+            try s.performOrThrow(.sync, path)
+            s.nodes[node]!.durable = s.nodes[node]!.current
+        }
+    }
+
+    func size() throws(EngineError) -> UInt64 {
+        try fileSystem.state.withLock { s throws(EngineError) in
+            try s.checkAlive(path, generation: generation)
+            return UInt64(s.nodes[node]!.current.count)
+        }
+    }
+
+    func truncate(to size: UInt64) throws(EngineError) {
+        try fileSystem.state.withLock { s throws(EngineError) in
+            try s.checkAlive(path, generation: generation)
+            try s.performOrThrow(.truncate, path)
+            let count = Int(size)
+            var current = s.nodes[node]!.current
+            if current.count > count {
+                current.removeSubrange(count...)
+            } else {
+                current.append(contentsOf: repeatElement(0, count: count - current.count))
+            }
+            s.nodes[node]!.current = current
+        }
+    }
+}
+
+/// A lock held in the fault-injecting file system; a crash releases it.
+final class FaultLock: FileLock {
+    let fileSystem: FaultInjectingFileSystem
+    let path: String
+    let generation: Int
+
+    init(fileSystem: FaultInjectingFileSystem, path: String, generation: Int) {
+        self.fileSystem = fileSystem
+        self.path = path
+        self.generation = generation
+    }
+
+    func unlock() {
+        fileSystem.state.withLock { s in
+            if s.generation == generation { s.locks.remove(path) }
+        }
+    }
+}
