@@ -51,6 +51,7 @@ package final class FaultInjectingFileSystem: FileSystem {
         var operations: [Operation] = []
         var rules: [Rule] = []
         var kindFaults: [OperationKind: Int32] = [:]
+        var largestRead = 0
     }
 
     let state = Mutex(State())
@@ -63,6 +64,8 @@ package final class FaultInjectingFileSystem: FileSystem {
     package var operationLog: [Operation] { state.withLock { $0.operations } }
     /// How many mutating operations have been performed.
     package var operationCount: Int { state.withLock { $0.operations.count } }
+    /// The largest byte count any read has asked for: how much the engine was ready to allocate.
+    package var largestRead: Int { state.withLock { $0.largestRead } }
     /// True once a crash rule fired: every operation fails until ``powerLoss()`` or ``processCrash()``.
     package var hasCrashed: Bool { state.withLock { $0.crashed } }
 
@@ -289,6 +292,7 @@ final class FaultFile: StoreFile {
     func read(at offset: UInt64, count: Int) throws(EngineError) -> [UInt8] {
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
+            s.largestRead = max(s.largestRead, count)
             let bytes = s.nodes[node]!.current
             let start = Int(min(offset, UInt64(bytes.count)))
             return Array(bytes[start..<min(start + count, bytes.count)])

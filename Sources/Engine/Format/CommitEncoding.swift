@@ -94,16 +94,18 @@ struct EncodedCommit: Sendable {
 
     var payloadLength: Int { frame.count - LogFormat.frameHeaderSize }
 
-    /// Completes the header in place: length, sequence, type, and the crc32 over bytes 4..<end
-    /// (header after the checksum, then payload).
+    /// Completes the header in place: the header checksum over bytes 8..<24, then the frame
+    /// checksum over bytes 4..<end (the rest of the header, then the payload).
     mutating func seal(sequence: UInt64) {
         var header = ByteWriter(capacity: LogFormat.frameHeaderSize)
+        header.append(UInt32(0))
         header.append(UInt32(0))
         header.append(UInt32(payloadLength))
         header.append(sequence)
         header.append(LogFormat.frameTypeCommit)
         header.append(UInt8(0))
         header.append(UInt16(0))
+        header.set(checksum(header.bytes[8...]), at: 4)
         let headerChecksum = checksum(header.bytes[4...])
         let combined = UInt32(crc32_combine(uLong(headerChecksum), uLong(payloadChecksum), off_t(payloadLength)))
         header.set(combined, at: 0)

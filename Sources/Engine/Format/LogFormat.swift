@@ -17,8 +17,8 @@ enum LogFormat {
 
     // MARK: Frames
 
-    /// crc32(4) length(4) sequence(8) type(1) flags(1) reserved(2).
-    static let frameHeaderSize = 20
+    /// frame crc32(4) header crc32(4) length(4) sequence(8) type(1) flags(1) reserved(2).
+    static let frameHeaderSize = 24
     /// A frame holding one committed batch. Type 0 is never valid, so zero-filled space never
     /// parses as a frame.
     static let frameTypeCommit: UInt8 = 1

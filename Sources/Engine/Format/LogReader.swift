@@ -2,8 +2,9 @@
 ///
 /// The contract (FORMAT.md, "Recovery"):
 /// - Every frame returned has passed its crc32 and structural checks.
-/// - In the **newest** segment, a frame that is cut short by the end of the file, or that fails its
-///   checks while every byte after it is zero, is a *torn tail*: the last write before a crash.
+/// - In the **newest** segment, a frame that is cut short by the end of the file (its header, or
+///   its payload after a verified header), or that fails a checksum while every byte after it is
+///   zero, is a *torn tail*: the last write before a crash.
 ///   ``nextFrame()`` returns nil and ``tornTail`` says where it starts; the caller truncates there.
 /// - Anywhere else, the same failure is ``EngineError/Code/corruption`` naming the file and the
 ///   frame's offset. Nothing is skipped silently.
@@ -96,6 +97,11 @@ struct LogReader {
         let header = try bytes(at: offset, count: LogFormat.frameHeaderSize)
         var reader = ByteReader(header)
         let expected = reader.readUInt32()!
+        let headerChecksum = reader.readUInt32()!
+        guard checksum(header.dropFirst(8)) == headerChecksum else {
+            // The length cannot be trusted; only zeros after the header make this a torn tail.
+            return try torn(at: offset, "frame header checksum mismatch", zeroFrom: offset + headerSize)
+        }
         let length = reader.readUInt32()!
         let sequence = reader.readUInt64()!
         let type = reader.readUInt8()!
@@ -104,9 +110,10 @@ struct LogReader {
         guard type == LogFormat.frameTypeCommit, flags == 0, reserved == 0,
             Int(length) <= LogFormat.maxFramePayload
         else {
-            return try torn(
-                at: offset, "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length))",
-                zeroFrom: offset + headerSize)
+            // A checksummed header that no writer produces: never a torn write.
+            throw .corruption(
+                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length))",
+                path: file.path, offset: offset)
         }
         guard UInt64(length) <= remaining - headerSize else {
             return try torn(at: offset, "frame of \(length) payload bytes runs past the end of the file", zeroFrom: nil)

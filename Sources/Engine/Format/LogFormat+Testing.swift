@@ -1,0 +1,55 @@
+/// Test hooks for crafting format bytes by hand (hostile frames, worked examples). Package access
+/// only: not part of the public API.
+package enum FormatTesting {
+    package static let segmentHeaderSize = LogFormat.segmentHeaderSize
+    package static let frameHeaderSize = LogFormat.frameHeaderSize
+    package static let blockHeaderSize = LogFormat.blockHeaderSize
+
+    /// zlib's crc32 of `bytes`.
+    package static func crc32(_ bytes: [UInt8]) -> UInt32 { checksum(bytes[...]) }
+
+    /// A frame with a correct checksum around any payload, with any header values.
+    package static func frame(
+        payload: [UInt8], sequence: UInt64, type: UInt8 = LogFormat.frameTypeCommit,
+        declaredLength: UInt32? = nil
+    ) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.append(UInt32(0))
+        writer.append(UInt32(0))
+        writer.append(declaredLength ?? UInt32(payload.count))
+        writer.append(sequence)
+        writer.append(type)
+        writer.append(UInt8(0))
+        writer.append(UInt16(0))
+        writer.set(checksum(writer.bytes[8...]), at: 4)
+        writer.append(contentsOf: payload)
+        writer.set(checksum(writer.bytes[4...]), at: 0)
+        return writer.bytes
+    }
+
+    /// A block with a correct checksum and any declared lengths.
+    package static func block(encoding: UInt8, stored: [UInt8], rawLength: UInt32) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.append(encoding)
+        writer.append(contentsOf: [0, 0, 0])
+        writer.append(UInt32(stored.count))
+        writer.append(rawLength)
+        writer.append(checksum(stored[...], seed: checksum(writer.bytes[...])))
+        writer.append(contentsOf: stored)
+        return writer.bytes
+    }
+
+    /// A commit payload header: record count and block count.
+    package static func commitHeader(records: UInt32, blocks: UInt32) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.append(records)
+        writer.append(blocks)
+        return writer.bytes
+    }
+
+    /// A segment header for `number`.
+    package static func segmentHeader(number: UInt64) -> [UInt8] { SegmentFile.header(number: number) }
+
+    /// zlib-compresses `bytes` (level 6).
+    package static func deflate(_ bytes: [UInt8]) -> [UInt8] { Zlib.compress(bytes[...], level: 6) ?? [] }
+}
