@@ -69,7 +69,11 @@ public final class LogStore: Sendable {
         at path: String, options: Options, fileSystem: any FileSystem
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
-        try fileSystem.createDirectory(path)
+        if try fileSystem.createDirectory(path) {
+            // The new directory's own entry must be durable too, or a power loss could take the
+            // whole store with it after its first commit returned.
+            try fileSystem.syncDirectory(Self.parentDirectory(of: path))
+        }
         let lock = try fileSystem.lockFile(path + "/" + LogFormat.lockFileName)
         let log: RecoveredLog
         do {
@@ -142,6 +146,13 @@ public final class LogStore: Sendable {
         }
         if wasOpen { directoryLock.unlock() }
         if let failure { throw failure }
+    }
+
+    /// The directory holding `path` ("." for a bare name).
+    static func parentDirectory(of path: String) -> String {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 
     static var closedError: EngineError { EngineError(.closed, "the store is closed") }

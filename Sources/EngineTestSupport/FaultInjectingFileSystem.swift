@@ -144,10 +144,10 @@ package final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: FileSystem
 
-    package func createDirectory(_ path: String) throws(EngineError) {
+    package func createDirectory(_ path: String) throws(EngineError) -> Bool {
         try state.withLock { s throws(EngineError) in
             try s.checkAlive(path)
-            s.directories.insert(path)
+            return s.directories.insert(path).inserted
         }
     }
 

@@ -88,6 +88,15 @@ import Testing
         #expect(fs.names(in: dir).filter { $0.hasSuffix(".wal") } == ["0000000000000001.wal"])
     }
 
+    @Test func creatingAStoreMakesItsDirectoryEntryDurable() throws {
+        let fs = FaultInjectingFileSystem()
+        try LogStore.open(at: "/parent/store", options: Options(), fileSystem: fs).close()
+        #expect(fs.operationLog.contains { $0.kind == .syncDirectory && $0.path == "/parent" })
+        let before = fs.operationCount
+        try LogStore.open(at: "/parent/store", options: Options(), fileSystem: fs).close()
+        #expect(!fs.operationLog.dropFirst(before).contains { $0.kind == .syncDirectory && $0.path == "/parent" })
+    }
+
     @Test func zeroByteValueIsStoredAndIsNotAbsence() throws {
         let store = try open()
         try store.write { $0.put(bytes("empty"), []) }

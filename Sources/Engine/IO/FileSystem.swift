@@ -8,8 +8,8 @@
 /// file are durable only after ``StoreFile/sync()`` on it; a created, renamed or removed directory
 /// entry is durable only after ``FileSystem/syncDirectory(_:)`` on its directory.
 package protocol FileSystem: Sendable {
-    /// Creates the directory if it does not exist (one level).
-    func createDirectory(_ path: String) throws(EngineError)
+    /// Creates the directory if it does not exist (one level); true when it was created.
+    func createDirectory(_ path: String) throws(EngineError) -> Bool
     /// The names (not paths) of the entries in a directory, `.` and `..` excluded, in no order.
     func listDirectory(_ path: String) throws(EngineError) -> [String]
     /// Opens a file for reading and writing; `create` makes it if missing.

@@ -11,7 +11,7 @@ import Synchronization
 package struct PosixFileSystem: FileSystem {
     package init() {}
 
-    package func createDirectory(_ path: String) throws(EngineError) {
+    package func createDirectory(_ path: String) throws(EngineError) -> Bool {
         try Syscall.makeDirectory(path)
     }
 

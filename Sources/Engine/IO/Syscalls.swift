@@ -115,11 +115,13 @@ enum Syscall {
         }
     }
 
-    static func makeDirectory(_ path: String) throws(EngineError) {
+    /// Creates a directory; false when it already exists.
+    static func makeDirectory(_ path: String) throws(EngineError) -> Bool {
         while mkdir(path, 0o755) != 0 {
-            if errno == EEXIST { return }
+            if errno == EEXIST { return false }
             if errno != EINTR { throw fail("mkdir", path) }
         }
+        return true
     }
 
     static func listDirectory(_ path: String) throws(EngineError) -> [String] {

@@ -1,0 +1,81 @@
+@testable import Engine
+import EngineTestSupport
+import Testing
+
+/// The in-memory index's parts against plain reference implementations.
+@Suite struct IndexTests {
+    @Test func sortedKeysMatchASortedSetUnderRandomInsertsAndRemoves() {
+        var random = SeededGenerator(seed: 42)
+        var keys = SortedKeys()
+        var reference = Set<[UInt8]>()
+        for step in 0..<20_000 {
+            let key = random.bytes(Int.random(in: 1...3, using: &random)).map { $0 % 8 }
+            if Int.random(in: 0..<3, using: &random) == 0 {
+                keys.remove(key)
+                reference.remove(key)
+            } else {
+                keys.insert(key)
+                reference.insert(key)
+            }
+            if step % 1000 == 0 {
+                let prefix = random.bytes(Int.random(in: 0...2, using: &random)).map { $0 % 8 }
+                let expected = reference.filter { $0.starts(with: prefix) }.sorted { $0.lexicographicallyPrecedes($1) }
+                #expect(keys.keys(withPrefix: prefix) == expected, "step \(step)")
+            }
+        }
+        #expect(keys.count == reference.count)
+        #expect(keys.keys(withPrefix: []) == reference.sorted { $0.lexicographicallyPrecedes($1) })
+    }
+
+    @Test func sortedKeysBulkLoadEqualsIncrementalInserts() {
+        var random = SeededGenerator(seed: 9)
+        let all = (0..<5000).map { _ in random.bytes(4) }
+        var incremental = SortedKeys()
+        for key in all { incremental.insert(key) }
+        let bulk = SortedKeys(unsorted: Array(Set(all)))
+        #expect(bulk.keys(withPrefix: []) == incremental.keys(withPrefix: []))
+        #expect(bulk.count == incremental.count)
+    }
+
+    @Test func valueCacheEvictsTheLeastRecentlyUsedWithinItsCapacity() {
+        var cache = ValueCache(capacity: 8 * (100 + 1 + 96))
+        let value = [UInt8](repeating: 1, count: 100)
+        for i in 0..<8 { cache.insert(value, forKey: [UInt8(i)], sequence: 1) }
+        #expect(cache.count == 8)
+        _ = cache.value(forKey: [0], sequence: 1)  // 0 becomes most recent; 1 is now the oldest
+        cache.insert(value, forKey: [8], sequence: 1)
+        #expect(cache.value(forKey: [1], sequence: 1) == nil)
+        #expect(cache.value(forKey: [0], sequence: 1) == value)
+        #expect(cache.bytes <= cache.capacity)
+    }
+
+    @Test func valueCacheNeverReturnsAnotherVersion() {
+        var cache = ValueCache(capacity: 1 << 20)
+        cache.insert([1], forKey: [7], sequence: 3)
+        #expect(cache.value(forKey: [7], sequence: 4) == nil)
+        #expect(cache.value(forKey: [7], sequence: 3) == [1])
+    }
+
+    @Test func varintsRoundTripAndRejectOverlongOrOversizedInput() {
+        for value in [0, 1, 127, 128, 300, 16_383, 16_384, 65_535, 1 << 28] {
+            var writer = ByteWriter()
+            writer.appendVarint(value)
+            var reader = ByteReader(writer.bytes[...])
+            #expect(reader.readVarint(limit: 1 << 28) == value)
+            #expect(reader.isAtEnd)
+        }
+        var tooBig = ByteReader([0xFF, 0xFF, 0x04][...])
+        #expect(tooBig.readVarint(limit: 65_535) == nil)
+        var overlong = ByteReader([0x80, 0x80, 0x80, 0x80, 0x80, 0x01][...])
+        #expect(overlong.readVarint(limit: Int.max) == nil)
+        var truncated = ByteReader([0x80][...])
+        #expect(truncated.readVarint(limit: Int.max) == nil)
+    }
+
+    @Test func byteOrderIsLexicographicWithShorterFirst() {
+        #expect(compareBytes([1, 2], [1, 2, 0]) < 0)
+        #expect(compareBytes([1, 3], [1, 2, 9]) > 0)
+        #expect(compareBytes([], []) == 0)
+        #expect(compareBytes([0xFF], [0x00, 0x01]) > 0)
+    }
+}

@@ -1,0 +1,56 @@
+import Engine
+import EngineTestSupport
+import Foundation
+import Testing
+
+/// README.md's usage example, compiled and run here; a test keeps the README's copy identical.
+@Suite struct ReadmeExampleTests {
+    static func readmeExample(directory: String) throws -> [UInt8]? {
+        // README:begin
+        let store = try LogStore.open(at: directory)  // creates the directory, takes its lock
+        defer { try? store.close() }
+
+        // One atomic, durable commit: when `write` returns, both puts and the delete are on disk.
+        let sequence = try store.write { batch in
+            batch.put(Array("user/1".utf8), Array(#"{"name":"Ada"}"#.utf8))
+            batch.put(Array("user/2".utf8), Array(#"{"name":"Grace"}"#.utf8))
+            batch.delete(Array("user/0".utf8))
+        }
+        print("committed as sequence \(sequence)")
+
+        let ada = try store.value(forKey: Array("user/1".utf8))  // one pread + crc check, or cached
+        for entry in try store.scan(prefix: Array("user/".utf8)) {  // keys in byte order
+            print(String(decoding: entry.key, as: UTF8.self), String(decoding: try entry.value(), as: UTF8.self))
+        }
+        // README:end
+        return ada
+    }
+
+    @Test func readmeExampleRunsAndReadsBackWhatItWrote() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(try Self.readmeExample(directory: directory.path + "/store") == Array(#"{"name":"Ada"}"#.utf8))
+        let reopened = try LogStore.open(at: directory.path + "/store")
+        #expect(try reopened.scan(prefix: []).count == 2)
+        try reopened.close()
+    }
+
+    @Test func readmeShowsExactlyTheCompiledExample() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        func lines(_ text: String, from begin: String, to end: String) -> [String] {
+            let all = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let start = all.firstIndex(where: { $0.contains(begin) }),
+                let stop = all[start...].firstIndex(where: { $0.contains(end) })
+            else { return [] }
+            return all[(start + 1)..<stop].map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let compiled = lines(source, from: "// README" + ":begin", to: "// README" + ":end")
+        let shown = lines(readme, from: "<!-- readme-example:begin -->", to: "<!-- readme-example:end -->")
+            .filter { !$0.hasPrefix("```") }
+        #expect(!compiled.isEmpty)
+        #expect(shown == compiled)
+    }
+}
