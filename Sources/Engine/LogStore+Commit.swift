@@ -87,6 +87,7 @@ extension LogStore {
         w.active = file
         w.activeNumber = number
         w.writeOffset = UInt64(LogFormat.segmentHeaderSize)
+        w.syncedOffset = w.writeOffset
         state.withLock { s in
             s.files[number] = file
             s.index.noteSegment(number)

@@ -21,6 +21,11 @@ struct RecoveredLog {
             log.index.finishLoading()
             return log
         }
+        guard numbers[0] == 1 else {
+            throw .corruption(
+                "segment 1 is missing (the oldest present is \(numbers[0]))",
+                path: directory + "/" + SegmentFile.name(1), offset: 0)
+        }
         if let gap = zip(numbers, numbers.dropFirst()).first(where: { $0.1 != $0.0 + 1 }) {
             throw .corruption(
                 "segment \(gap.0 + 1) is missing between \(gap.0) and \(gap.1)",
@@ -47,20 +52,23 @@ struct RecoveredLog {
             if let torn = reader.tornTail {
                 log.recovery = Statistics.Recovery(truncatedBytes: reader.fileSize - torn.offset, reason: torn.reason)
                 try file.truncate(to: torn.offset)
-                try file.sync()
             }
             log.activeFile = file
             log.writeOffset = reader.validLength
         }
+        // Frames recovered from the page cache of a crashed process (or cut off just now) must be
+        // durable before any new frame follows them, in every sync mode: otherwise a power loss
+        // could keep a later commit and lose these.
+        try log.activeFile!.sync()
         log.activeNumber = newest
         log.index.finishLoading()
         return log
     }
 
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {
-        guard frame.sequence > lastSequence else {
+        guard frame.sequence == lastSequence + 1 else {
             throw .corruption(
-                "frame sequence \(frame.sequence) does not follow \(lastSequence)", path: path, offset: frame.offset)
+                "frame sequence \(frame.sequence) where \(lastSequence + 1) was expected", path: path, offset: frame.offset)
         }
         lastSequence = frame.sequence
         let records = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: path)

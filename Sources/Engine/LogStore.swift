@@ -37,6 +37,8 @@ public final class LogStore: Sendable {
         var active: any StoreFile
         var activeNumber: UInt64
         var writeOffset: UInt64
+        /// Everything in the active segment before this offset is durable.
+        var syncedOffset: UInt64
         var nextSequence: UInt64
         /// Bytes have been written since the last sync.
         var unsynced = false
@@ -94,7 +96,7 @@ public final class LogStore: Sendable {
         self.directoryLock = lock
         self.writer = Mutex(WriterState(
             active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
-            nextSequence: log.lastSequence + 1))
+            syncedOffset: log.writeOffset, nextSequence: log.lastSequence + 1))
         self.state = Mutex(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity), files: log.files,
             lastSequence: log.lastSequence, recovery: log.recovery))
@@ -169,8 +171,15 @@ public final class LogStore: Sendable {
         do {
             try w.active.sync()
             w.unsynced = false
+            w.syncedOffset = w.writeOffset
         } catch {
             w.failure = error
+            if options.syncMode == .durable {
+                // Only the failed commit lies past the synced offset, and it was never published.
+                // Linux keeps its pages readable but marks them clean, so a reopen would find it
+                // and a later sync would not write it: cut it off now (best effort).
+                try? w.active.truncate(to: w.syncedOffset)
+            }
             throw error
         }
     }

@@ -35,9 +35,11 @@ public struct Options: Sendable, Equatable {
 /// When committed bytes reach stable storage, and what a power loss can cost in each mode.
 ///
 /// A process crash (the app is killed, the process traps) loses nothing in any mode: the bytes are
-/// in the kernel's page cache once ``LogStore/commit(_:)`` returns. The modes differ only on power
-/// loss or a kernel crash. In every mode recovery restores a *prefix* of the commits: a later
-/// commit never survives without every earlier one.
+/// in the kernel's page cache once ``LogStore/commit(_:)`` returns, and the next open syncs them.
+/// The modes differ only on power loss or a kernel crash. Recovery restores a *prefix* of the
+/// commits: a later commit never survives without every earlier one. (In the weaker modes, should
+/// the disk keep a later unsynced page but lose an earlier one, open reports corruption instead:
+/// FORMAT.md, "Downsides".)
 public enum SyncMode: Sendable, Equatable {
     /// `fdatasync` (`F_FULLFSYNC` on Darwin) before ``LogStore/commit(_:)`` returns: a commit that
     /// returned survives power loss. The default.

@@ -10,7 +10,8 @@ import Synchronization
 /// - ``processCrash()``: keep everything written (the process died; the kernel did not);
 /// - stop the world at any mutating operation (``crash(atOperation:tornWriteBytes:)``), optionally
 ///   letting only the first bytes of that write land;
-/// - fail any chosen operation with an `errno` (``fail(_:errno:partialBytes:)``) and go on;
+/// - fail any chosen operation with an `errno` (``fail(_:errno:partialBytes:)``) and go on — a
+///   failed sync behaves as on Linux: the unsynced bytes stay readable but no later sync saves them;
 /// - flip bits (``flipBit(in:atByte:bit:)``).
 ///
 /// Every file handle belongs to a *generation*; after a crash the old handles (the dead process's)
@@ -30,6 +31,24 @@ package final class FaultInjectingFileSystem: FileSystem {
     struct Node {
         var current: [UInt8] = []
         var durable: [UInt8] = []
+        /// Byte ranges whose sync failed. Like Linux after a failed fsync, their pages stay
+        /// readable but are marked clean: no later sync writes them, and power loss takes them.
+        var lost: [Range<Int>] = []
+
+        mutating func markUnsyncedLost() {
+            let common = min(durable.count, current.count)
+            let start = (0..<common).first { durable[$0] != current[$0] } ?? common
+            if start < current.count { lost.append(start..<current.count) }
+        }
+
+        mutating func syncNow() {
+            var next = current
+            for range in lost {
+                for i in range where i < next.count { next[i] = i < durable.count ? durable[i] : 0 }
+            }
+            durable = next
+            lost = []
+        }
     }
 
     struct Rule {
@@ -92,7 +111,10 @@ package final class FaultInjectingFileSystem: FileSystem {
     /// last synced names, locks are released and old handles die.
     package func powerLoss() {
         state.withLock { s in
-            for id in s.nodes.keys { s.nodes[id]!.current = s.nodes[id]!.durable }
+            for id in s.nodes.keys {
+                s.nodes[id]!.current = s.nodes[id]!.durable
+                s.nodes[id]!.lost = []
+            }
             s.names = s.durableNames
             s.restart()
         }
@@ -318,8 +340,11 @@ final class FaultFile: StoreFile {
     func sync() throws(EngineError) {
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
-            try s.performOrThrow(.sync, path)
-            s.nodes[node]!.durable = s.nodes[node]!.current
+            if let fault = s.perform(.sync, path) {
+                s.nodes[node]!.markUnsyncedLost()
+                throw fault.error
+            }
+            s.nodes[node]!.syncNow()
         }
     }
 

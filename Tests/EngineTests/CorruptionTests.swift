@@ -157,6 +157,12 @@ import Testing
             ("sequence going backwards", FormatTesting.frame(
                 payload: FormatTesting.commitHeader(records: 1, blocks: 1)
                     + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 1)),
+            ("sequence skipping one", FormatTesting.frame(
+                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 4)),
+            ("sequence UInt64.max", FormatTesting.frame(
+                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: .max)),
             ("frame type 0", FormatTesting.frame(payload: [0, 0, 0, 0], sequence: 3, type: 0)),
         ]
         for (label, crafted) in cases {
@@ -168,28 +174,36 @@ import Testing
         }
     }
 
-    @Test func missingSegmentBetweenOthersIsCorruption() throws {
+    /// A store of `commits` 1 KB commits in 64 KiB segments (about 60 commits a segment).
+    static func multiSegmentStore(commits: Int) throws -> FaultInjectingFileSystem {
         let fs = FaultInjectingFileSystem()
         var options = Options()
         options.segmentSize = 64 << 10
         options.compressionLevel = 0
-        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
-        for i in 0..<200 { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
+        let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
+        for i in 0..<commits { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
         try store.close()
+        return fs
+    }
+
+    @Test func missingSegmentBetweenOthersIsCorruption() throws {
+        let fs = try Self.multiSegmentStore(commits: 200)
         try fs.removeFile(Self.dir + "/0000000000000002.wal")
         let error = Self.openError(fs)
         #expect(error?.code == .corruption)
         #expect(error?.path == Self.dir + "/0000000000000002.wal")
     }
 
+    @Test func missingFirstSegmentIsCorruption() throws {
+        let fs = try Self.multiSegmentStore(commits: 200)
+        try fs.removeFile(Self.segment)
+        let error = Self.openError(fs)
+        #expect(error?.code == .corruption)
+        #expect(error?.path == Self.segment)
+    }
+
     @Test func damageInAnOlderSegmentsLastFrameIsCorruptionNotATornTail() throws {
-        let fs = FaultInjectingFileSystem()
-        var options = Options()
-        options.segmentSize = 64 << 10
-        options.compressionLevel = 0
-        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
-        for i in 0..<100 { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
-        try store.close()
+        let fs = try Self.multiSegmentStore(commits: 100)
         let older = Self.segment
         let size = fs.contents(of: older)!.count
         fs.setContents(Array(fs.contents(of: older)!.dropLast(10)), of: older)

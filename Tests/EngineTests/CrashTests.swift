@@ -155,6 +155,28 @@ import Testing
         #expect(checked > 2000)
     }
 
+    /// Frames a killed process left in the page cache are synced by the next open, before any new
+    /// frame: otherwise a later durable commit (here in a new segment) could survive a power loss
+    /// that takes them.
+    @Test func openSyncsFramesRecoveredFromThePageCache() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options(.none)
+        options.compressionLevel = 0
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        // 63 frames of 1,055 bytes: past 64 KiB, so the next commit (after the reopen) rolls over.
+        for i in 0..<63 { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
+        #expect(store.statistics.segments.count == 1)
+        fs.processCrash()
+        options.syncMode = .durable
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try reopened.write { $0.put(bytes("after"), bytes("x")) }  // rolls over to segment 2
+        #expect(reopened.statistics.segments.count == 2)
+        fs.powerLoss()
+        let recovered = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(recovered.statistics.lastSequence == 64)
+        #expect(try recovered.contents().count == 64)
+    }
+
     @Test func tornTailOfZerosIsDroppedOnOpen() throws {
         let fs = FaultInjectingFileSystem()
         let store = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)

@@ -102,6 +102,26 @@ import Testing
         }
     }
 
+    /// After a failed fsync Linux keeps the pages readable but never writes them. A reopen must
+    /// not find the failed commit, or a later durable commit would follow bytes that a power loss
+    /// takes, and the log would be unreadable past them.
+    @Test func reopenAfterAFailedSyncDoesNotFindTheUnsyncedCommit() throws {
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        try store.write { $0.put(bytes("a"), bytes("acknowledged")) }
+        fs.failNext(.sync, errno: EIO)
+        #expect(throws: EngineError.self) { try store.write { $0.put(bytes("f"), bytes("failed sync")) } }
+        try? store.close()
+        fs.processCrash()  // no reboot: the page cache survives
+        let reopened = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        #expect(try reopened.contents() == [bytes("a"): bytes("acknowledged")])
+        try reopened.write { $0.put(bytes("g"), bytes("durable")) }
+        try reopened.close()
+        fs.powerLoss()
+        let afterPowerLoss = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        #expect(try afterPowerLoss.contents() == [bytes("a"): bytes("acknowledged"), bytes("g"): bytes("durable")])
+    }
+
     @Test func writeFailureWhoseCutAlsoFailsMakesTheStoreReadOnly() throws {
         let fs = FaultInjectingFileSystem()
         let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)

@@ -22,7 +22,7 @@ enum CommitDecoding {
             throw fail("commit declares \(recordCount) records in \(blockCount) blocks", at: payload.startIndex)
         }
         var records: [Record] = []
-        records.reserveCapacity(min(Int(recordCount), payload.count / 3))
+        records.reserveCapacity(min(Int(recordCount), 4096))  // a hint only: never trust a count
         for _ in 0..<blockCount {
             let blockStart = reader.position
             guard let header = reader.readBytes(LogFormat.blockHeaderSize) else {
@@ -67,7 +67,7 @@ enum CommitDecoding {
         guard r1 == 0, r2 == 0, r3 == 0 else {
             throw .corruption("block reserved bytes are not zero", path: path, offset: offset)
         }
-        guard rawLength >= 1, Int(rawLength) <= LogFormat.maxFramePayload else {
+        guard rawLength >= 1, Int(rawLength) <= LogFormat.maxBlockRawLength else {
             throw .corruption("block declares a raw length of \(rawLength)", path: path, offset: offset)
         }
         switch encoding {

@@ -45,4 +45,7 @@ enum LogFormat {
     static let maxKeyLength = 65_535
     /// Values are 0 to 256 MiB.
     static let maxValueLength = 256 << 20
+    /// The largest raw length a block may declare: one maximal record (value, key and lengths)
+    /// after less than a block size (64 KiB at most) of other records fits well inside this.
+    static let maxBlockRawLength = maxValueLength + (1 << 20)
 }
