@@ -194,6 +194,19 @@ import Testing
         #expect(error?.path == Self.dir + "/0000000000000002.wal")
     }
 
+    /// FORMAT.md, "Downsides": if a power loss in a weaker sync mode kept a later unsynced frame
+    /// but zeroed an earlier one, open reports corruption at the hole; it never returns the later
+    /// commit without the earlier one.
+    @Test func laterFrameSurvivingAnEarlierOneIsReportedNotReturned() throws {
+        let (fs, offsets) = try Self.threeCommits()
+        var file = fs.contents(of: Self.segment)!
+        file.replaceSubrange(offsets[1]..<offsets[2], with: repeatElement(0, count: offsets[2] - offsets[1]))
+        fs.setContents(file, of: Self.segment)
+        let error = Self.openError(fs)
+        #expect(error?.code == .corruption)
+        #expect(error?.offset == UInt64(offsets[1]))
+    }
+
     @Test func missingFirstSegmentIsCorruption() throws {
         let fs = try Self.multiSegmentStore(commits: 200)
         try fs.removeFile(Self.segment)
