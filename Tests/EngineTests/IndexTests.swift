@@ -72,6 +72,17 @@ import Testing
         #expect(truncated.readVarint(limit: Int.max) == nil)
     }
 
+    @Test func byteOrderAgreesWithLexicographicOrderForKeysOfAnyLength() {
+        var random = SeededGenerator(seed: 3)
+        for _ in 0..<20_000 {
+            // A small alphabet and a shared start, so ties in the first eight bytes are common.
+            let a = [1, 2, 3] + random.bytes(Int.random(in: 0...14, using: &random)).map { $0 % 3 }
+            let b = [1, 2, 3] + random.bytes(Int.random(in: 0...14, using: &random)).map { $0 % 3 }
+            let expected = a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
+            #expect(compareBytes(a, b).signum() == expected, "\(a) vs \(b)")
+        }
+    }
+
     @Test func byteOrderIsLexicographicWithShorterFirst() {
         #expect(compareBytes([1, 2], [1, 2, 0]) < 0)
         #expect(compareBytes([1, 3], [1, 2, 9]) > 0)

@@ -24,7 +24,7 @@ struct SegmentUsage: Sendable, Equatable {
 /// Bitcask's keydir: every live key → ``Location``, plus the key order for prefix scans and the
 /// live/dead byte counts per segment. Values stay on disk.
 struct KeyDirectory {
-    private(set) var locations: [[UInt8]: Location] = [:]
+    private(set) var locations: [HashedKey: Location] = [:]
     /// nil while the store is loading; built once, sorted, by ``finishLoading()``.
     private var ordered: SortedKeys?
     private(set) var usage: [UInt64: SegmentUsage] = [:]
@@ -33,10 +33,10 @@ struct KeyDirectory {
 
     var count: Int { locations.count }
 
-    subscript(key: [UInt8]) -> Location? { locations[key] }
+    subscript(key: [UInt8]) -> Location? { locations[HashedKey(key)] }
 
     mutating func put(_ key: [UInt8], at location: Location) {
-        if let old = locations.updateValue(location, forKey: key) {
+        if let old = locations.updateValue(location, forKey: HashedKey(key)) {
             retire(old)
         } else {
             ordered?.insert(key)
@@ -47,7 +47,7 @@ struct KeyDirectory {
 
     /// Records a delete whose tombstone (of `recordSize` bytes) is in `segment`.
     mutating func delete(_ key: [UInt8], tombstoneIn segment: UInt64, recordSize: Int) {
-        if let old = locations.removeValue(forKey: key) {
+        if let old = locations.removeValue(forKey: HashedKey(key)) {
             retire(old)
             ordered?.remove(key)
             keyBytes -= key.count
@@ -66,13 +66,13 @@ struct KeyDirectory {
 
     /// Sorts the keys once after bulk loading; from then on every put and delete keeps the order.
     mutating func finishLoading() {
-        ordered = SortedKeys(unsorted: Array(locations.keys))
+        ordered = SortedKeys(unsorted: locations.keys.map(\.bytes))
     }
 
     /// The keys under `prefix`, in byte order, with their locations.
     func entries(withPrefix prefix: [UInt8]) -> [(key: [UInt8], location: Location)] {
         guard let ordered else { return [] }
-        return ordered.keys(withPrefix: prefix).map { ($0, locations[$0]!) }
+        return ordered.keys(withPrefix: prefix).map { ($0, locations[HashedKey($0)]!) }
     }
 
     /// An estimate of the heap bytes per key held by the index for keys of `averageKeyLength`:

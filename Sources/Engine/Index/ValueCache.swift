@@ -15,7 +15,7 @@ struct ValueCache {
     private(set) var bytes = 0
     private(set) var hits = 0
     private(set) var misses = 0
-    private var slots: [[UInt8]: Int] = [:]
+    private var slots: [HashedKey: Int] = [:]
     private var entries: [Entry] = []
     private var free: [Int] = []
     /// Most recently used; -1 when empty.
@@ -29,7 +29,7 @@ struct ValueCache {
     private static func cost(_ key: [UInt8], _ value: [UInt8]) -> Int { key.count + value.count + 96 }
 
     mutating func value(forKey key: [UInt8], sequence: UInt64) -> [UInt8]? {
-        guard let slot = slots[key], entries[slot].sequence == sequence else {
+        guard let slot = slots[HashedKey(key)], entries[slot].sequence == sequence else {
             misses += 1
             return nil
         }
@@ -55,12 +55,12 @@ struct ValueCache {
         if head >= 0 { entries[head].previous = slot }
         head = slot
         if tail < 0 { tail = slot }
-        slots[key] = slot
+        slots[HashedKey(key)] = slot
         bytes += cost
     }
 
     mutating func remove(_ key: [UInt8]) {
-        guard let slot = slots.removeValue(forKey: key) else { return }
+        guard let slot = slots.removeValue(forKey: HashedKey(key)) else { return }
         unlink(slot)
         bytes -= Self.cost(entries[slot].key, entries[slot].value)
         entries[slot].key = []
