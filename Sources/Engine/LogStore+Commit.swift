@@ -9,7 +9,8 @@ extension LogStore {
     ///
     /// - Throws: ``EngineError``. A failed write is cut off the log and the store stays usable. A
     ///   failed sync makes the store read-only (``EngineError/Code/readOnly`` from then on): the
-    ///   commit was not acknowledged, and whether it survives a reopen is undefined.
+    ///   commit was not acknowledged, its frame is cut off the log (best effort), and reads keep
+    ///   showing every acknowledged commit. Reopen the store to write again.
     @discardableResult
     public func commit(_ batch: WriteBatch) throws(EngineError) -> UInt64 {
         try batch.validate()
