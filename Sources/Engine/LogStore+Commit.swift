@@ -13,17 +13,31 @@ extension LogStore {
     ///   showing every acknowledged commit. Reopen the store to write again.
     @discardableResult
     public func commit(_ batch: WriteBatch) throws(EngineError) -> UInt64 {
-        try batch.validate()
-        guard !batch.isEmpty else {
-            return try writer.withLock { w throws(EngineError) in
-                guard !w.closed else { throw Self.closedError }
-                return w.nextSequence - 1
+        guard let ticket = try prepare(batch) else { return try lastCommittedSequence() }
+        if !queue.enqueue(ticket) {
+            switch ticket.waitBlocking() {
+            case .done(let result): return try result.get()
+            case .lead: break
+            case .waiting: preconditionFailure("a commit ticket woke while still waiting")
             }
         }
-        var encoded = EncodedCommit(batch.operations, level: options.compressionLevel, blockSize: options.blockSize)
-        return try writer.withLock { w throws(EngineError) in
-            try append(&encoded, &w)
+        return try lead(ticket)
+    }
+
+    /// Commits `batch` like ``commit(_:)``, suspending the calling task instead of blocking its
+    /// thread while other commits are written. A task that ends up leading a group performs that
+    /// group's write and sync on its own thread.
+    @discardableResult
+    public func commit(_ batch: WriteBatch) async throws(EngineError) -> UInt64 {
+        guard let ticket = try prepare(batch) else { return try lastCommittedSequence() }
+        if !queue.enqueue(ticket) {
+            switch await ticket.waitSuspending() {
+            case .done(let result): return try result.get()
+            case .lead: break
+            case .waiting: preconditionFailure("a commit ticket woke while still waiting")
+            }
         }
+        return try lead(ticket)
     }
 
     /// Builds a batch in `body` and commits it; see ``commit(_:)``. Nothing is written if `body`
@@ -35,42 +49,87 @@ extension LogStore {
         return try commit(batch)
     }
 
-    /// Appends one encoded commit under the writer lock: roll the segment over if it is full,
-    /// write the frame, sync it (durable mode), then publish its records to readers.
-    private func append(_ encoded: inout EncodedCommit, _ w: inout WriterState) throws(EngineError) -> UInt64 {
+    /// Validates and encodes (compresses) a batch on the calling thread, outside every lock.
+    /// Returns nil for an empty batch.
+    private func prepare(_ batch: WriteBatch) throws(EngineError) -> CommitTicket? {
+        try batch.validate()
+        guard !batch.isEmpty else { return nil }
+        return CommitTicket(EncodedCommit(batch.operations, level: options.compressionLevel, blockSize: options.blockSize))
+    }
+
+    private func lastCommittedSequence() throws(EngineError) -> UInt64 {
+        try writer.withLock { w throws(EngineError) in
+            guard !w.closed else { throw Self.closedError }
+            return w.nextSequence - 1
+        }
+    }
+
+    /// Writes the group that starts with `ticket`, wakes its other members with their results,
+    /// passes leadership on, and returns `ticket`'s own result.
+    private func lead(_ ticket: CommitTicket) throws(EngineError) -> UInt64 {
+        let group = queue.takeGroup()
+        let result: Result<UInt64, EngineError>
+        do throws(EngineError) {
+            let first = try writer.withLock { w throws(EngineError) in try append(group, &w) }
+            result = .success(first)
+            for (index, member) in group.enumerated().dropFirst() {
+                member.resolve(.done(.success(first + UInt64(index))))
+            }
+        } catch {
+            result = .failure(error)
+            for member in group.dropFirst() { member.resolve(.done(.failure(error))) }
+        }
+        queue.handOver()
+        return try result.get()
+    }
+
+    /// Appends a group of encoded commits under the writer lock: roll the segment over if it is
+    /// full, write every frame with one `pwrite`, sync once (durable mode), then publish the
+    /// records to readers. Returns the first commit's sequence number; the others follow it.
+    /// All or none: on failure no commit of the group is published.
+    private func append(_ group: [CommitTicket], _ w: inout WriterState) throws(EngineError) -> UInt64 {
         guard !w.closed else { throw Self.closedError }
         if let failure = w.failure { throw Self.readOnlyError(after: failure) }
         if w.writeOffset >= UInt64(options.segmentSize) { try rollOver(&w) }
 
-        let sequence = w.nextSequence
-        encoded.seal(sequence: sequence)
-        let frameOffset = w.writeOffset
+        let first = w.nextSequence
+        let groupOffset = w.writeOffset
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(group.reduce(0) { $0 + $1.encoded.frame.count })
+        var frameOffsets: [UInt64] = []
+        for (index, member) in group.enumerated() {
+            frameOffsets.append(groupOffset + UInt64(bytes.count))
+            member.encoded.append(to: &bytes, sequence: first + UInt64(index))
+        }
         do {
-            try w.active.write(encoded.frame, at: frameOffset)
+            try w.active.write(bytes, at: groupOffset)
         } catch {
-            // Cut the partial frame off so the next commit starts on a clean boundary. If even
+            // Cut the partial frames off so the next commit starts on a clean boundary. If even
             // that fails, the log's end is unknown: refuse further writes (a reopen repairs it).
             do {
-                try w.active.truncate(to: frameOffset)
+                try w.active.truncate(to: groupOffset)
             } catch let truncateError {
                 w.failure = truncateError
             }
             throw error
         }
-        w.writeOffset = frameOffset + UInt64(encoded.frame.count)
-        w.nextSequence = sequence + 1
+        w.writeOffset = groupOffset + UInt64(bytes.count)
+        w.nextSequence = first + UInt64(group.count)
         w.unsynced = true
         if options.syncMode == .durable { try syncIfNeeded(&w) }
 
         let segment = w.activeNumber
         state.withLock { s in
-            for record in encoded.records {
-                s.cache.remove(record.key)
-                s.index.apply(record, segment: segment, frameOffset: frameOffset, sequence: sequence)
+            for (index, member) in group.enumerated() {
+                let sequence = first + UInt64(index)
+                for record in member.encoded.records {
+                    s.cache.remove(record.key)
+                    s.index.apply(record, segment: segment, frameOffset: frameOffsets[index], sequence: sequence)
+                }
             }
-            s.lastSequence = sequence
+            s.lastSequence = first + UInt64(group.count - 1)
         }
-        return sequence
+        return first
     }
 
     /// Starts the next segment. The finished one is synced first, in every sync mode, so that a

@@ -11,10 +11,14 @@ import Synchronization
 /// with one `pread` and at most one block inflate, behind a bounded cache.
 ///
 /// ## Concurrency
-/// `LogStore` is `Sendable`: any number of threads may read and commit at once. Commits are
-/// serialised by one writer lock held for the append and its sync; readers take only a short
-/// index lock, so **a reader never waits for a writer's fsync**. A commit becomes visible to
-/// readers when it has been written (and, in ``SyncMode/durable`` mode, synced).
+/// `LogStore` is `Sendable`: any number of threads and tasks may read and commit at once.
+/// Commits are encoded and compressed on their callers' threads, then written by **group
+/// commit**: commits that arrive while a write and sync are in flight are appended together with
+/// one `pwrite` and one sync in the next round, and each caller returns when its own commit is
+/// durable. The `async` ``commit(_:)`` suspends its task instead of blocking a thread while it
+/// waits. Readers take only a short index lock, so **a reader never waits for a writer's
+/// fsync**. A commit becomes visible to readers when it has been written (and, in
+/// ``SyncMode/durable`` mode, synced).
 ///
 /// Only one ``LogStore`` may have a directory open at a time, in this process or any other: the
 /// directory's `LOCK` file is held with `flock` until ``close()``.
@@ -30,6 +34,8 @@ public final class LogStore: Sendable {
     let writer: Mutex<WriterState>
     /// Held briefly by readers and by a commit publishing its records.
     let state: Mutex<ReaderState>
+    /// Commits waiting to be written together (group commit).
+    let queue = CommitQueue()
     /// The background sync of ``SyncMode/deferred``.
     private let deferredSync = Mutex<Task<Void, Never>?>(nil)
 

@@ -53,6 +53,8 @@ package final class FaultInjectingFileSystem: FileSystem {
 
     struct Rule {
         enum Effect { case crash, fail(Int32) }
+        /// nil: `number` counts every mutating operation; else only operations of this kind.
+        var kind: OperationKind?
         var number: Int
         var effect: Effect
         var partialBytes: Int?
@@ -70,10 +72,13 @@ package final class FaultInjectingFileSystem: FileSystem {
         var operations: [Operation] = []
         var rules: [Rule] = []
         var kindFaults: [OperationKind: Int32] = [:]
+        var kindCounts: [OperationKind: Int] = [:]
         var largestRead = 0
     }
 
     let state = Mutex(State())
+    /// Called before every sync, outside the file system's lock, with the sync's number.
+    let syncHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
     package init() {}
 
@@ -95,6 +100,12 @@ package final class FaultInjectingFileSystem: FileSystem {
         state.withLock { $0.rules.append(Rule(number: $0.operations.count + number, effect: .crash, partialBytes: tornWriteBytes)) }
     }
 
+    /// Like ``crash(atOperation:tornWriteBytes:)``, counting only operations of `kind`: stop at
+    /// the `number`-th one from now (say, the third sync), whichever thread makes it.
+    package func crash(atOccurrence number: Int, of kind: OperationKind) {
+        state.withLock { $0.rules.append(Rule(kind: kind, number: $0.kindCounts[kind, default: 0] + number, effect: .crash)) }
+    }
+
     /// Makes the `number`-th mutating operation from now on fail with `errno` (a write may land
     /// `partialBytes` first). Later operations work.
     package func fail(_ number: Int, errno: Int32, partialBytes: Int? = nil) {
@@ -105,6 +116,13 @@ package final class FaultInjectingFileSystem: FileSystem {
     /// operations work.
     package func failNext(_ kind: OperationKind, errno: Int32) {
         state.withLock { $0.kindFaults[kind] = errno }
+    }
+
+    /// Calls `hook` before every sync (with the sync's number, counting from 1 over this file
+    /// system's life), outside the file system's lock: a test's way to hold a sync while other
+    /// threads pile up behind it.
+    package func beforeEverySync(_ hook: @escaping @Sendable (Int) -> Void) {
+        syncHook.withLock { $0 = hook }
     }
 
     /// The machine lost power: every file reverts to its last synced bytes, the directory to its
@@ -260,6 +278,7 @@ extension FaultInjectingFileSystem.State {
         _ kind: FaultInjectingFileSystem.OperationKind, _ path: String
     ) -> (error: EngineError, partialBytes: Int?)? {
         operations.append(.init(kind: kind, path: path))
+        kindCounts[kind, default: 0] += 1
         let call = switch kind {
         case .create: "open"
         case .write: "pwrite"
@@ -272,7 +291,10 @@ extension FaultInjectingFileSystem.State {
         if let code = kindFaults.removeValue(forKey: kind) {
             return (EngineError(.io, "\(call) failed (injected errno \(code))", path: path, systemCall: call, errno: code), nil)
         }
-        guard let index = rules.firstIndex(where: { $0.number == operations.count }) else { return nil }
+        let kindCount = kindCounts[kind, default: 0]
+        guard let index = rules.firstIndex(where: { rule in
+            rule.kind.map { $0 == kind && rule.number == kindCount } ?? (rule.number == operations.count)
+        }) else { return nil }
         let rule = rules.remove(at: index)
         switch rule.effect {
         case .crash:
@@ -338,6 +360,9 @@ final class FaultFile: StoreFile {
     }
 
     func sync() throws(EngineError) {
+        if let hook = fileSystem.syncHook.withLock({ $0 }) {
+            hook(fileSystem.state.withLock { $0.kindCounts[.sync, default: 0] } + 1)
+        }
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             if let fault = s.perform(.sync, path) {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Engine
+import Foundation
 
 /// A fresh directory under the system's temporary directory, removed (with its files) by
 /// ``remove()``.
@@ -86,4 +87,20 @@ extension LogStore {
 /// Thrown by ``LogStore/contents()`` when a scan and a point read disagree about a key.
 package struct ScanMismatch: Error {
     package let key: [UInt8]
+}
+
+/// Runs `body(i)` for `i` in `0..<count`, each on a thread of its own, and returns when all are
+/// done. (`DispatchQueue.concurrentPerform` would use one thread per core, two here: too few to
+/// make commits pile up.)
+package func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let done = DispatchGroup()
+    for i in 0..<count {
+        done.enter()
+        let thread = Thread {
+            body(i)
+            done.leave()
+        }
+        thread.start()
+    }
+    done.wait()
 }

@@ -15,11 +15,12 @@ struct RecordPlacement: Sendable {
     var recordSize: Int
 }
 
-/// A commit encoded as one frame, compressed and checksummed except for the sequence number,
-/// which is only known once the frame's place in the log is (``seal(sequence:)``).
+/// A commit encoded as one frame, compressed and checksummed except for the header, which
+/// depends on the sequence number, known only once the frame's place in the log is
+/// (``header(sequence:)``).
 struct EncodedCommit: Sendable {
-    /// The whole frame; the header's crc32 and sequence are filled by ``seal(sequence:)``.
-    private(set) var frame: [UInt8]
+    /// The whole frame, with a zero-filled header in its first 24 bytes.
+    let frame: [UInt8]
     let records: [RecordPlacement]
     /// crc32 of the payload alone, so that sealing costs O(1) whatever the frame's size.
     private let payloadChecksum: UInt32
@@ -94,9 +95,10 @@ struct EncodedCommit: Sendable {
 
     var payloadLength: Int { frame.count - LogFormat.frameHeaderSize }
 
-    /// Completes the header in place: the header checksum over bytes 8..<24, then the frame
-    /// checksum over bytes 4..<end (the rest of the header, then the payload).
-    mutating func seal(sequence: UInt64) {
+    /// The frame's 24-byte header for `sequence`: the header checksum over bytes 8..<24, then the
+    /// frame checksum over bytes 4..<end (the rest of the header, then the payload), combined with
+    /// the payload's checksum in O(1).
+    func header(sequence: UInt64) -> [UInt8] {
         var header = ByteWriter(capacity: LogFormat.frameHeaderSize)
         header.append(UInt32(0))
         header.append(UInt32(0))
@@ -109,6 +111,12 @@ struct EncodedCommit: Sendable {
         let headerChecksum = checksum(header.bytes[4...])
         let combined = UInt32(crc32_combine(uLong(headerChecksum), uLong(payloadChecksum), off_t(payloadLength)))
         header.set(combined, at: 0)
-        frame.replaceSubrange(0..<LogFormat.frameHeaderSize, with: header.bytes)
+        return header.bytes
+    }
+
+    /// Appends the complete frame for `sequence` to `buffer`.
+    func append(to buffer: inout [UInt8], sequence: UInt64) {
+        buffer.append(contentsOf: header(sequence: sequence))
+        buffer.append(contentsOf: frame[LogFormat.frameHeaderSize...])
     }
 }
