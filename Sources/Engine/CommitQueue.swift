@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+
 
 /// Commits waiting for the log, and whether a leader is writing: leveldb's `writers_` queue.
 ///
@@ -12,7 +12,7 @@ final class CommitQueue: Sendable {
         var waiting: [CommitTicket] = []
         var leaderActive = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A group's bytes stop growing past this (leveldb's 1 MiB).
     static let maxGroupBytes = 1 << 20
@@ -81,7 +81,7 @@ final class CommitTicket: Sendable {
     }
 
     let encoded: EncodedCommit
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let semaphore = DispatchSemaphore(value: 0)
 
     init(_ encoded: EncodedCommit) { self.encoded = encoded }

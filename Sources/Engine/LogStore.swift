@@ -1,4 +1,4 @@
-import Synchronization
+
 
 /// A durable key–value log: the storage engine under WALStore.
 ///
@@ -31,13 +31,13 @@ public final class LogStore: Sendable {
     let fileSystem: any FileSystem
     private let directoryLock: any FileLock
     /// Held for a whole append (and its sync). Lock order: `writer`, then `state`.
-    let writer: Mutex<WriterState>
+    let writer: Locked<WriterState>
     /// Held briefly by readers and by a commit publishing its records.
-    let state: Mutex<ReaderState>
+    let state: Locked<ReaderState>
     /// Commits waiting to be written together (group commit).
     let queue = CommitQueue()
     /// The background sync of ``SyncMode/deferred``.
-    private let deferredSync = Mutex<Task<Void, Never>?>(nil)
+    private let deferredSync = Locked<Task<Void, Never>?>(nil)
 
     struct WriterState: Sendable {
         var active: any StoreFile
@@ -100,10 +100,10 @@ public final class LogStore: Sendable {
         self.options = options
         self.fileSystem = fileSystem
         self.directoryLock = lock
-        self.writer = Mutex(WriterState(
+        self.writer = Locked(WriterState(
             active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
             syncedOffset: log.writeOffset, nextSequence: log.lastSequence + 1))
-        self.state = Mutex(ReaderState(
+        self.state = Locked(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity), files: log.files,
             lastSequence: log.lastSequence, recovery: log.recovery))
     }

@@ -1,5 +1,5 @@
 import Engine
-import Synchronization
+
 
 /// An in-memory file system for crash and fault tests.
 ///
@@ -76,9 +76,9 @@ package final class FaultInjectingFileSystem: FileSystem {
         var largestRead = 0
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Called before every sync, outside the file system's lock, with the sync's number.
-    let syncHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
+    let syncHook = Locked<(@Sendable (Int) -> Void)?>(nil)
 
     package init() {}
 

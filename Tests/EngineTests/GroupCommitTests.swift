@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Engine
 import EngineTestSupport
-import Synchronization
+
 import Testing
 
 /// Many committers at once: group commit must keep every invariant a lone committer keeps.
@@ -20,7 +20,7 @@ import Testing
     static func commitConcurrently(
         _ store: LogStore, committers: Int, commits: Int, seed: UInt64
     ) -> [Acknowledged] {
-        let acknowledged = Mutex<[Acknowledged]>([])
+        let acknowledged = Locked<[Acknowledged]>([])
         onThreads(committers) { committer in
             var random = SeededGenerator(seed: seed &+ UInt64(committer))
             for i in 0..<commits {

@@ -1,5 +1,5 @@
 import CZlib
-import Synchronization
+
 
 /// zlib deflate and inflate with the engine's bounds, on reusable streams.
 ///
@@ -48,7 +48,7 @@ enum Zlib {
 /// One zlib stream, deflating or inflating.
 ///
 /// `@unchecked Sendable` because it wraps a C pointer. Lock discipline: a stream is used by one
-/// thread at a time — while idle it is owned by its pool (behind the pool's `Mutex`), while in use
+/// thread at a time — while idle it is owned by its pool (behind the pool's lock), while in use
 /// by the one caller that took it out; `run` is only called between take and return.
 final class ZStream: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<z_stream>
@@ -100,7 +100,7 @@ final class ZStream: @unchecked Sendable {
         var inflaters: [ZStream] = []
     }
     /// Idle streams: at most `poolLimit` of each kind (per level for deflate) are kept.
-    private static let pools = Mutex(Pools())
+    private static let pools = Locked(Pools())
     private static let poolLimit = 8
 
     static func takeDeflater(level: Int) -> ZStream? {
