@@ -95,12 +95,19 @@ extension LogStore {
         let first = w.nextSequence
         let groupOffset = w.writeOffset
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(group.reduce(0) { $0 + $1.encoded.frame.count })
+        let frameBytes = group.reduce(0) { $0 + $1.encoded.frame.count }
+        // Preallocate: when the group would grow the file, zero-fill the next chunk in the same
+        // write, so the syncs of the commits after it find their blocks already allocated.
+        let end = groupOffset + UInt64(frameBytes)
+        let padding = end > w.allocatedEnd && frameBytes < options.preallocationSize
+            ? options.preallocationSize : 0
+        bytes.reserveCapacity(frameBytes + padding)
         var frameOffsets: [UInt64] = []
         for (index, member) in group.enumerated() {
             frameOffsets.append(groupOffset + UInt64(bytes.count))
             member.encoded.append(to: &bytes, sequence: first + UInt64(index))
         }
+        if padding > 0 { bytes += [UInt8](repeating: 0, count: padding) }
         do {
             try w.active.write(bytes, at: groupOffset)
         } catch {
@@ -108,11 +115,14 @@ extension LogStore {
             // that fails, the log's end is unknown: refuse further writes (a reopen repairs it).
             do {
                 try w.active.truncate(to: groupOffset)
+                w.allocatedEnd = groupOffset
             } catch let truncateError {
                 w.failure = truncateError
             }
             throw error
         }
+        w.allocatedEnd = max(w.allocatedEnd, groupOffset + UInt64(bytes.count))
+        bytes.removeLast(padding)
         w.writeOffset = groupOffset + UInt64(bytes.count)
         w.nextSequence = first + UInt64(group.count)
         w.unsynced = true
@@ -135,6 +145,7 @@ extension LogStore {
     /// Starts the next segment. The finished one is synced first, in every sync mode, so that a
     /// power loss can never keep a later segment's frames while dropping an earlier one's tail.
     private func rollOver(_ w: inout WriterState) throws(EngineError) {
+        try trimPreallocation(&w)
         try syncIfNeeded(&w)
         let number = w.activeNumber + 1
         let file = try SegmentFile.start(number: number, in: path, fileSystem: fileSystem)
@@ -148,6 +159,7 @@ extension LogStore {
         w.activeNumber = number
         w.writeOffset = UInt64(LogFormat.segmentHeaderSize)
         w.syncedOffset = w.writeOffset
+        w.allocatedEnd = w.writeOffset
         state.withLock { s in
             s.files[number] = file
             s.index.noteSegment(number)

@@ -5,6 +5,8 @@ struct RecoveredLog {
     var activeFile: (any StoreFile)?
     var activeNumber: UInt64 = 1
     var writeOffset = UInt64(LogFormat.segmentHeaderSize)
+    /// The active segment's size: from `writeOffset` to here it holds preallocated zeros.
+    var allocatedEnd = UInt64(LogFormat.segmentHeaderSize)
     var lastSequence: UInt64 = 0
     var recovery = Statistics.Recovery(truncatedBytes: 0, reason: nil)
 
@@ -44,14 +46,17 @@ struct RecoveredLog {
                 log.files[number] = fresh
                 log.activeFile = fresh
                 log.writeOffset = UInt64(LogFormat.segmentHeaderSize)
+                log.allocatedEnd = log.writeOffset
                 break
             }
             while let frame = try reader.nextFrame() {
                 try log.apply(frame, segment: number, path: path)
             }
+            log.allocatedEnd = reader.fileSize
             if let torn = reader.tornTail {
                 log.recovery = Statistics.Recovery(truncatedBytes: reader.fileSize - torn.offset, reason: torn.reason)
                 try file.truncate(to: torn.offset)
+                log.allocatedEnd = torn.offset
             }
             log.activeFile = file
             log.writeOffset = reader.validLength

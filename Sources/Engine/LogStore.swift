@@ -45,6 +45,8 @@ public final class LogStore: Sendable {
         var writeOffset: UInt64
         /// Everything in the active segment before this offset is durable.
         var syncedOffset: UInt64
+        /// The active segment's size; `writeOffset..<allocatedEnd` holds preallocated zeros.
+        var allocatedEnd: UInt64
         var nextSequence: UInt64
         /// Bytes have been written since the last sync.
         var unsynced = false
@@ -102,7 +104,7 @@ public final class LogStore: Sendable {
         self.directoryLock = lock
         self.writer = Locked(WriterState(
             active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
-            syncedOffset: log.writeOffset, nextSequence: log.lastSequence + 1))
+            syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1))
         self.state = Locked(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity), files: log.files,
             lastSequence: log.lastSequence, recovery: log.recovery))
@@ -138,6 +140,7 @@ public final class LogStore: Sendable {
             guard !w.closed else { return nil }
             w.closed = true
             do throws(EngineError) {
+                try trimPreallocation(&w)
                 try syncIfNeeded(&w)
                 return nil
             } catch {
@@ -169,6 +172,15 @@ public final class LogStore: Sendable {
         EngineError(.readOnly, "the store refuses writes after an earlier failure; reopen it", underlying: failure)
     }
 
+    /// Cuts the preallocated zeros off the active segment (at close and rollover), so that
+    /// segments at rest hold frames only.
+    func trimPreallocation(_ w: inout WriterState) throws(EngineError) {
+        guard w.failure == nil, w.allocatedEnd > w.writeOffset else { return }
+        try w.active.truncate(to: w.writeOffset)
+        w.allocatedEnd = w.writeOffset
+        w.unsynced = true
+    }
+
     /// Syncs the active segment if anything was written since the last sync. A failed sync makes
     /// the store read-only: the kernel may have dropped the dirty pages, so retrying would lie.
     func syncIfNeeded(_ w: inout WriterState) throws(EngineError) {
@@ -184,7 +196,7 @@ public final class LogStore: Sendable {
                 // Only the failed commit lies past the synced offset, and it was never published.
                 // Linux keeps its pages readable but marks them clean, so a reopen would find it
                 // and a later sync would not write it: cut it off now (best effort).
-                try? w.active.truncate(to: w.syncedOffset)
+                if (try? w.active.truncate(to: w.syncedOffset)) != nil { w.allocatedEnd = w.syncedOffset }
             }
             throw error
         }

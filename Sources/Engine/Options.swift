@@ -13,6 +13,11 @@ public struct Options: Sendable, Equatable {
     /// The uncompressed size (4 KiB ... 64 KiB) at which a commit's records are cut into a new
     /// compressed block. A point read inflates one block, so this bounds the work of a cold read.
     public var blockSize: Int = 16 << 10
+    /// How far ahead of its last frame the active segment is zero-filled (0 ... 64 MiB; 0 turns
+    /// preallocation off). A sync that overwrites already allocated blocks does not have to
+    /// update the file's size: on ext4 here, single-record durable commits ran about 1.3–1.5x
+    /// faster. On copy-on-write file systems (btrfs, APFS) it gains nothing: set 0 there.
+    public var preallocationSize: Int = 1 << 20
 
     public init() {}
 
@@ -24,6 +29,9 @@ public struct Options: Sendable, Equatable {
         guard 0...9 ~= compressionLevel else { throw .invalid("compressionLevel \(compressionLevel) is outside 0 ... 9") }
         guard (4 << 10)...(64 << 10) ~= blockSize else {
             throw .invalid("blockSize \(blockSize) is outside 4 KiB ... 64 KiB")
+        }
+        guard 0...(64 << 20) ~= preallocationSize else {
+            throw .invalid("preallocationSize \(preallocationSize) is outside 0 ... 64 MiB")
         }
         if case .deferred(let interval) = syncMode, interval <= .zero {
             throw .invalid("the deferred sync interval must be positive")

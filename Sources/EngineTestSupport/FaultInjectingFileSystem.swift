@@ -42,6 +42,10 @@ package final class FaultInjectingFileSystem: FileSystem {
         }
 
         mutating func syncNow() {
+            guard !lost.isEmpty else {
+                durable = current
+                return
+            }
             var next = current
             for range in lost {
                 for i in range where i < next.count { next[i] = i < durable.count ? durable[i] : 0 }
@@ -348,13 +352,13 @@ final class FaultFile: StoreFile {
             try s.checkAlive(path, generation: generation)
             let fault = s.perform(.write, path)
             let landing = fault.map { bytes.prefix($0.partialBytes ?? 0) } ?? bytes[...]
-            var current = s.nodes[node]!.current
             let start = Int(offset)
-            if current.count < start + landing.count {
-                current.append(contentsOf: repeatElement(0, count: start + landing.count - current.count))
+            let end = start + landing.count
+            let count = s.nodes[node]!.current.count
+            if count < end {
+                s.nodes[node]!.current += [UInt8](repeating: 0, count: end - count)
             }
-            current.replaceSubrange(start..<start + landing.count, with: landing)
-            s.nodes[node]!.current = current
+            s.nodes[node]!.current.replaceSubrange(start..<end, with: landing)
             if let fault { throw fault.error }
         }
     }
@@ -385,13 +389,12 @@ final class FaultFile: StoreFile {
             try s.checkAlive(path, generation: generation)
             try s.performOrThrow(.truncate, path)
             let count = Int(size)
-            var current = s.nodes[node]!.current
-            if current.count > count {
-                current.removeSubrange(count...)
+            let current = s.nodes[node]!.current.count
+            if current > count {
+                s.nodes[node]!.current.removeSubrange(count...)
             } else {
-                current.append(contentsOf: repeatElement(0, count: count - current.count))
+                s.nodes[node]!.current.append(contentsOf: repeatElement(0, count: count - current))
             }
-            s.nodes[node]!.current = current
         }
     }
 }

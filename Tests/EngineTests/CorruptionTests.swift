@@ -14,6 +14,7 @@ import Testing
         let fs = FaultInjectingFileSystem()
         var options = Options()
         options.compressionLevel = level
+        options.preallocationSize = 0  // the file's size is where the next frame starts
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
         var offsets: [Int] = []
         for i in 1...3 {

@@ -48,13 +48,18 @@ import Testing
         options.syncMode = mode
         options.segmentSize = 64 << 10
         options.blockSize = 4 << 10
+        options.preallocationSize = 8 << 10  // small, so every segment preallocates several times
         return options
     }
 
     /// Runs the workload until the file system stops it; returns (acknowledged, attempted) commits.
-    static func runUntilCrash(_ fs: FaultInjectingFileSystem, _ batches: [WriteBatch], _ mode: SyncMode) -> (Int, Int) {
+    static func runUntilCrash(
+        _ fs: FaultInjectingFileSystem, _ batches: [WriteBatch], _ mode: SyncMode, preallocate: Bool = true
+    ) -> (Int, Int) {
         var acknowledged = 0
-        guard let store = try? LogStore.open(at: dir, options: options(mode), fileSystem: fs) else { return (0, 0) }
+        var options = options(mode)
+        if !preallocate { options.preallocationSize = 0 }
+        guard let store = try? LogStore.open(at: dir, options: options, fileSystem: fs) else { return (0, 0) }
         for batch in batches {
             do {
                 try store.commit(batch)
@@ -112,12 +117,14 @@ import Testing
 
     /// A write cut short at every byte (the process killed mid-write, the partial bytes kept):
     /// open cuts the partial frame off and the log stays appendable. Writes over 2 KiB are cut at
-    /// every byte of their first and last 200 bytes and every 61st byte between.
+    /// every byte of their first and last 200 bytes and every 61st byte between. Preallocation is
+    /// off here so that every write appends (a frame torn inside preallocated space has a test of
+    /// its own).
     @Test func tornWriteAtEveryByteIsCutOffOnOpen() throws {
         let batches = Self.batches()
         let states = try Self.prefixStates(batches)
         let probe = FaultInjectingFileSystem()
-        _ = Self.runUntilCrash(probe, batches, .durable)
+        _ = Self.runUntilCrash(probe, batches, .durable, preallocate: false)
         let writes = probe.operationLog.enumerated().filter { $0.element.kind == .write }.map { $0.offset + 1 }
         #expect(writes.count == 16)  // two segment headers and fourteen frames
         var checked = 0
@@ -125,11 +132,11 @@ import Testing
             // The file system just before the write, and the file as the whole write leaves it.
             let before = FaultInjectingFileSystem()
             before.crash(atOperation: operation)
-            let (acknowledged, _) = Self.runUntilCrash(before, batches, .durable)
+            let (acknowledged, _) = Self.runUntilCrash(before, batches, .durable, preallocate: false)
             before.processCrash()
             let whole = FaultInjectingFileSystem()
             whole.crash(atOperation: operation, tornWriteBytes: Int.max)
-            _ = Self.runUntilCrash(whole, batches, .durable)
+            _ = Self.runUntilCrash(whole, batches, .durable, preallocate: false)
             let path = probe.operationLog[operation - 1].path
             let start = before.contents(of: path) ?? []
             let full = whole.contents(of: path)!
@@ -177,18 +184,59 @@ import Testing
         #expect(try recovered.contents().count == 64)
     }
 
-    @Test func tornTailOfZerosIsDroppedOnOpen() throws {
+    @Test func frameTornInsidePreallocatedSpaceIsCutOnOpen() throws {
         let fs = FaultInjectingFileSystem()
         let store = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)
+        try store.write { $0.put(bytes("a"), bytes("1")) }
+        let path = Self.dir + "/0000000000000001.wal"
+        try store.write { $0.put(bytes("b"), bytes("2")) }
+        let withTwo = fs.contents(of: path)!
+        #expect(withTwo.count >= 8 << 10, "the segment is preallocated")
+        fs.processCrash()
+        // Zero the second frame's last bytes, as a crash would leave a write cut short.
+        let zeroAt = withTwo.lastIndex { $0 != 0 }!
+        var torn = withTwo
+        for i in (zeroAt - 3)...zeroAt { torn[i] = 0 }
+        fs.setContents(torn, of: path)
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)
+        #expect(try reopened.contents() == [bytes("a"): bytes("1")])
+        #expect(reopened.statistics.recovery.truncatedBytes > 0)
+        try reopened.write { $0.put(bytes("c"), bytes("3")) }
+        try reopened.close()
+        #expect(try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs).contents() == [bytes("a"): bytes("1"), bytes("c"): bytes("3")])
+    }
+
+    @Test func preallocatedZerosAreTheCleanEndOfTheLogAndAreTrimmedOnClose() throws {
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)
+        try store.write { $0.put(bytes("a"), bytes("1")) }
+        let path = Self.dir + "/0000000000000001.wal"
+        #expect(fs.contents(of: path)!.count > 8 << 10)
+        fs.processCrash()  // killed with the zeros in place
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)
+        #expect(reopened.statistics.recovery.truncatedBytes == 0, "zeros are not a torn tail")
+        #expect(try reopened.contents() == [bytes("a"): bytes("1")])
+        try reopened.close()
+        #expect(fs.contents(of: path)!.count < 100, "close trims the preallocated space")
+    }
+
+    @Test func zerosAfterTheLastFrameAreNotATornTail() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options(.durable)
+        options.preallocationSize = 0
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         try store.write { $0.put(bytes("a"), bytes("1")) }
         try store.close()
         let path = Self.dir + "/0000000000000001.wal"
         let good = fs.contents(of: path)!
-        // A crash after the file grew but before its data reached the disk leaves zeros.
+        // The file grew but its data never reached the disk: zeros, read as preallocated space.
         fs.setContents(good + [UInt8](repeating: 0, count: 300), of: path)
-        let reopened = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         #expect(try reopened.contents() == [bytes("a"): bytes("1")])
-        #expect(reopened.statistics.recovery.truncatedBytes == 300)
-        #expect(fs.contents(of: path)! == good)
+        #expect(reopened.statistics.recovery.truncatedBytes == 0)
+        try reopened.write { $0.put(bytes("b"), bytes("2")) }
+        try reopened.close()
+        #expect(try LogStore.open(at: Self.dir, options: options, fileSystem: fs).contents().count == 2)
     }
+
 }

@@ -11,7 +11,9 @@ import Testing
 
     /// The contents after committing `batches` to a fresh store.
     static func expected(_ batches: [WriteBatch]) throws -> [[UInt8]: [UInt8]] {
-        let store = try LogStore.open(at: "/expected", options: Options(), fileSystem: FaultInjectingFileSystem())
+        var options = Options()
+        options.preallocationSize = 0
+        let store = try LogStore.open(at: "/expected", options: options, fileSystem: FaultInjectingFileSystem())
         for batch in batches { try store.commit(batch) }
         return try store.contents()
     }
@@ -48,7 +50,8 @@ import Testing
                     #expect(try store.contents() == Self.expected(committed), "readable and unchanged after write \(operation) failed")
                     let walAfter = fs.names(in: Self.dir).filter { $0.hasSuffix(".wal") }.map { fs.contents(of: Self.dir + "/" + $0)!.count }
                     if walAfter.count == walBefore.count {
-                        #expect(walAfter == walBefore, "the partial frame is cut off")
+                        // Cut back to where the frame began (which also drops preallocated zeros).
+                        #expect(zip(walAfter, walBefore).allSatisfy { $0 <= $1 }, "the partial frame is cut off")
                     }
                 }
             }
@@ -87,7 +90,12 @@ import Testing
                     }
                 }
             }
-            let failedBatch = try #require(failed, "sync \(operation) was reached")
+            guard let failedBatch = failed else {
+                // The workload's last sync is close's (it trims the preallocated space): close
+                // reports the failure.
+                #expect(throws: EngineError.self, "sync \(operation)") { try store.close() }
+                continue
+            }
             // Reads go on, and show only acknowledged commits.
             #expect(try store.contents() == Self.expected(acknowledged))
             #expect(throws: EngineError.self) { try store.sync() }
@@ -136,7 +144,7 @@ import Testing
         fs.processCrash()
         let reopened = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
         #expect(try reopened.contents() == [bytes("a"): bytes("1")])
-        #expect(reopened.statistics.recovery.truncatedBytes == 5)
+        #expect(reopened.statistics.recovery.truncatedBytes >= 5, "the 5 bytes that landed are cut off")
     }
 
     @Test func failedCloseSyncIsReportedInDeferredModes() throws {

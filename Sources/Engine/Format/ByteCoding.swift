@@ -92,6 +92,23 @@ func checksum(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
     }
 }
 
+/// True when every byte is zero; eight bytes at a time.
+func isAllZero(_ bytes: ArraySlice<UInt8>) -> Bool {
+    bytes.withUnsafeBytes { raw in
+        var index = 0
+        var bits: UInt64 = 0
+        while index + 8 <= raw.count {
+            bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < raw.count {
+            bits |= UInt64(raw[index])
+            index += 1
+        }
+        return bits == 0
+    }
+}
+
 /// Reads a little-endian UInt32 at `offset` of `bytes` (which the caller has bounds-checked).
 func loadUInt32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> UInt32 {
     var value: UInt32 = 0

@@ -29,7 +29,8 @@ struct LogReader {
     let segmentNumber: UInt64
     let isNewest: Bool
     let fileSize: UInt64
-    /// Offset just past the last verified frame (or the header): where the log continues.
+    /// Offset just past the last verified frame (or the header): where the log continues. Any
+    /// bytes between it and ``fileSize`` are preallocated zeros (unless ``tornTail`` is set).
     private(set) var validLength: UInt64 = 0
     /// Set when the segment ended in a torn frame or torn header (newest segment only).
     private(set) var tornTail: TornTail?
@@ -85,12 +86,15 @@ struct LogReader {
         return true
     }
 
-    /// The next verified frame, or nil at the end of the segment (check ``tornTail``).
+    /// The next verified frame, or nil at the end of the segment (check ``tornTail``). Zero bytes
+    /// running to the end of the file are preallocated space: the clean end of the segment.
     mutating func nextFrame() throws(EngineError) -> Frame? {
         let offset = validLength
         let remaining = fileSize - offset
         if remaining == 0 { return nil }
         let headerSize = UInt64(LogFormat.frameHeaderSize)
+        let visible = try bytes(at: offset, count: Int(min(remaining, headerSize)))
+        if isAllZero(visible), try isZero(from: offset) { return nil }
         guard remaining >= headerSize else {
             return try torn(at: offset, "frame header is short (\(remaining) bytes before end of file)", zeroFrom: nil)
         }
@@ -145,7 +149,7 @@ struct LogReader {
         while position < fileSize {
             let count = Int(min(UInt64(Self.chunkSize), fileSize - position))
             let chunk = try bytes(at: position, count: count)
-            if chunk.contains(where: { $0 != 0 }) { return false }
+            if !isAllZero(chunk) { return false }
             position += UInt64(count)
         }
         return true

@@ -1,0 +1,67 @@
+/// Something the benches measure: a store (WALStore, SQLite, LevelDB, ...) or a reference such
+/// as the physical limit of the disk.
+public protocol Contender {
+    /// The name in the table's contender column.
+    var name: String { get }
+    /// True when `workload` means something for this contender (a table row is made for it).
+    func supports(_ workload: Workload) -> Bool
+    /// Runs one repetition of `workload` and measures it.
+    func measure(_ workload: Workload, in context: RunContext) throws -> Sample
+}
+
+/// A key–value store opened on one directory and used by one thread at a time.
+public protocol BenchStore: AnyObject {
+    /// Writes `records` in one durable commit (one transaction).
+    func put(_ records: ArraySlice<Record>) throws
+    /// Deletes the keys of `records` in one durable commit.
+    func delete(_ records: ArraySlice<Record>) throws
+    /// Reads the value of `key` into memory the way an app gets it (a `[UInt8]`) and returns its
+    /// length; nil when the key is absent.
+    func valueLength(_ key: [UInt8]) throws -> Int?
+    /// Reads every record in key order, key and value; returns how many and their total bytes.
+    func scanAll() throws -> (count: Int, bytes: Int)
+    /// Brings the files to their resting size before they are measured (SQLite checkpoints its
+    /// write-ahead log). Most stores do nothing.
+    func settle() throws
+    /// Closes the store. Idempotent: the harness may close a store twice.
+    func close() throws
+}
+
+extension BenchStore {
+    public func settle() throws {}
+}
+
+/// A store opened for the writer threads of `fillsync-concurrent`.
+public protocol ConcurrentWriter: Sendable {
+    /// Commits `record` durably on its own, from writer thread number `thread`.
+    func put(_ record: Record, thread: Int) throws
+    /// Brings the files to their resting size (after every thread has finished).
+    func settle() throws
+    /// Closes everything (after every thread has finished). Idempotent.
+    func close() throws
+}
+
+/// A contender that is a store: every workload is run by the shared code in
+/// `StoreContender+Workloads.swift` through ``open(_:)``.
+public protocol StoreContender: Contender {
+    /// Opens (creating when needed) the store in the directory at `path`.
+    func open(_ path: String) throws -> any BenchStore
+    /// Opens the store at `path` for `threads` writer threads (one connection each where the
+    /// store needs that). Throws for stores the bench does not run concurrently.
+    func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter
+    /// Opens the store for the `open` workload, doing whatever makes the open real: for SQLite a
+    /// `SELECT count(*)`; for most stores just ``open(_:)``.
+    func openAndTouch(_ path: String) throws -> any BenchStore
+}
+
+extension StoreContender {
+    public func supports(_ workload: Workload) -> Bool { true }
+
+    public func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
+        throw BenchError("\(name) is not run with concurrent writers")
+    }
+
+    public func openAndTouch(_ path: String) throws -> any BenchStore {
+        try open(path)
+    }
+}

@@ -1,0 +1,40 @@
+/// One row of the table: a workload on a contender, every repetition and the median.
+public struct ResultRow: Sendable, Codable {
+    public var workload: Workload
+    public var contender: String
+    /// Every repetition, in the order run.
+    public var samples: [Sample]
+    /// The repetition with the median time; the row's figures are all taken from it.
+    public var median: Sample
+    /// For the subject's rows: its operations per second divided by each reference's, by
+    /// reference name (above 1: the subject is faster).
+    public var ratios: [String: Double]
+
+    public init(workload: Workload, contender: String, samples: [Sample]) {
+        self.workload = workload
+        self.contender = contender
+        self.samples = samples
+        self.median = Sample.median(of: samples)
+        self.ratios = [:]
+    }
+}
+
+extension [ResultRow] {
+    /// The row of `contender` on `workload`, if it was run.
+    public func row(_ workload: Workload, _ contender: String) -> ResultRow? {
+        first { $0.workload == workload && $0.contender == contender }
+    }
+
+    /// Fills in the subject's ratio to each reference on the same workload.
+    mutating func computeRatios(subject: String, references: [String]) {
+        for index in indices where self[index].contender == subject {
+            let mine = self[index].median.operationsPerSecond
+            for reference in references {
+                guard let other = row(self[index].workload, reference), other.median.operationsPerSecond > 0 else {
+                    continue
+                }
+                self[index].ratios[reference] = mine / other.median.operationsPerSecond
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/// The plain-text table: one row per (workload, contender), figures of the median repetition.
+public struct ResultTable {
+    public var rows: [ResultRow]
+    /// The subject whose rows carry ratios.
+    public var subject: String
+    /// The reference contenders, one ratio column each, headed by their ``columnTitles``.
+    public var references: [String]
+    /// Column headings for the references (default "vs <name>").
+    public var columnTitles: [String: String]
+
+    public init(rows: [ResultRow], subject: String, references: [String], columnTitles: [String: String] = [:]) {
+        self.rows = rows
+        self.subject = subject
+        self.references = references
+        self.columnTitles = columnTitles
+    }
+
+    /// The table's lines, a rule between workloads.
+    public func render() -> String {
+        let titles = references.map { columnTitles[$0] ?? "vs \($0)" }
+        let workloadWidth = max(8, rows.map(\.workload.rawValue.count).max() ?? 0)
+        let contenderWidth = max(9, rows.map(\.contender.count).max() ?? 0)
+        let numeric = [11, 10, 8, 10]
+        var header = TableFormat.pad("workload", workloadWidth) + "  " + TableFormat.pad("contender", contenderWidth)
+        for (title, width) in zip(["ops/s", "µs/op", "MB/s", "on disk"], numeric) {
+            header += "  " + TableFormat.pad(title, width, right: true)
+        }
+        for title in titles { header += "  " + TableFormat.pad(title, max(8, title.count), right: true) }
+        let rule = String(repeating: "-", count: header.count)
+        var lines = [header, rule]
+        var previous: Workload?
+        for row in rows {
+            if let previous, previous != row.workload { lines.append("") }
+            previous = row.workload
+            let m = row.median
+            var line = TableFormat.pad(row.workload.rawValue, workloadWidth) + "  "
+                + TableFormat.pad(row.contender, contenderWidth)
+            let cells = [
+                TableFormat.count(m.operationsPerSecond), TableFormat.micros(m.microsecondsPerOperation),
+                TableFormat.fixed(m.megabytesPerSecond, 1), TableFormat.bytes(m.bytesOnDisk),
+            ]
+            for (cell, width) in zip(cells, numeric) { line += "  " + TableFormat.pad(cell, width, right: true) }
+            for (reference, title) in zip(references, titles) {
+                let cell = row.contender == subject ? row.ratios[reference].map(TableFormat.ratio) ?? "" : ""
+                line += "  " + TableFormat.pad(cell, max(8, title.count), right: true)
+            }
+            while line.last == " " { line.removeLast() }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,71 @@
+import Engine
+
+/// WALStore through its public API: one `WriteBatch` per commit, `value(forKey:)`, and
+/// `scan(prefix: [])` with `entry.value()`.
+public struct WALStoreContender: StoreContender {
+    public let name: String
+    /// The options every store is opened with (the defaults: durable, 32 MiB value cache, zlib 1).
+    public let options: Options
+
+    public init(name: String = "WALStore", options: Options = Options()) {
+        self.name = name
+        self.options = options
+    }
+
+    public func open(_ path: String) throws -> any BenchStore {
+        WALStoreHandle(try LogStore.open(at: path, options: options))
+    }
+
+    /// All threads share one `LogStore`: concurrent commits are grouped under one sync.
+    public func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
+        WALStoreHandle(try LogStore.open(at: path, options: options))
+    }
+}
+
+/// An open `LogStore`. Sendable: it holds only the (Sendable) store.
+final class WALStoreHandle: BenchStore, ConcurrentWriter {
+    let store: LogStore
+
+    init(_ store: LogStore) {
+        self.store = store
+    }
+
+    func put(_ records: ArraySlice<Record>) throws {
+        var batch = WriteBatch()
+        for record in records { batch.put(record.key, record.value) }
+        try store.commit(batch)
+    }
+
+    func put(_ record: Record, thread: Int) throws {
+        var batch = WriteBatch()
+        batch.put(record.key, record.value)
+        try store.commit(batch)
+    }
+
+    func delete(_ records: ArraySlice<Record>) throws {
+        var batch = WriteBatch()
+        for record in records { batch.delete(record.key) }
+        try store.commit(batch)
+    }
+
+    func valueLength(_ key: [UInt8]) throws -> Int? {
+        try store.value(forKey: key)?.count
+    }
+
+    func scanAll() throws -> (count: Int, bytes: Int) {
+        var count = 0
+        var bytes = 0
+        for entry in try store.scan(prefix: []) {
+            let value = try entry.value()
+            count += 1
+            bytes += entry.key.count + value.count
+        }
+        return (count, bytes)
+    }
+
+    func settle() throws {}
+
+    func close() throws {
+        try store.close()
+    }
+}

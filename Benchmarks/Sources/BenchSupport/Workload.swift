@@ -1,0 +1,68 @@
+/// The benchmark workloads, named after leveldb's `db_bench`.
+public enum Workload: String, CaseIterable, Sendable, Codable {
+    case fillseq
+    case fillbatch100
+    case fillsync
+    case fillsyncConcurrent = "fillsync-concurrent"
+    case overwrite
+    case readrandomWarm = "readrandom-warm"
+    case readrandomCold = "readrandom-cold"
+    case readseq
+    case delete
+    case open
+
+    /// Records per durable commit in the fill, overwrite and delete workloads.
+    public static let bulkBatchSize = 1_000
+    /// Writer threads of `fillsync-concurrent`.
+    public static let concurrentThreads = 8
+
+    /// True for the workloads that write: each repetition starts from a fresh directory.
+    public var writes: Bool {
+        switch self {
+        case .fillseq, .fillbatch100, .fillsync, .fillsyncConcurrent, .overwrite, .delete: true
+        case .readrandomWarm, .readrandomCold, .readseq, .open: false
+        }
+    }
+
+    /// One line on what the workload does, for `--help` and the README.
+    public var summary: String {
+        switch self {
+        case .fillseq: "insert N records into an empty store, 1,000 per durable commit"
+        case .fillbatch100: "insert N records into an empty store, 100 per durable commit"
+        case .fillsync: "insert min(N, 5,000) records, one per durable commit"
+        case .fillsyncConcurrent: "as fillsync, from 8 threads committing at once"
+        case .overwrite: "N puts to existing keys in random order, 1,000 per durable commit"
+        case .readrandomWarm: "N point reads of random keys, second pass (caches warm)"
+        case .readrandomCold: "N point reads of random keys right after reopening with the OS page cache dropped"
+        case .readseq: "scan every record in key order reading every value (store freshly opened)"
+        case .delete: "delete all N keys, 1,000 per durable commit"
+        case .open: "open the store of N records with the OS page cache dropped"
+        }
+    }
+
+    /// Parses a comma-separated list of workload names; the failure names the first unknown one.
+    public static func parseList(_ text: String) -> Result<[Workload], ParseFailure> {
+        var result: [Workload] = []
+        for name in text.split(separator: ",", omittingEmptySubsequences: true) {
+            let trimmed = name.trimmingCharacters(in: " ")
+            guard let workload = Workload(rawValue: trimmed) else { return .failure(ParseFailure(name: trimmed)) }
+            if !result.contains(workload) { result.append(workload) }
+        }
+        return result.isEmpty ? .failure(ParseFailure(name: text)) : .success(result)
+    }
+
+    /// An unknown workload name.
+    public struct ParseFailure: Error {
+        public let name: String
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing `character`s.
+    func trimmingCharacters(in character: Character) -> String {
+        var slice = self[...]
+        while slice.first == character { slice = slice.dropFirst() }
+        while slice.last == character { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

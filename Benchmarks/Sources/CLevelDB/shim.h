@@ -1,0 +1,4 @@
+#ifndef WALSTORE_BENCH_CLEVELDB_SHIM_H
+#define WALSTORE_BENCH_CLEVELDB_SHIM_H
+#include <leveldb/c.h>
+#endif

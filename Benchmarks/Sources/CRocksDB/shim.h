@@ -1,0 +1,4 @@
+#ifndef WALSTORE_BENCH_CROCKSDB_SHIM_H
+#define WALSTORE_BENCH_CROCKSDB_SHIM_H
+#include <rocksdb/c.h>
+#endif

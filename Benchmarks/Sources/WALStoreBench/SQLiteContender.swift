@@ -1,0 +1,153 @@
+import BenchSupport
+import CSQLite
+
+/// SQLite 3 in WAL mode with `synchronous` FULL or NORMAL, through prepared statements:
+/// `BEGIN` / `INSERT OR REPLACE` ... / `COMMIT` per batch, `SELECT v FROM kv WHERE k = ?`, and
+/// `SELECT k, v FROM kv ORDER BY k`.
+struct SQLiteContender: StoreContender {
+    let name: String
+    let synchronous: SQLiteConnection.Synchronous
+
+    func open(_ path: String) throws -> any BenchStore {
+        try SQLiteStore(SQLiteConnection(directory: path, synchronous: synchronous), immediate: false)
+    }
+
+    /// One connection per thread; `BEGIN IMMEDIATE` so that a writer waits for the write lock in
+    /// the busy handler instead of failing.
+    func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
+        var stores: [SQLiteStore] = []
+        for _ in 0..<threads {
+            stores.append(try SQLiteStore(SQLiteConnection(directory: path, synchronous: synchronous), immediate: true))
+        }
+        return SQLiteConcurrentWriter(stores: stores)
+    }
+
+    /// Open plus `SELECT count(*) FROM kv`, so that the open reads the database.
+    func openAndTouch(_ path: String) throws -> any BenchStore {
+        let store = try SQLiteStore(SQLiteConnection(directory: path, synchronous: synchronous), immediate: false)
+        _ = try store.count()
+        return store
+    }
+
+    /// The SQLite library's version.
+    static var version: String { String(cString: sqlite3_libversion()) }
+}
+
+/// An open SQLite database with its prepared statements.
+final class SQLiteStore: BenchStore {
+    private let connection: SQLiteConnection
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+    private let rollback: SQLiteStatement
+    private let insert: SQLiteStatement
+    private let remove: SQLiteStatement
+    private let select: SQLiteStatement
+    private let scan: SQLiteStatement
+    private let countAll: SQLiteStatement
+
+    init(_ connection: SQLiteConnection, immediate: Bool) throws {
+        self.connection = connection
+        begin = try connection.prepare(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        commit = try connection.prepare("COMMIT")
+        rollback = try connection.prepare("ROLLBACK")
+        insert = try connection.prepare("INSERT OR REPLACE INTO kv(k, v) VALUES(?1, ?2)")
+        remove = try connection.prepare("DELETE FROM kv WHERE k = ?1")
+        select = try connection.prepare("SELECT v FROM kv WHERE k = ?1")
+        scan = try connection.prepare("SELECT k, v FROM kv ORDER BY k")
+        countAll = try connection.prepare("SELECT count(*) FROM kv")
+    }
+
+    /// Runs `body` inside `BEGIN` ... `COMMIT` (rolled back if it throws).
+    private func transaction(_ body: () throws -> Void) throws {
+        try begin.run()
+        do {
+            try body()
+            try commit.run()
+        } catch {
+            try? rollback.run()
+            throw error
+        }
+    }
+
+    func put(_ records: ArraySlice<Record>) throws {
+        try transaction {
+            for record in records {
+                try insert.bind(record.key, at: 1)
+                try insert.bind(record.value, at: 2)
+                try insert.run()
+            }
+        }
+    }
+
+    func delete(_ records: ArraySlice<Record>) throws {
+        try transaction {
+            for record in records {
+                try remove.bind(record.key, at: 1)
+                try remove.run()
+            }
+        }
+    }
+
+    func valueLength(_ key: [UInt8]) throws -> Int? {
+        defer { select.reset() }
+        try select.bind(key, at: 1)
+        guard try select.step() else { return nil }
+        return select.blob(0)?.count
+    }
+
+    func scanAll() throws -> (count: Int, bytes: Int) {
+        defer { scan.reset() }
+        var count = 0
+        var bytes = 0
+        while try scan.step() {
+            let key = scan.blob(0) ?? []
+            let value = scan.blob(1) ?? []
+            count += 1
+            bytes += key.count + value.count
+        }
+        return (count, bytes)
+    }
+
+    /// `SELECT count(*) FROM kv`.
+    func count() throws -> Int {
+        defer { countAll.reset() }
+        guard try countAll.step() else { throw BenchError("SELECT count(*) returned no row") }
+        return Int(countAll.integer(0))
+    }
+
+    /// Moves the WAL into the database and truncates it, so the files show the database's size.
+    func settle() throws {
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    func close() throws {
+        connection.close()
+    }
+}
+
+/// The connections of `fillsync-concurrent`, one per writer thread.
+///
+/// `@unchecked Sendable`, lock discipline: the array never changes after `init`, and connection
+/// `i` (with its statements) is used only by writer thread `i`; `settle()` and `close()` run on
+/// the harness's thread after every writer thread has finished (`ThreadGang.run` returns only
+/// then), so no connection is ever used by two threads at once. SQLite's own locks order the
+/// writers.
+final class SQLiteConcurrentWriter: ConcurrentWriter, @unchecked Sendable {
+    private let stores: [SQLiteStore]
+
+    init(stores: [SQLiteStore]) {
+        self.stores = stores
+    }
+
+    func put(_ record: Record, thread: Int) throws {
+        try stores[thread].put([record][...])
+    }
+
+    func settle() throws {
+        try stores.first?.settle()
+    }
+
+    func close() throws {
+        for store in stores { try store.close() }
+    }
+}
