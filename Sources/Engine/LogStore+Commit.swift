@@ -116,6 +116,7 @@ extension LogStore {
             do {
                 try w.active.truncate(to: groupOffset)
                 w.allocatedEnd = groupOffset
+                state.withLock { $0.preallocatedBytes = 0 }
             } catch let truncateError {
                 w.failure = truncateError
             }
@@ -138,6 +139,7 @@ extension LogStore {
                 }
             }
             s.lastSequence = first + UInt64(group.count - 1)
+            s.preallocatedBytes = w.allocatedEnd - w.writeOffset
         }
         return first
     }

@@ -4,8 +4,10 @@ extension LogStore {
     public var statistics: Statistics {
         state.withLock { s in
             var segments: [Statistics.Segment] = []
+            let active = s.files.keys.max()
             for (number, usage) in s.index.usage.sorted(by: { $0.key < $1.key }) {
-                let size = (try? s.files[number]?.size()) ?? 0
+                var size = (try? s.files[number]?.size()) ?? 0
+                if number == active { size -= min(size, s.preallocatedBytes) }
                 segments.append(Statistics.Segment(
                     number: number, bytesOnDisk: size, liveBytes: usage.liveBytes, deadBytes: usage.deadBytes))
             }
@@ -16,6 +18,7 @@ extension LogStore {
                 deadBytes: segments.reduce(0) { $0 + $1.deadBytes },
                 segments: segments,
                 bytesOnDisk: segments.reduce(0) { $0 + $1.bytesOnDisk },
+                preallocatedBytes: s.preallocatedBytes,
                 lastSequence: s.lastSequence,
                 indexBytesPerKey: KeyDirectory.estimatedBytesPerKey(averageKeyLength: averageKey),
                 cacheBytes: s.cache.bytes, cacheHits: s.cache.hits, cacheMisses: s.cache.misses,

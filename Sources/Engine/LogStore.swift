@@ -60,6 +60,8 @@ public final class LogStore: Sendable {
         var cache: ValueCache
         var files: [UInt64: any StoreFile]
         var lastSequence: UInt64
+        /// Zero bytes preallocated past the active segment's last frame (kept out of the figures).
+        var preallocatedBytes: UInt64 = 0
         var recovery: Statistics.Recovery
         var closed = false
     }
@@ -107,7 +109,8 @@ public final class LogStore: Sendable {
             syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1))
         self.state = Locked(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity), files: log.files,
-            lastSequence: log.lastSequence, recovery: log.recovery))
+            lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
+            recovery: log.recovery))
     }
 
     deinit {
@@ -179,6 +182,7 @@ public final class LogStore: Sendable {
         try w.active.truncate(to: w.writeOffset)
         w.allocatedEnd = w.writeOffset
         w.unsynced = true
+        state.withLock { $0.preallocatedBytes = 0 }
     }
 
     /// Syncs the active segment if anything was written since the last sync. A failed sync makes
@@ -196,7 +200,10 @@ public final class LogStore: Sendable {
                 // Only the failed commit lies past the synced offset, and it was never published.
                 // Linux keeps its pages readable but marks them clean, so a reopen would find it
                 // and a later sync would not write it: cut it off now (best effort).
-                if (try? w.active.truncate(to: w.syncedOffset)) != nil { w.allocatedEnd = w.syncedOffset }
+                if (try? w.active.truncate(to: w.syncedOffset)) != nil {
+                    w.allocatedEnd = w.syncedOffset
+                    state.withLock { $0.preallocatedBytes = 0 }
+                }
             }
             throw error
         }

@@ -4,7 +4,7 @@ public struct Statistics: Sendable, Equatable {
     public struct Segment: Sendable, Equatable {
         /// The segment's number (its file is named after it).
         public var number: UInt64
-        /// The file's size in bytes.
+        /// The file's size in bytes, less preallocated zeros (which only the active segment has).
         public var bytesOnDisk: UInt64
         /// Raw encoded bytes of the records in it that are the latest version of their key.
         public var liveBytes: Int
@@ -29,8 +29,11 @@ public struct Statistics: Sendable, Equatable {
     public var deadBytes: Int
     /// The segments, oldest first.
     public var segments: [Segment]
-    /// Bytes of every segment file.
+    /// Bytes of every segment file, less the active segment's preallocated zeros: the log itself.
     public var bytesOnDisk: UInt64
+    /// Zero bytes allocated ahead of the active segment's last frame (``Options/preallocationSize``);
+    /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
+    public var preallocatedBytes: UInt64
     /// The sequence number of the last commit (0 for an empty log).
     public var lastSequence: UInt64
     /// An estimate of the in-memory index's heap bytes per key (see `README.md`, "Figures", for
