@@ -134,7 +134,7 @@ extension LogStore {
             for (index, member) in group.enumerated() {
                 let sequence = first + UInt64(index)
                 for record in member.encoded.records {
-                    s.cache.remove(record.key)
+                    s.cache.remove(HashedKey(record.key))
                     s.index.apply(record, segment: segment, frameOffset: frameOffsets[index], sequence: sequence)
                 }
             }

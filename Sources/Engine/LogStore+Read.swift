@@ -10,7 +10,7 @@ extension LogStore {
         let found = try state.withLock { s throws(EngineError) -> (Location, (any StoreFile)?, [UInt8]?)? in
             guard !s.closed else { throw Self.closedError }
             guard let location = s.index[key] else { return nil }
-            if let cached = s.cache.value(forKey: key, sequence: location.sequence) {
+            if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) {
                 return (location, nil, cached)
             }
             return (location, s.files[location.segment], nil)
@@ -43,35 +43,49 @@ extension LogStore {
     func readValue(key: [UInt8], at location: Location) throws(EngineError) -> [UInt8] {
         let found = try state.withLock { s throws(EngineError) -> (any StoreFile, [UInt8]?) in
             guard !s.closed, let file = s.files[location.segment] else { throw Self.closedError }
-            return (file, s.cache.value(forKey: key, sequence: location.sequence))
+            return (file, s.cache.value(forKey: HashedKey(key), tag: location.sequence))
         }
         if let cached = found.1 { return cached }
         return try readValue(key: key, at: location, from: found.0)
     }
 
     private func readValue(key: [UInt8], at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
-        let length = Int(location.blockLength)
-        let block = try file.read(at: location.blockOffset, count: length)
-        guard block.count == length, length >= LogFormat.blockHeaderSize else {
-            throw .corruption("block of \(length) bytes runs past the end of the segment", path: file.path, offset: location.blockOffset)
+        let block = BlockID(segment: location.segment, offset: location.blockOffset)
+        let raw: [UInt8]
+        var fromDisk = false
+        if options.blockCacheCapacity > 0, let cached = state.withLock({ $0.blocks.value(forKey: block, tag: 0) }) {
+            raw = cached
+        } else {
+            raw = try readBlock(at: location, from: file)
+            fromDisk = true
         }
-        let raw = try CommitDecoding.block(
-            header: block[0..<LogFormat.blockHeaderSize], stored: block[LogFormat.blockHeaderSize...],
-            path: file.path, offset: location.blockOffset)
         let start = Int(location.valueOffset)
         let end = start + Int(location.valueLength)
         guard end <= raw.count else {
             throw .corruption("value lies past the end of its block", path: file.path, offset: location.blockOffset)
         }
         let value = start == 0 && end == raw.count ? raw : Array(raw[start..<end])
-        if options.valueCacheCapacity > 0 {
+        if options.valueCacheCapacity > 0 || options.blockCacheCapacity > 0 {
             state.withLock { s in
-                if s.index[key]?.sequence == location.sequence {
-                    s.cache.insert(value, forKey: key, sequence: location.sequence)
+                if fromDisk, options.blockCacheCapacity > 0 { s.blocks.insert(raw, forKey: block, tag: 0) }
+                if options.valueCacheCapacity > 0, s.index[key]?.sequence == location.sequence {
+                    s.cache.insert(value, forKey: HashedKey(key), tag: location.sequence, keyCost: key.count)
                 }
             }
         }
         return value
+    }
+
+    /// One `pread` of the block at `location`, verified and inflated.
+    private func readBlock(at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
+        let length = Int(location.blockLength)
+        let block = try file.read(at: location.blockOffset, count: length)
+        guard block.count == length, length >= LogFormat.blockHeaderSize else {
+            throw .corruption("block of \(length) bytes runs past the end of the segment", path: file.path, offset: location.blockOffset)
+        }
+        return try CommitDecoding.block(
+            header: block[0..<LogFormat.blockHeaderSize], stored: block[LogFormat.blockHeaderSize...],
+            path: file.path, offset: location.blockOffset)
     }
 }
 

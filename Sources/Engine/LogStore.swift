@@ -58,6 +58,7 @@ public final class LogStore: Sendable {
     struct ReaderState: Sendable {
         var index: KeyDirectory
         var cache: ValueCache
+        var blocks: BlockCache
         var files: [UInt64: any StoreFile]
         var lastSequence: UInt64
         /// Zero bytes preallocated past the active segment's last frame (kept out of the figures).
@@ -108,7 +109,8 @@ public final class LogStore: Sendable {
             active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
             syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1))
         self.state = Locked(ReaderState(
-            index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity), files: log.files,
+            index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
+            blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files,
             lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
             recovery: log.recovery))
     }
@@ -155,6 +157,7 @@ public final class LogStore: Sendable {
                 s.closed = true
                 s.files = [:]
                 s.cache = ValueCache(capacity: 0)
+                s.blocks = BlockCache(capacity: 0)
             }
             return !s.closed
         }

@@ -7,6 +7,10 @@ public struct Options: Sendable, Equatable {
     public var segmentSize: Int = 64 << 20
     /// Bytes of decoded values kept in memory for repeated reads (0 disables the cache).
     public var valueCacheCapacity: Int = 32 << 20
+    /// Bytes of decoded blocks kept in memory (0 disables the cache). A value read from a cached
+    /// block costs no `pread`, checksum or inflate; scans and reads of keys written together
+    /// share blocks.
+    public var blockCacheCapacity: Int = 32 << 20
     /// zlib level for commit blocks: 0 stores every block raw, 1 (fastest, default) ... 9 (smallest).
     /// A block that does not shrink is stored raw whatever the level.
     public var compressionLevel: Int = 1
@@ -26,6 +30,7 @@ public struct Options: Sendable, Equatable {
             throw .invalid("segmentSize \(segmentSize) is outside 64 KiB ... 4 GiB")
         }
         guard valueCacheCapacity >= 0 else { throw .invalid("valueCacheCapacity must not be negative") }
+        guard blockCacheCapacity >= 0 else { throw .invalid("blockCacheCapacity must not be negative") }
         guard 0...9 ~= compressionLevel else { throw .invalid("compressionLevel \(compressionLevel) is outside 0 ... 9") }
         guard (4 << 10)...(64 << 10) ~= blockSize else {
             throw .invalid("blockSize \(blockSize) is outside 4 KiB ... 64 KiB")

@@ -78,6 +78,7 @@ package final class FaultInjectingFileSystem: FileSystem {
         var kindFaults: [OperationKind: Int32] = [:]
         var kindCounts: [OperationKind: Int] = [:]
         var largestRead = 0
+        var readCount = 0
     }
 
     let state = Locked(State())
@@ -94,6 +95,8 @@ package final class FaultInjectingFileSystem: FileSystem {
     package var operationCount: Int { state.withLock { $0.operations.count } }
     /// The largest byte count any read has asked for: how much the engine was ready to allocate.
     package var largestRead: Int { state.withLock { $0.largestRead } }
+    /// How many reads have been made.
+    package var readCount: Int { state.withLock { $0.readCount } }
     /// True once a crash rule fired: every operation fails until ``powerLoss()`` or ``processCrash()``.
     package var hasCrashed: Bool { state.withLock { $0.crashed } }
 
@@ -341,6 +344,7 @@ final class FaultFile: StoreFile {
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             s.largestRead = max(s.largestRead, count)
+            s.readCount += 1
             let bytes = s.nodes[node]!.current
             let start = Int(min(offset, UInt64(bytes.count)))
             return Array(bytes[start..<min(start + count, bytes.count)])

@@ -40,20 +40,20 @@ import Testing
     @Test func valueCacheEvictsTheLeastRecentlyUsedWithinItsCapacity() {
         var cache = ValueCache(capacity: 8 * (100 + 1 + 96))
         let value = [UInt8](repeating: 1, count: 100)
-        for i in 0..<8 { cache.insert(value, forKey: [UInt8(i)], sequence: 1) }
+        for i in 0..<8 { cache.insert(value, forKey: HashedKey([UInt8(i)]), tag: 1, keyCost: 1) }
         #expect(cache.count == 8)
-        _ = cache.value(forKey: [0], sequence: 1)  // 0 becomes most recent; 1 is now the oldest
-        cache.insert(value, forKey: [8], sequence: 1)
-        #expect(cache.value(forKey: [1], sequence: 1) == nil)
-        #expect(cache.value(forKey: [0], sequence: 1) == value)
+        _ = cache.value(forKey: HashedKey([0]), tag: 1)  // 0 becomes most recent; 1 is now the oldest
+        cache.insert(value, forKey: HashedKey([8]), tag: 1, keyCost: 1)
+        #expect(cache.value(forKey: HashedKey([1]), tag: 1) == nil)
+        #expect(cache.value(forKey: HashedKey([0]), tag: 1) == value)
         #expect(cache.bytes <= cache.capacity)
     }
 
     @Test func valueCacheNeverReturnsAnotherVersion() {
         var cache = ValueCache(capacity: 1 << 20)
-        cache.insert([1], forKey: [7], sequence: 3)
-        #expect(cache.value(forKey: [7], sequence: 4) == nil)
-        #expect(cache.value(forKey: [7], sequence: 3) == [1])
+        cache.insert([1], forKey: HashedKey([7]), tag: 3)
+        #expect(cache.value(forKey: HashedKey([7]), tag: 4) == nil)
+        #expect(cache.value(forKey: HashedKey([7]), tag: 3) == [1])
     }
 
     @Test func varintsRoundTripAndRejectOverlongOrOversizedInput() {

@@ -255,6 +255,28 @@ import Testing
         try store.close()
     }
 
+    @Test func blockCacheServesOtherValuesOfABlockWithoutIO() throws {
+        var options = Options()
+        options.valueCacheCapacity = 0
+        let store = try open(options)
+        try store.write { batch in
+            for i in 0..<20 { batch.put(bytes("k\(i)"), bytes("value \(i)")) }  // one block
+        }
+        let before = fs.readCount
+        #expect(try store.value(forKey: bytes("k1")) == bytes("value 1"))
+        #expect(fs.readCount == before + 1)
+        for i in 2..<20 { #expect(try store.value(forKey: bytes("k\(i)")) == bytes("value \(i)")) }
+        #expect(fs.readCount == before + 1, "the block was read once")
+        try store.close()
+        var uncached = Options()
+        uncached.valueCacheCapacity = 0
+        uncached.blockCacheCapacity = 0
+        let reopened = try open(uncached)
+        let reads = fs.readCount
+        for i in 0..<20 { _ = try reopened.value(forKey: bytes("k\(i)")) }
+        #expect(fs.readCount == reads + 20, "without caches every read goes to disk")
+    }
+
     @Test func valueCacheServesRepeatedReads() throws {
         let store = try open()
         try store.write { $0.put(bytes("a"), bytes("cached")) }

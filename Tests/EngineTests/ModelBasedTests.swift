@@ -14,6 +14,7 @@ import Testing
         var options = Options()
         options.segmentSize = 64 << 10  // small segments, so rollovers happen
         options.valueCacheCapacity = 4 << 10
+        options.blockCacheCapacity = [0, 64 << 10][Int.random(in: 0...1, using: &random)]
         options.preallocationSize = [0, 4 << 10, 64 << 10][Int.random(in: 0...2, using: &random)]
         options.compressionLevel = Int.random(in: 0...9, using: &random)
         options.blockSize = [4 << 10, 16 << 10][Int.random(in: 0...1, using: &random)]
