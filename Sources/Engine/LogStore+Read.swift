@@ -2,7 +2,7 @@ extension LogStore {
     /// The latest committed value for `key`, or nil when the key is absent.
     ///
     /// One `pread` of the block holding the value, its crc32 verified, at most one block inflated;
-    /// or no I/O at all when the value is cached.
+    /// or no I/O at all when the value, or its block, is cached.
     ///
     /// - Throws: ``EngineError/Code/corruption`` (naming file and offset) when the block fails its
     ///   checks: corrupt bytes are never returned. ``EngineError/Code/closed`` after ``close()``.
