@@ -1,6 +1,5 @@
 import Dispatch
 
-
 /// Commits waiting for the log, and whether a leader is writing: leveldb's `writers_` queue.
 ///
 /// The first committer to find no leader becomes the leader: it takes a group of waiting commits

@@ -116,7 +116,7 @@ extension LogStore {
             do {
                 try w.active.truncate(to: groupOffset)
                 w.allocatedEnd = groupOffset
-                state.withLock { $0.preallocatedBytes = 0 }
+                publishPreallocation(w)
             } catch let truncateError {
                 w.failure = truncateError
             }

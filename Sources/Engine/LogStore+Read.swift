@@ -65,10 +65,12 @@ extension LogStore {
             throw .corruption("value lies past the end of its block", path: file.path, offset: location.blockOffset)
         }
         let value = start == 0 && end == raw.count ? raw : Array(raw[start..<end])
-        if options.valueCacheCapacity > 0 || options.blockCacheCapacity > 0 {
+        let cacheBlock = fromDisk && options.blockCacheCapacity > 0
+        let cacheValue = options.valueCacheCapacity > 0
+        if cacheBlock || cacheValue {
             state.withLock { s in
-                if fromDisk, options.blockCacheCapacity > 0 { s.blocks.insert(raw, forKey: block, tag: 0) }
-                if options.valueCacheCapacity > 0, s.index[key]?.sequence == location.sequence {
+                if cacheBlock { s.blocks.insert(raw, forKey: block, tag: 0) }
+                if cacheValue, s.index[key]?.sequence == location.sequence {
                     s.cache.insert(value, forKey: HashedKey(key), tag: location.sequence, keyCost: key.count)
                 }
             }

@@ -1,5 +1,3 @@
-
-
 /// A durable key–value log: the storage engine under WALStore.
 ///
 /// A store is a directory of append-only segment files (`FORMAT.md`). Each ``commit(_:)`` appends
@@ -185,7 +183,13 @@ public final class LogStore: Sendable {
         try w.active.truncate(to: w.writeOffset)
         w.allocatedEnd = w.writeOffset
         w.unsynced = true
-        state.withLock { $0.preallocatedBytes = 0 }
+        publishPreallocation(w)
+    }
+
+    /// Tells readers (``statistics``) how many preallocated zeros follow the active segment's
+    /// last frame; called whenever `allocatedEnd` or `writeOffset` changes.
+    func publishPreallocation(_ w: WriterState) {
+        state.withLock { $0.preallocatedBytes = w.allocatedEnd - w.writeOffset }
     }
 
     /// Syncs the active segment if anything was written since the last sync. A failed sync makes
@@ -204,8 +208,9 @@ public final class LogStore: Sendable {
                 // Linux keeps its pages readable but marks them clean, so a reopen would find it
                 // and a later sync would not write it: cut it off now (best effort).
                 if (try? w.active.truncate(to: w.syncedOffset)) != nil {
+                    w.writeOffset = w.syncedOffset
                     w.allocatedEnd = w.syncedOffset
-                    state.withLock { $0.preallocatedBytes = 0 }
+                    publishPreallocation(w)
                 }
             }
             throw error

@@ -1,6 +1,5 @@
 import Engine
 
-
 /// An in-memory file system for crash and fault tests.
 ///
 /// It keeps, for every file, the bytes a process would see (the page cache) and the bytes that
@@ -91,6 +90,10 @@ package final class FaultInjectingFileSystem: FileSystem {
 
     /// The mutating operations performed so far, in order; operation `n` is `operationLog[n - 1]`.
     package var operationLog: [Operation] { state.withLock { $0.operations } }
+    /// How many operations of `kind` have been performed.
+    package func count(of kind: OperationKind) -> Int {
+        state.withLock { $0.kindCounts[kind, default: 0] }
+    }
     /// How many mutating operations have been performed.
     package var operationCount: Int { state.withLock { $0.operations.count } }
     /// The largest byte count any read has asked for: how much the engine was ready to allocate.

@@ -61,7 +61,7 @@ import Testing
         let expected = Self.replay(acknowledged)
         #expect(try store.contents() == expected)
         if mode == .durable {
-            let syncs = fs.operationLog.filter { $0.kind == .sync }.count
+            let syncs = fs.count(of: .sync)
             print("group commit: \(acknowledged.count) commits, \(syncs) syncs")
         }
         try store.close()
@@ -110,9 +110,9 @@ import Testing
         // How many syncs the workload makes without a crash.
         let probe = FaultInjectingFileSystem()
         let probeStore = try LogStore.open(at: "/group", options: options, fileSystem: probe)
-        let syncsBeforeWorkload = probe.operationLog.filter { $0.kind == .sync }.count
+        let syncsBeforeWorkload = probe.count(of: .sync)
         _ = Self.commitConcurrently(probeStore, committers: 4, commits: 12, seed: 5)
-        let total = probe.operationLog.filter { $0.kind == .sync }.count - syncsBeforeWorkload
+        let total = probe.count(of: .sync) - syncsBeforeWorkload
         #expect(total >= 4)
         for crashAt in 1...total {
             let fs = FaultInjectingFileSystem()
@@ -137,19 +137,19 @@ extension GroupCommitTests {
     @Test func commitsArrivingDuringASyncShareTheNextOne() throws {
         let fs = FaultInjectingFileSystem()
         let store = try LogStore.open(at: "/group", options: Options(), fileSystem: fs)
-        let firstWorkloadSync = fs.operationLog.filter { $0.kind == .sync }.count + 1
+        let firstWorkloadSync = fs.count(of: .sync) + 1
         fs.beforeEverySync { number in
             guard number == firstWorkloadSync else { return }
             // Hold the first group's sync until the other seven commits wait behind it (bounded:
             // a broken queue fails the assertions below instead of hanging).
             for _ in 0..<10_000 where store.waitingCommitCount < 7 { usleep(1000) }
         }
-        let syncsBefore = fs.operationLog.filter { $0.kind == .sync }.count
+        let syncsBefore = fs.count(of: .sync)
         onThreads(8) { i in
             _ = try? store.write { $0.put(bytes("k\(i)"), bytes("v\(i)")) }
         }
-        #expect(fs.operationLog.filter { $0.kind == .sync }.count - syncsBefore == 2)
-        #expect(fs.operationLog.filter { $0.kind == .write }.count == 3)  // header, then two groups
+        #expect(fs.count(of: .sync) - syncsBefore == 2)
+        #expect(fs.count(of: .write) == 3)  // header, then two groups
         #expect(try store.contents().count == 8)
         #expect(store.statistics.lastSequence == 8)
     }

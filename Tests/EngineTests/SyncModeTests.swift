@@ -13,7 +13,7 @@ import Testing
     }
 
     static func syncs(_ fs: FaultInjectingFileSystem) -> Int {
-        fs.operationLog.filter { $0.kind == .sync }.count
+        fs.count(of: .sync)
     }
 
     @Test func durableCommitIsSyncedBeforeItReturns() throws {
@@ -28,9 +28,9 @@ import Testing
     @Test func noneModeCommitIsLostOnPowerLossUnlessSynced() throws {
         let fs = FaultInjectingFileSystem()
         let store = try Self.store(.none, fs)
-        let before = Self.syncs(fs)
+        let before = fs.count(of: .sync)
         try store.write { $0.put(bytes("a"), bytes("1")) }
-        #expect(Self.syncs(fs) == before, "no sync per commit")
+        #expect(fs.count(of: .sync) == before, "no sync per commit")
         try store.sync()
         try store.write { $0.put(bytes("b"), bytes("2")) }
         fs.powerLoss()
@@ -51,14 +51,14 @@ import Testing
     @Test func deferredModeSyncsInTheBackground() async throws {
         let fs = FaultInjectingFileSystem()
         let store = try Self.store(.deferred(interval: .milliseconds(10)), fs)
-        let before = Self.syncs(fs)
+        let before = fs.count(of: .sync)
         try store.write { $0.put(bytes("a"), bytes("1")) }
-        #expect(Self.syncs(fs) == before, "the commit itself does not sync")
+        #expect(fs.count(of: .sync) == before, "the commit itself does not sync")
         // Wait (up to a generous bound, not a timing assertion) for the background sync.
-        for _ in 0..<1000 where Self.syncs(fs) == before {
+        for _ in 0..<1000 where fs.count(of: .sync) == before {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(Self.syncs(fs) == before + 1)
+        #expect(fs.count(of: .sync) == before + 1)
         fs.powerLoss()
         #expect(try Self.store(.durable, fs).value(forKey: bytes("a")) == bytes("1"))
     }

@@ -44,13 +44,9 @@ struct EncodedCommit: Sendable {
             let compressed = level > 0 ? Zlib.compress(raw.bytes[...], level: level) : nil
             let stored = compressed ?? raw.bytes
             let blockStart = payload.bytes.count
-            payload.append(compressed == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib)
-            payload.append(contentsOf: [0, 0, 0])
-            payload.append(UInt32(stored.count))
-            payload.append(UInt32(raw.bytes.count))
-            let headerChecksum = checksum(payload.bytes[blockStart..<blockStart + 12])
-            payload.append(checksum(stored[...], seed: headerChecksum))
-            payload.append(contentsOf: stored)
+            payload.appendBlock(
+                encoding: compressed == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib,
+                stored: stored, rawLength: UInt32(raw.bytes.count))
             let blockLength = payload.bytes.count - blockStart
             for var placement in pending {
                 placement.blockOffset = blockStart
@@ -99,24 +95,49 @@ struct EncodedCommit: Sendable {
     /// frame checksum over bytes 4..<end (the rest of the header, then the payload), combined with
     /// the payload's checksum in O(1).
     func header(sequence: UInt64) -> [UInt8] {
-        var header = ByteWriter(capacity: LogFormat.frameHeaderSize)
-        header.append(UInt32(0))
-        header.append(UInt32(0))
-        header.append(UInt32(payloadLength))
-        header.append(sequence)
-        header.append(LogFormat.frameTypeCommit)
-        header.append(UInt8(0))
-        header.append(UInt16(0))
-        header.set(checksum(header.bytes[8...]), at: 4)
-        let headerChecksum = checksum(header.bytes[4...])
-        let combined = UInt32(crc32_combine(uLong(headerChecksum), uLong(payloadChecksum), off_t(payloadLength)))
-        header.set(combined, at: 0)
-        return header.bytes
+        frameHeader(
+            type: LogFormat.frameTypeCommit, declaredLength: UInt32(payloadLength), sequence: sequence,
+            payloadChecksum: payloadChecksum, payloadLength: payloadLength)
     }
 
     /// Appends the complete frame for `sequence` to `buffer`.
     func append(to buffer: inout [UInt8], sequence: UInt64) {
         buffer.append(contentsOf: header(sequence: sequence))
         buffer.append(contentsOf: frame[LogFormat.frameHeaderSize...])
+    }
+}
+
+/// A frame header (FORMAT.md, "Frame header"): the header checksum over bytes 8..<24, then the
+/// frame checksum over bytes 4..<24 followed by the payload, combined with `payloadChecksum` (the
+/// crc32 of the payload's `payloadLength` bytes) in O(1).
+func frameHeader(
+    type: UInt8, declaredLength: UInt32, sequence: UInt64, payloadChecksum: UInt32, payloadLength: Int
+) -> [UInt8] {
+    var header = ByteWriter(capacity: LogFormat.frameHeaderSize)
+    header.append(UInt32(0))
+    header.append(UInt32(0))
+    header.append(declaredLength)
+    header.append(sequence)
+    header.append(type)
+    header.append(UInt8(0))
+    header.append(UInt16(0))
+    header.set(checksum(header.bytes[8...]), at: 4)
+    let headerChecksum = checksum(header.bytes[4...])
+    let combined = UInt32(crc32_combine(uLong(headerChecksum), uLong(payloadChecksum), off_t(payloadLength)))
+    header.set(combined, at: 0)
+    return header.bytes
+}
+
+extension ByteWriter {
+    /// Appends a block (FORMAT.md, "Block header and stored bytes"): header, crc32 of header bytes
+    /// 0..<12 followed by the stored bytes, then the stored bytes.
+    mutating func appendBlock(encoding: UInt8, stored: [UInt8], rawLength: UInt32) {
+        let start = bytes.count
+        append(encoding)
+        append(contentsOf: [0, 0, 0])
+        append(UInt32(stored.count))
+        append(rawLength)
+        append(checksum(stored[...], seed: checksum(bytes[start..<start + 12])))
+        append(contentsOf: stored)
     }
 }

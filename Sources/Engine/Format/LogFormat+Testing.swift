@@ -13,29 +13,15 @@ package enum FormatTesting {
         payload: [UInt8], sequence: UInt64, type: UInt8 = LogFormat.frameTypeCommit,
         declaredLength: UInt32? = nil
     ) -> [UInt8] {
-        var writer = ByteWriter()
-        writer.append(UInt32(0))
-        writer.append(UInt32(0))
-        writer.append(declaredLength ?? UInt32(payload.count))
-        writer.append(sequence)
-        writer.append(type)
-        writer.append(UInt8(0))
-        writer.append(UInt16(0))
-        writer.set(checksum(writer.bytes[8...]), at: 4)
-        writer.append(contentsOf: payload)
-        writer.set(checksum(writer.bytes[4...]), at: 0)
-        return writer.bytes
+        frameHeader(
+            type: type, declaredLength: declaredLength ?? UInt32(payload.count), sequence: sequence,
+            payloadChecksum: checksum(payload[...]), payloadLength: payload.count) + payload
     }
 
     /// A block with a correct checksum and any declared lengths.
     package static func block(encoding: UInt8, stored: [UInt8], rawLength: UInt32) -> [UInt8] {
         var writer = ByteWriter()
-        writer.append(encoding)
-        writer.append(contentsOf: [0, 0, 0])
-        writer.append(UInt32(stored.count))
-        writer.append(rawLength)
-        writer.append(checksum(stored[...], seed: checksum(writer.bytes[...])))
-        writer.append(contentsOf: stored)
+        writer.appendBlock(encoding: encoding, stored: stored, rawLength: rawLength)
         return writer.bytes
     }
 

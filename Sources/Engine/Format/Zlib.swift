@@ -1,6 +1,5 @@
 import CZlib
 
-
 /// zlib deflate and inflate with the engine's bounds, on reusable streams.
 ///
 /// `compress2`/`uncompress` set up and tear down a stream per call — for deflate about 260 KiB
