@@ -100,8 +100,6 @@ package final class FaultInjectingFileSystem: FileSystem {
     package var largestRead: Int { state.withLock { $0.largestRead } }
     /// How many reads have been made.
     package var readCount: Int { state.withLock { $0.readCount } }
-    /// True once a crash rule fired: every operation fails until ``powerLoss()`` or ``processCrash()``.
-    package var hasCrashed: Bool { state.withLock { $0.crashed } }
 
     /// At the `number`-th mutating operation from now on (counting from 1 after the operations
     /// already logged), stop: the operation does not happen — except that, for a write,

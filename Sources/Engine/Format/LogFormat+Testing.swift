@@ -33,9 +33,6 @@ package enum FormatTesting {
         return writer.bytes
     }
 
-    /// A segment header for `number`.
-    package static func segmentHeader(number: UInt64) -> [UInt8] { SegmentFile.header(number: number) }
-
     /// zlib-compresses `bytes` (level 6).
     package static func deflate(_ bytes: [UInt8]) -> [UInt8] { Zlib.compress(bytes[...], level: 6) ?? [] }
 }
