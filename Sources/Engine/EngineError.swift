@@ -8,7 +8,7 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added; switch with a `default` case.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
-            case locked, corruption, io, invalidArgument, closed, readOnly, unsupportedFormat
+            case locked, corruption, io, invalidArgument, closed, readOnly, unsupportedFormat, missingBlob
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -30,6 +30,9 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code(.readOnly)
         /// A file carries a magic number or format version this build does not read.
         public static let unsupportedFormat = Code(.unsupportedFormat)
+        /// A committed value's blob file is not in the store's `blobs/` directory;
+        /// ``EngineError/path`` names the file that should be there.
+        public static let missingBlob = Code(.missingBlob)
 
         public var description: String {
             switch value {
@@ -40,6 +43,7 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
             case .closed: "closed"
             case .readOnly: "readOnly"
             case .unsupportedFormat: "unsupportedFormat"
+            case .missingBlob: "missingBlob"
             }
         }
     }

@@ -13,7 +13,8 @@ extension LogStore {
     ///   showing every acknowledged commit. Reopen the store to write again.
     @discardableResult
     public func commit(_ batch: WriteBatch) throws(EngineError) -> UInt64 {
-        guard let ticket = try prepare(batch) else { return try lastCommittedSequence() }
+        guard let (ticket, blobs) = try prepare(batch) else { return try lastCommittedSequence() }
+        defer { releaseBlobs(blobs) }
         if !queue.enqueue(ticket) {
             switch ticket.waitBlocking() {
             case .done(let result): return try result.get()
@@ -29,7 +30,8 @@ extension LogStore {
     /// group's write and sync on its own thread.
     @discardableResult
     public func commit(_ batch: WriteBatch) async throws(EngineError) -> UInt64 {
-        guard let ticket = try prepare(batch) else { return try lastCommittedSequence() }
+        guard let (ticket, blobs) = try prepare(batch) else { return try lastCommittedSequence() }
+        defer { releaseBlobs(blobs) }
         if !queue.enqueue(ticket) {
             switch await ticket.waitSuspending() {
             case .done(let result): return try result.get()
@@ -49,12 +51,15 @@ extension LogStore {
         return try commit(batch)
     }
 
-    /// Validates and encodes (compresses) a batch on the calling thread, outside every lock.
-    /// Returns nil for an empty batch.
-    private func prepare(_ batch: WriteBatch) throws(EngineError) -> CommitTicket? {
-        try batch.validate()
+    /// Validates a batch, writes its blobs (durably), and encodes (compresses) it, all on the
+    /// calling thread, outside every lock. Returns nil for an empty batch; else the ticket and
+    /// the ids of the blobs written, pending until the commit returns.
+    private func prepare(_ batch: WriteBatch) throws(EngineError) -> (CommitTicket, [UInt64])? {
+        try batch.validate(blobThreshold: options.blobThreshold)
         guard !batch.isEmpty else { return nil }
-        return CommitTicket(EncodedCommit(batch.operations, level: options.compressionLevel, blockSize: options.blockSize))
+        let (operations, blobs) = try writeBlobs(batch.operations)
+        let encoded = EncodedCommit(operations, level: options.compressionLevel, blockSize: options.blockSize)
+        return (CommitTicket(encoded), blobs)
     }
 
     private func lastCommittedSequence() throws(EngineError) -> UInt64 {

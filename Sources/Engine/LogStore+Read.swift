@@ -1,23 +1,57 @@
 extension LogStore {
     /// The latest committed value for `key`, or nil when the key is absent.
     ///
-    /// One `pread` of the block holding the value, its crc32 verified, at most one block inflated;
-    /// or no I/O at all when the value, or its block, is cached.
+    /// An inline value costs one `pread` of the block holding it, its crc32 verified, at most one
+    /// block inflated; or no I/O at all when the value, or its block, is cached. A blob is read
+    /// whole, every chunk verified (use ``valueStream(forKey:)`` or ``withValue(forKey:_:)`` to
+    /// avoid holding a large one in an array).
     ///
-    /// - Throws: ``EngineError/Code/corruption`` (naming file and offset) when the block fails its
-    ///   checks: corrupt bytes are never returned. ``EngineError/Code/closed`` after ``close()``.
+    /// - Throws: ``EngineError/Code/corruption`` (naming file and offset) when a block or blob
+    ///   fails its checks: corrupt bytes are never returned. ``EngineError/Code/missingBlob`` when
+    ///   the value's blob file is gone. ``EngineError/Code/closed`` after ``close()``.
     public func value(forKey key: [UInt8]) throws(EngineError) -> [UInt8]? {
-        let found = try state.withLock { s throws(EngineError) -> (Location, (any StoreFile)?, [UInt8]?)? in
-            guard !s.closed else { throw Self.closedError }
-            guard let location = s.index[key] else { return nil }
-            if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) {
-                return (location, nil, cached)
+        try withCurrentVersion(of: key) { version throws(EngineError) in
+            switch version {
+            case .cached(let value): value
+            case .inline(let location, let file): try readValue(key: key, at: location, from: file)
+            case .blob(let reference): try openBlob(reference).readAll()
             }
-            return (location, s.files[location.segment], nil)
         }
-        guard let (location, file, cached) = found else { return nil }
-        if let cached { return cached }
-        return try readValue(key: key, at: location, from: file!)
+    }
+
+    /// The value of `key` as a stream of verified chunks (of at most 1 MiB), or nil when the key
+    /// is absent: a blob is never loaded whole. An inline value comes as one chunk.
+    public func valueStream(forKey key: [UInt8]) throws(EngineError) -> ValueStream? {
+        try withCurrentVersion(of: key) { version throws(EngineError) in
+            switch version {
+            case .cached(let value): ValueStream(inline: value)
+            case .inline(let location, let file): ValueStream(inline: try readValue(key: key, at: location, from: file))
+            case .blob(let reference): ValueStream(blob: try openBlob(reference))
+            }
+        }
+    }
+
+    /// Calls `body` with the bytes of `key`'s value in memory and returns its result, or returns
+    /// nil when the key is absent. A raw-stored blob is **mapped** (`mmap`), not copied, after
+    /// every chunk's checksum is verified; a compressed blob is inflated into a buffer first. The
+    /// bytes are valid only inside `body`.
+    ///
+    /// - Throws: the engine's ``EngineError`` (as for ``value(forKey:)``), or what `body` throws.
+    public func withValue<Result>(
+        forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result? {
+        let found: ValueBytes? = try withCurrentVersion(of: key) { version throws(EngineError) in
+            switch version {
+            case .cached(let value): .bytes(value)
+            case .inline(let location, let file): .bytes(try readValue(key: key, at: location, from: file))
+            case .blob(let reference): .blob(try openBlob(reference))
+            }
+        }
+        switch found {
+        case nil: return nil
+        case .bytes(let bytes): return try bytes.withUnsafeBytes(body)
+        case .blob(let reader): return try reader.withContent(body)
+        }
     }
 
     /// True when `key` has a value. Answered from the in-memory index, without I/O.
@@ -32,24 +66,53 @@ extension LogStore {
     /// asked. Costs in proportion to the number of keys under the prefix (plus a binary search),
     /// not to the size of the store. An empty prefix scans every key.
     public func scan(prefix: [UInt8]) throws(EngineError) -> PrefixScan {
-        let entries = try state.withLock { s throws(EngineError) in
+        let (entries, files) = try state.withLock { s throws(EngineError) in
             guard !s.closed else { throw Self.closedError }
-            return s.index.entries(withPrefix: prefix)
+            return (s.index.entries(withPrefix: prefix), s.files)
         }
-        return PrefixScan(store: self, entries: entries)
+        return PrefixScan(store: self, entries: entries, files: files)
     }
 
-    /// Reads the value at `location` for `key` from disk and caches it if it is still current.
-    func readValue(key: [UInt8], at location: Location) throws(EngineError) -> [UInt8] {
-        let found = try state.withLock { s throws(EngineError) -> (any StoreFile, [UInt8]?) in
-            guard !s.closed, let file = s.files[location.segment] else { throw Self.closedError }
-            return (file, s.cache.value(forKey: HashedKey(key), tag: location.sequence))
-        }
-        if let cached = found.1 { return cached }
-        return try readValue(key: key, at: location, from: found.0)
+    /// Where the current version of a key is, as seen under the index lock.
+    enum Version {
+        case cached([UInt8])
+        /// The file is held, so a compaction that removes it meanwhile cannot pull it away.
+        case inline(Location, any StoreFile)
+        case blob(BlobReference)
     }
 
-    private func readValue(key: [UInt8], at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
+    /// Looks `key` up and runs `read` on what it finds; nil when the key is absent. Should the
+    /// value's blob have vanished because the key was overwritten and the old blob collected in
+    /// between, looks again.
+    func withCurrentVersion<T>(of key: [UInt8], _ read: (Version) throws(EngineError) -> T) throws(EngineError) -> T? {
+        while true {
+            let found = try state.withLock { s throws(EngineError) -> (Version, Location)? in
+                guard !s.closed else { throw Self.closedError }
+                guard let location = s.index[key] else { return nil }
+                if location.isBlob { return (.blob(s.index.blob(forKey: key)!), location) }
+                if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) {
+                    return (.cached(cached), location)
+                }
+                return (.inline(location, s.files[location.segment]!), location)
+            }
+            guard let (version, location) = found else { return nil }
+            do {
+                return try read(version)
+            } catch where error.code == .missingBlob {
+                let moved = state.withLock { $0.index[key] != location }
+                if !moved { throw error }
+            }
+        }
+    }
+
+    /// Opens blob `reference`, checking its header and chunk table.
+    func openBlob(_ reference: BlobReference) throws(EngineError) -> BlobReader {
+        try BlobReader(reference: reference, directory: blobDirectory, fileSystem: fileSystem)
+    }
+
+    /// Reads the inline value at `location` for `key` from `file` (or the block cache), and
+    /// caches it if it is still current.
+    func readValue(key: [UInt8], at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
         let block = BlockID(segment: location.segment, offset: location.blockOffset)
         let raw: [UInt8]
         var fromDisk = false
@@ -91,10 +154,22 @@ extension LogStore {
     }
 }
 
+/// A value about to be handed to ``LogStore/withValue(forKey:_:)``'s body.
+private enum ValueBytes {
+    case bytes([UInt8])
+    case blob(BlobReader)
+}
+
 /// The result of ``LogStore/scan(prefix:)``: keys in byte order, values read on demand.
+///
+/// The scan holds the files its entries point into, so a compaction that runs meanwhile does not
+/// take an inline value away. A blob value, though, is collected by the first compaction after
+/// its key is overwritten or deleted; reading it after that throws
+/// ``EngineError/Code/missingBlob``.
 public struct PrefixScan: Sequence, Sendable {
     let store: LogStore
-    let entries: [(key: [UInt8], location: Location)]
+    let entries: [IndexEntry]
+    let files: [UInt64: any StoreFile]
 
     /// How many keys the scan holds.
     public var count: Int { entries.count }
@@ -109,7 +184,9 @@ public struct PrefixScan: Sequence, Sendable {
             guard position < scan.entries.count else { return nil }
             defer { position += 1 }
             let entry = scan.entries[position]
-            return ScanEntry(store: scan.store, key: entry.key, location: entry.location)
+            return ScanEntry(
+                store: scan.store, key: entry.key, location: entry.location, blob: entry.blob,
+                file: entry.blob == nil ? scan.files[entry.location.segment] : nil)
         }
     }
 }
@@ -120,12 +197,62 @@ public struct ScanEntry: Sendable {
     /// The key.
     public let key: [UInt8]
     let location: Location
+    let blob: BlobReference?
+    let file: (any StoreFile)?
 
     /// The sequence number of the commit that wrote this version.
     public var sequence: UInt64 { location.sequence }
 
+    /// True when the value is stored in a blob file.
+    public var isBlob: Bool { blob != nil }
+
     /// The value as it was when the scan began (reads it from disk or the cache).
     public func value() throws(EngineError) -> [UInt8] {
-        try store.readValue(key: key, at: location)
+        if let blob { return try store.openBlob(blob).readAll() }
+        return try store.readValue(key: key, at: location, from: file!)
+    }
+}
+
+/// A value read as a sequence of chunks (``LogStore/valueStream(forKey:)``); each chunk is
+/// verified before it is returned, and the whole value's checksum after the last one.
+public struct ValueStream: Sendable {
+    private enum Source: Sendable {
+        case inline([UInt8]?)
+        case blob(BlobReader, next: Int, checksum: UInt32)
+    }
+    private var source: Source
+    /// The value's length in bytes.
+    public let length: UInt64
+
+    init(inline value: [UInt8]) {
+        source = .inline(value)
+        length = UInt64(value.count)
+    }
+
+    init(blob reader: BlobReader) {
+        source = .blob(reader, next: 0, checksum: 0)
+        length = reader.reference.length
+    }
+
+    /// The next chunk, or nil after the last.
+    ///
+    /// - Throws: ``EngineError/Code/corruption`` naming the blob file when a chunk (or, at the
+    ///   end, the whole value) fails its checksum; the chunk is not returned.
+    public mutating func next() throws(EngineError) -> [UInt8]? {
+        switch source {
+        case .inline(let value):
+            source = .inline(nil)
+            return value.flatMap { $0.isEmpty ? nil : $0 }
+        case .blob(let reader, let index, let crc):
+            guard index < reader.chunks.count else {
+                try reader.verifyContent(crc)
+                return nil
+            }
+            let chunk = try reader.chunk(index)
+            let next = checksum(chunk[...], seed: crc)
+            if index + 1 == reader.chunks.count { try reader.verifyContent(next) }
+            source = .blob(reader, next: index + 1, checksum: next)
+            return chunk
+        }
     }
 }

@@ -8,25 +8,110 @@ struct RecoveredLog {
     /// The active segment's size: from `writeOffset` to here it holds preallocated zeros.
     var allocatedEnd = UInt64(LogFormat.segmentHeaderSize)
     var lastSequence: UInt64 = 0
-    var recovery = Statistics.Recovery(truncatedBytes: 0, reason: nil)
+    var recovery = Statistics.Recovery()
+    /// Higher than the id of every blob file present at open and every referenced blob.
+    var nextBlobID: UInt64 = 1
 
-    /// Replays every segment in order, verifying each frame, and leaves the newest one ready for
-    /// appends: a torn tail cut off (and the cut synced), a torn header rewritten.
-    static func recover(directory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
+    /// The manifest open found (an empty one before the first compaction).
+    var manifest = Manifest()
+    /// Higher than every pack number seen in the directory.
+    var nextPackNumber: UInt64 = 1
+
+    /// Opens the store's files (FORMAT.md, "Recovery"): reads the manifest, removes what an
+    /// interrupted compaction left, loads each pack's hint file (rebuilding a missing or damaged
+    /// one from its pack), replays the segments written since the last compaction, and leaves
+    /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
+    /// header rewritten. Finally removes blob files no key references.
+    static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog()
-        let numbers = try fileSystem.listDirectory(directory).compactMap(SegmentFile.number(fromName:)).sorted()
-        guard let newest = numbers.last else {
-            let file = try SegmentFile.create(number: 1, in: directory, fileSystem: fileSystem)
-            log.activeFile = file
-            log.files[1] = file
-            log.index.noteSegment(1)
-            log.index.finishLoading()
-            return log
+        let names = try fileSystem.listDirectory(directory)
+        log.manifest = try Manifest.read(in: directory, fileSystem: fileSystem) ?? Manifest()
+        try log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
+        try log.loadPacks(directory: directory, fileSystem: fileSystem)
+        try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
+        log.index.finishLoading()
+        try log.collectBlobs(directory: blobDirectory, fileSystem: fileSystem)
+        return log
+    }
+
+    /// Removes the temporary manifest, temporary packs and hints, packs and hints the manifest
+    /// does not list (written by a compaction that did not finish, or replaced by one that did),
+    /// and segments older than the manifest's log start (compacted into its packs).
+    private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) throws(EngineError) {
+        let packs = Set(manifest.packs)
+        var removed = 0
+        for name in names {
+            var leftover = name == LogFormat.manifestTemporaryName
+            if let number = PackFile.number(fromName: name) {
+                nextPackNumber = max(nextPackNumber, number + 1)
+                leftover = name.hasSuffix(LogFormat.temporarySuffix) || !packs.contains(number)
+            } else if let number = SegmentFile.number(fromName: name) {
+                leftover = number < manifest.logStart
+            }
+            guard leftover else { continue }
+            try fileSystem.removeFile(directory + "/" + name)
+            removed += 1
         }
-        guard numbers[0] == 1 else {
+        if removed > 0 { try fileSystem.syncDirectory(directory) }
+        recovery.removedLeftovers = removed
+    }
+
+    /// Loads the index entries of every pack the manifest lists, from its hint file, or by
+    /// scanning the pack (every block verified) when the hint is missing or fails a check, in
+    /// which case the hint is rewritten.
+    private mutating func loadPacks(directory: String, fileSystem: any FileSystem) throws(EngineError) {
+        for number in manifest.packs {
+            let path = directory + "/" + PackFile.name(number)
+            let file: any StoreFile
+            do throws(EngineError) {
+                file = try fileSystem.openFile(path, create: false)
+            } catch where error.errno == 2 {
+                throw .corruption("pack \(PackFile.name(number)) is listed in the manifest but missing", path: path, offset: 0)
+            }
+            let size = try file.size()
+            let hintPath = directory + "/" + PackFile.hintName(number)
+            var entries: [IndexEntry]
+            do {
+                let hint = try fileSystem.openFile(hintPath, create: false)
+                entries = try HintFile.load(hint, packNumber: number, packSize: size)
+            } catch {
+                entries = try PackFile.scan(file, number: number)
+                let temporary = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
+                try fileSystem.rename(temporary, to: hintPath)
+                try fileSystem.syncDirectory(directory)
+                recovery.rebuiltHints += 1
+            }
+            let id = PackFile.fileID(number)
+            files[id] = file
+            index.noteSegment(id)
+            for entry in entries {
+                index.put(entry.key, at: entry.location, blob: entry.blob)
+            }
+            entries.removeAll()
+        }
+        lastSequence = manifest.lastSequence
+    }
+
+    /// Replays the segments from the manifest's log start, in order, verifying each frame.
+    private mutating func replaySegments(names: [String], directory: String, fileSystem: any FileSystem) throws(EngineError) {
+        let start = manifest.logStart
+        let numbers = names.compactMap(SegmentFile.number(fromName:)).filter { $0 >= start }.sorted()
+        guard let newest = numbers.last else {
+            guard start == 1, manifest.packs.isEmpty else {
+                throw .corruption(
+                    "segment \(start), where the log continues after the last compaction, is missing",
+                    path: directory + "/" + SegmentFile.name(start), offset: 0)
+            }
+            let file = try SegmentFile.create(number: 1, in: directory, fileSystem: fileSystem)
+            activeFile = file
+            files[1] = file
+            index.noteSegment(1)
+            return
+        }
+        guard numbers[0] == start else {
             throw .corruption(
-                "segment 1 is missing (the oldest present is \(numbers[0]))",
-                path: directory + "/" + SegmentFile.name(1), offset: 0)
+                "segment \(start) is missing (the oldest present is \(numbers[0]))",
+                path: directory + "/" + SegmentFile.name(start), offset: 0)
         }
         if let gap = zip(numbers, numbers.dropFirst()).first(where: { $0.1 != $0.0 + 1 }) {
             throw .corruption(
@@ -37,37 +122,37 @@ struct RecoveredLog {
             let path = directory + "/" + SegmentFile.name(number)
             let file = try fileSystem.openFile(path, create: false)
             var reader = try LogReader(file: file, segmentNumber: number, isNewest: number == newest)
-            log.files[number] = file
-            log.index.noteSegment(number)
+            files[number] = file
+            index.noteSegment(number)
             guard try reader.readHeader() else {
                 // A crash while the newest segment was being created: start it again.
-                log.recovery = Statistics.Recovery(truncatedBytes: reader.fileSize, reason: reader.tornTail?.reason)
+                recovery.truncatedBytes = reader.fileSize
+                recovery.reason = reader.tornTail?.reason
                 let fresh = try SegmentFile.create(number: number, in: directory, fileSystem: fileSystem)
-                log.files[number] = fresh
-                log.activeFile = fresh
-                log.writeOffset = UInt64(LogFormat.segmentHeaderSize)
-                log.allocatedEnd = log.writeOffset
+                files[number] = fresh
+                activeFile = fresh
+                writeOffset = UInt64(LogFormat.segmentHeaderSize)
+                allocatedEnd = writeOffset
                 break
             }
             while let frame = try reader.nextFrame() {
-                try log.apply(frame, segment: number, path: path)
+                try apply(frame, segment: number, path: path)
             }
-            log.allocatedEnd = reader.fileSize
+            allocatedEnd = reader.fileSize
             if let torn = reader.tornTail {
-                log.recovery = Statistics.Recovery(truncatedBytes: reader.fileSize - torn.offset, reason: torn.reason)
+                recovery.truncatedBytes = reader.fileSize - torn.offset
+                recovery.reason = torn.reason
                 try file.truncate(to: torn.offset)
-                log.allocatedEnd = torn.offset
+                allocatedEnd = torn.offset
             }
-            log.activeFile = file
-            log.writeOffset = reader.validLength
+            activeFile = file
+            writeOffset = reader.validLength
         }
         // Frames recovered from the page cache of a crashed process (or cut off just now) must be
         // durable before any new frame follows them, in every sync mode: otherwise a power loss
         // could keep a later commit and lose these.
-        try log.activeFile!.sync()
-        log.activeNumber = newest
-        log.index.finishLoading()
-        return log
+        try activeFile!.sync()
+        activeNumber = newest
     }
 
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {
@@ -90,7 +175,8 @@ extension KeyDirectory {
             put(record.key, at: Location(
                 segment: segment, blockOffset: frameOffset + UInt64(record.blockOffset),
                 blockLength: UInt32(record.blockLength), valueOffset: UInt32(record.valueOffset),
-                valueLength: UInt32(valueLength), recordSize: UInt32(record.recordSize), sequence: sequence))
+                valueLength: record.blob == nil ? UInt32(valueLength) : Location.blobMarker,
+                recordSize: UInt32(record.recordSize), sequence: sequence), blob: record.blob)
         } else {
             delete(record.key, tombstoneIn: segment, recordSize: record.recordSize)
         }

@@ -36,6 +36,16 @@ public final class LogStore: Sendable {
     let queue = CommitQueue()
     /// The background sync of ``SyncMode/deferred``.
     private let deferredSync = Locked<Task<Void, Never>?>(nil)
+    /// The directory of blob files.
+    let blobDirectory: String
+    /// Blob ids: the next one to hand out, and those written but not yet committed.
+    let blobIDs: Locked<BlobIDs>
+
+    struct BlobIDs: Sendable {
+        var next: UInt64
+        /// Blobs being written or waiting in a commit: never collected.
+        var pending: Set<UInt64> = []
+    }
 
     struct WriterState: Sendable {
         var active: any StoreFile
@@ -88,7 +98,9 @@ public final class LogStore: Sendable {
         let lock = try fileSystem.lockFile(path + "/" + LogFormat.lockFileName)
         let log: RecoveredLog
         do {
-            log = try RecoveredLog.recover(directory: path, fileSystem: fileSystem)
+            let blobDirectory = path + "/" + LogFormat.blobDirectoryName
+            if try fileSystem.createDirectory(blobDirectory) { try fileSystem.syncDirectory(path) }
+            log = try RecoveredLog.recover(directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem)
         } catch {
             lock.unlock()
             throw error
@@ -101,6 +113,8 @@ public final class LogStore: Sendable {
     private init(path: String, options: Options, fileSystem: any FileSystem, lock: any FileLock, log: RecoveredLog) {
         self.path = path
         self.options = options
+        self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
+        self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
         self.fileSystem = fileSystem
         self.directoryLock = lock
         self.writer = Locked(WriterState(

@@ -22,6 +22,12 @@ public struct Options: Sendable, Equatable {
     /// update the file's size: on ext4 here, single-record durable commits ran about 1.3–1.5x
     /// faster. On copy-on-write file systems (btrfs, APFS) it gains nothing: set 0 there.
     public var preallocationSize: Int = 1 << 20
+    /// A value longer than this many bytes (0 ... 256 MiB) is stored out of line, as its own
+    /// file under `blobs/`, and the log holds a 29-byte reference. ``WriteBatch/putExternal(_:_:)``
+    /// stores a value as a blob whatever its size.
+    public var blobThreshold: Int = 64 << 10
+    /// When compaction runs on its own; ``LogStore/compact()`` runs it on demand.
+    public var compaction = CompactionPolicy()
 
     public init() {}
 
@@ -38,6 +44,13 @@ public struct Options: Sendable, Equatable {
         guard 0...(64 << 20) ~= preallocationSize else {
             throw .invalid("preallocationSize \(preallocationSize) is outside 0 ... 64 MiB")
         }
+        guard 0...LogFormat.maxValueLength ~= blobThreshold else {
+            throw .invalid("blobThreshold \(blobThreshold) is outside 0 ... 256 MiB")
+        }
+        guard compaction.deadRatio > 0, compaction.deadRatio <= 1 else {
+            throw .invalid("compaction.deadRatio \(compaction.deadRatio) is outside (0, 1]")
+        }
+        guard compaction.minimumBytes >= 0 else { throw .invalid("compaction.minimumBytes must not be negative") }
         if case .deferred(let interval) = syncMode, interval <= .zero {
             throw .invalid("the deferred sync interval must be positive")
         }
@@ -64,4 +77,30 @@ public enum SyncMode: Sendable, Equatable {
     /// Commits return once written and are synced only by ``LogStore/sync()``, ``LogStore/close()``
     /// and segment rollover. Power loss can take every commit since the last of those.
     case none
+}
+
+/// When a store compacts itself (Bitcask's merge triggers, in one ratio and one size).
+///
+/// Compaction rewrites the live records of every file but the active segment and removes the old
+/// files (``LogStore/compact()``). With ``isAutomatic`` it starts in the background after a
+/// commit that leaves those files at least ``minimumBytes`` large and at least ``deadRatio`` dead.
+public struct CompactionPolicy: Sendable, Equatable {
+    /// Compact after commits on its own (true), or only when ``LogStore/compact()`` is called.
+    public var isAutomatic: Bool
+    /// The fraction of the record bytes in the files compaction would rewrite that must be
+    /// dead (overwritten, deleted, tombstones): 0 < ratio ≤ 1. Bitcask's `frag_merge_trigger`
+    /// is 60%.
+    public var deadRatio: Double
+    /// The least size on disk those files must have, so small stores are left alone.
+    public var minimumBytes: Int
+
+    /// Automatic, at 60% dead and 64 MiB.
+    public init(isAutomatic: Bool = true, deadRatio: Double = 0.6, minimumBytes: Int = 64 << 20) {
+        self.isAutomatic = isAutomatic
+        self.deadRatio = deadRatio
+        self.minimumBytes = minimumBytes
+    }
+
+    /// Compaction only on demand.
+    public static let manual = CompactionPolicy(isAutomatic: false)
 }

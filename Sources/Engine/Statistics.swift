@@ -16,9 +16,16 @@ public struct Statistics: Sendable, Equatable {
     public struct Recovery: Sendable, Equatable {
         /// Bytes cut off the end of the newest segment (a torn frame from a crash); 0 when the
         /// log ended cleanly.
-        public var truncatedBytes: UInt64
+        public var truncatedBytes: UInt64 = 0
         /// Why the tail was cut, when it was.
         public var reason: String?
+        /// Files removed because an interrupted or finished compaction left them: temporary files,
+        /// packs the manifest does not list, segments it says were compacted.
+        public var removedLeftovers = 0
+        /// Hint files that were missing or failed a check, rebuilt by scanning their packs.
+        public var rebuiltHints = 0
+        /// Blob files removed because no key references them (and temporary blob files).
+        public var removedBlobs = 0
     }
 
     /// Live keys.

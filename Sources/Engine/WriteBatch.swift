@@ -5,10 +5,14 @@ public struct WriteBatch: Sendable {
     enum Operation: Sendable {
         case put(key: [UInt8], value: [UInt8])
         case delete(key: [UInt8])
+        /// A value to be written as a blob file when the batch is committed.
+        case putBlob(key: [UInt8], source: BlobSource)
+        /// A blob already written (what a `putBlob` becomes before the batch is encoded).
+        case blob(key: [UInt8], reference: BlobReference)
 
         var key: [UInt8] {
             switch self {
-            case .put(let key, _), .delete(let key): key
+            case .put(let key, _), .delete(let key), .putBlob(let key, _), .blob(let key, _): key
             }
         }
     }
@@ -17,9 +21,25 @@ public struct WriteBatch: Sendable {
 
     public init() {}
 
-    /// Sets `key` to `value`. Keys are 1 to 65,535 bytes; values 0 bytes to 256 MiB.
+    /// Sets `key` to `value`. Keys are 1 to 65,535 bytes. A value longer than
+    /// ``Options/blobThreshold`` is stored out of line as a blob file (up to 1 TiB); shorter
+    /// ones go into the log.
     public mutating func put(_ key: [UInt8], _ value: [UInt8]) {
         operations.append(.put(key: key, value: value))
+    }
+
+    /// Sets `key` to `value`, stored as a blob file whatever its size (an attribute marked for
+    /// external storage). The file is written and made durable during ``LogStore/commit(_:)``,
+    /// before the commit that references it.
+    public mutating func putExternal(_ key: [UInt8], _ value: [UInt8]) {
+        operations.append(.putBlob(key: key, source: .bytes(value)))
+    }
+
+    /// Sets `key` to the contents of the file at `path`, copied into a blob file in 1 MiB chunks
+    /// during ``LogStore/commit(_:)`` (never loaded whole). The file must not change until the
+    /// commit returns.
+    public mutating func putExternal(_ key: [UInt8], contentsOfFile path: String) {
+        operations.append(.putBlob(key: key, source: .file(path)))
     }
 
     /// Removes `key` (a no-op for a key that is not present, but still logged).
@@ -32,8 +52,9 @@ public struct WriteBatch: Sendable {
     /// True when the batch holds no operation; committing it writes nothing.
     public var isEmpty: Bool { operations.isEmpty }
 
-    /// Checks every operation against the format's limits before a byte is written.
-    func validate() throws(EngineError) {
+    /// Checks every operation against the format's limits before a byte is written. Values
+    /// longer than `blobThreshold` will become blobs.
+    func validate(blobThreshold: Int) throws(EngineError) {
         var total = 0
         for (index, op) in operations.enumerated() {
             let key = op.key
@@ -42,11 +63,23 @@ public struct WriteBatch: Sendable {
                 throw .invalid("operation \(index): the key is \(key.count) bytes, over the limit of \(LogFormat.maxKeyLength)")
             }
             total += key.count + 16
-            if case .put(_, let value) = op {
-                guard value.count <= LogFormat.maxValueLength else {
-                    throw .invalid("operation \(index): the value is \(value.count) bytes, over the limit of \(LogFormat.maxValueLength)")
+            switch op {
+            case .put(_, let value) where value.count > blobThreshold:
+                guard UInt64(value.count) <= LogFormat.maxBlobLength else {
+                    throw .invalid("operation \(index): the value is \(value.count) bytes, over the blob limit of \(LogFormat.maxBlobLength)")
                 }
+                total += LogFormat.blobReferenceSize
+            case .put(_, let value):
                 total += value.count
+            case .putBlob(_, .bytes(let value)):
+                guard UInt64(value.count) <= LogFormat.maxBlobLength else {
+                    throw .invalid("operation \(index): the value is \(value.count) bytes, over the blob limit of \(LogFormat.maxBlobLength)")
+                }
+                total += LogFormat.blobReferenceSize
+            case .putBlob, .blob:
+                total += LogFormat.blobReferenceSize
+            case .delete:
+                break
             }
         }
         // Leave room for block and frame headers inside the frame payload limit.

@@ -224,6 +224,10 @@ package final class FaultInjectingFileSystem: FileSystem {
         }
     }
 
+    package func openFileForReading(_ path: String) throws(EngineError) -> any StoreFile {
+        try openFile(path, create: false)
+    }
+
     package func removeFile(_ path: String) throws(EngineError) {
         try state.withLock { s throws(EngineError) in
             try s.checkAlive(path)
@@ -400,6 +404,19 @@ final class FaultFile: StoreFile {
             } else {
                 s.nodes[node]!.current.append(contentsOf: repeatElement(0, count: count - current))
             }
+        }
+    }
+}
+
+extension FaultFile {
+    func map() throws(EngineError) -> MappedFile {
+        let bytes = try read(at: 0, count: Int(try size()))
+        // A private copy stands in for the kernel's mapping.
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
+        // `start` is kept even for zero bytes, so the release always finds the allocation.
+        return MappedFile(bytes: UnsafeRawBufferPointer(start: copy.baseAddress, count: bytes.count)) { region in
+            UnsafeMutableRawPointer(mutating: region.baseAddress!).deallocate()
         }
     }
 }

@@ -92,6 +92,18 @@ func checksum(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
     }
 }
 
+/// zlib's crc32 over raw memory (a mapped blob), in steps that fit zlib's 32-bit length.
+func checksum(_ raw: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+    var crc = uLong(seed)
+    var offset = 0
+    while offset < raw.count {
+        let step = min(raw.count - offset, 1 << 30)
+        crc = crc32(crc, (raw.baseAddress! + offset).assumingMemoryBound(to: Bytef.self), uInt(step))
+        offset += step
+    }
+    return UInt32(crc)
+}
+
 /// True when every byte is zero; eight bytes at a time.
 func isAllZero(_ bytes: ArraySlice<UInt8>) -> Bool {
     bytes.withUnsafeBytes { raw in

@@ -10,6 +10,16 @@ enum CommitDecoding {
     static func records(
         inPayload payload: ArraySlice<UInt8>, frameOffset: UInt64, path: String
     ) throws(EngineError) -> [Record] {
+        try records(inPayload: payload, frameOffset: frameOffset, path: path) { _, _ throws(EngineError) in }
+    }
+
+    /// Like ``records(inPayload:frameOffset:path:)``, also handing each block's raw bytes and its
+    /// records (frame-relative offsets) to `body` as they are decoded: compaction copies values
+    /// out of them.
+    static func records(
+        inPayload payload: ArraySlice<UInt8>, frameOffset: UInt64, path: String,
+        eachBlock body: ([UInt8], ArraySlice<Record>) throws(EngineError) -> Void
+    ) throws(EngineError) -> [Record] {
         let base = payload.startIndex - LogFormat.frameHeaderSize  // frame-relative origin
         func fail(_ message: String, at position: Int) -> EngineError {
             .corruption(message, path: path, offset: frameOffset + UInt64(position - base))
@@ -34,12 +44,14 @@ enum CommitDecoding {
             }
             let raw = try block(
                 header: header, stored: stored, path: path, offset: frameOffset + UInt64(blockStart - base))
+            let first = records.count
             try parseRecords(
                 raw, blockOffset: blockStart - base, blockLength: reader.position - blockStart,
                 into: &records, limit: Int(recordCount)
             ) { message, rawOffset in
                 fail("\(message) (at byte \(rawOffset) of the block's raw bytes)", at: blockStart)
             }
+            try body(raw, records[first...])
         }
         guard reader.isAtEnd else { throw fail("bytes follow the last block of the commit", at: reader.position) }
         guard records.count == Int(recordCount) else {
@@ -89,18 +101,24 @@ enum CommitDecoding {
         }
     }
 
-    /// Parses the records of one block's raw bytes.
-    private static func parseRecords(
+    /// Parses the records of one block's raw bytes. Records in a pack file carry their commit's
+    /// sequence number after the kind (`withSequence`); a pack holds no deletes.
+    static func parseRecords(
         _ raw: [UInt8], blockOffset: Int, blockLength: Int, into records: inout [Record], limit: Int,
-        fail: (String, Int) -> EngineError
+        withSequence: Bool = false, fail: (String, Int) -> EngineError
     ) throws(EngineError) {
         var reader = ByteReader(raw[...])
         while !reader.isAtEnd {
             let start = reader.position
             guard records.count < limit else { throw fail("more records than the commit declares", start) }
             guard let kind = reader.readUInt8() else { throw fail("record is short", start) }
-            guard kind == LogFormat.recordPut || kind == LogFormat.recordDelete else {
-                throw fail("unknown record kind \(kind)", start)
+            guard kind == LogFormat.recordPut || kind == LogFormat.recordBlob
+                || (kind == LogFormat.recordDelete && !withSequence)
+            else { throw fail("unknown record kind \(kind)", start) }
+            var sequence: UInt64?
+            if withSequence {
+                guard let value = reader.readUInt64() else { throw fail("record is short", start) }
+                sequence = value
             }
             guard let keyLength = reader.readVarint(limit: LogFormat.maxKeyLength), keyLength >= 1 else {
                 throw fail("record key length is invalid", start)
@@ -114,11 +132,18 @@ enum CommitDecoding {
             }
             guard let key = reader.readBytes(keyLength) else { throw fail("record key runs past the block", start) }
             let valueOffset = reader.position
-            if let valueLength, reader.readBytes(valueLength) == nil {
+            var blob: BlobReference?
+            if kind == LogFormat.recordBlob {
+                guard let reference = BlobReference.read(from: &reader) else {
+                    throw fail("blob reference is short or invalid", start)
+                }
+                blob = reference
+                valueLength = LogFormat.blobReferenceSize
+            } else if let valueLength, reader.readBytes(valueLength) == nil {
                 throw fail("record value runs past the block", start)
             }
             records.append(Record(
-                key: Array(key), valueLength: valueLength, blockOffset: blockOffset,
+                key: Array(key), valueLength: valueLength, blob: blob, sequence: sequence, blockOffset: blockOffset,
                 blockLength: blockLength, valueOffset: valueOffset, recordSize: reader.position - start))
         }
     }

@@ -5,6 +5,10 @@ struct RecordPlacement: Sendable {
     var key: [UInt8]
     /// nil for a delete.
     var valueLength: Int?
+    /// Set for a value stored in a blob file (then the record's "value" is the reference).
+    var blob: BlobReference? = nil
+    /// The commit's sequence number; set only for records read from a pack file.
+    var sequence: UInt64? = nil
     /// Offset of the record's block header from the frame's first byte.
     var blockOffset: Int
     /// Block header plus stored bytes.
@@ -71,6 +75,17 @@ struct EncodedCommit: Sendable {
                 pending.append(RecordPlacement(
                     key: key, valueLength: value.count, blockOffset: 0, blockLength: 0,
                     valueOffset: valueOffset, recordSize: raw.bytes.count - start))
+            case .blob(let key, let reference):
+                raw.append(LogFormat.recordBlob)
+                raw.appendVarint(key.count)
+                raw.append(contentsOf: key)
+                let valueOffset = raw.bytes.count
+                reference.append(to: &raw)
+                pending.append(RecordPlacement(
+                    key: key, valueLength: LogFormat.blobReferenceSize, blob: reference, blockOffset: 0,
+                    blockLength: 0, valueOffset: valueOffset, recordSize: raw.bytes.count - start))
+            case .putBlob:
+                preconditionFailure("a blob is written before its batch is encoded")
             case .delete(let key):
                 raw.append(LogFormat.recordDelete)
                 raw.appendVarint(key.count)

@@ -48,4 +48,58 @@ enum LogFormat {
     /// The largest raw length a block may declare: one maximal record (value, key and lengths)
     /// after less than a block size (64 KiB at most) of other records fits well inside this.
     static let maxBlockRawLength = maxValueLength + (1 << 20)
+
+    /// A put whose value lives in a blob file: kind, key length, key, then a blob reference.
+    static let recordBlob: UInt8 = 3
+
+    // MARK: Blobs (FORMAT.md, "Blob files")
+
+    /// The directory, inside the store, that holds blob files.
+    static let blobDirectoryName = "blobs"
+    /// Blob file names: 16 lower-case hex digits of the blob's id, then this suffix.
+    static let blobSuffix = ".blob"
+    /// A blob being written; never referenced, removed on open.
+    static let blobTemporarySuffix = ".blob-tmp"
+    /// "WALSBLOB": bytes 0..<8 of every blob file.
+    static let blobMagic: [UInt8] = Array("WALSBLOB".utf8)
+    /// magic(8) version(2) encoding(1) reserved(1) chunk size(4) id(8) length(8) crc32 of the
+    /// content(4) header crc32(4).
+    static let blobHeaderSize = 40
+    /// Every chunk but the last holds this many content bytes.
+    static let blobChunkSize = 1 << 20
+    /// stored length(4) crc32 of the stored bytes(4), one per chunk, after the chunks.
+    static let blobChunkEntrySize = 8
+    static let blobEncodingRaw: UInt8 = 0
+    static let blobEncodingZlib: UInt8 = 1
+    /// id(8) length(8) file length(8) crc32 of the content(4) encoding(1).
+    static let blobReferenceSize = 29
+    /// The largest blob: 1 TiB.
+    static let maxBlobLength: UInt64 = 1 << 40
+    /// The prefix of a payload that is test-compressed to choose a blob's encoding, and the
+    /// fraction of it compression must save for the blob to be stored compressed.
+    static let blobSampleSize = 64 << 10
+    static let blobMinimumSaving = 0.1
+
+    // MARK: Compaction (FORMAT.md, "Pack files", "Hint files", "Manifest")
+
+    /// Pack files (compacted segments): 16 hex digits of the pack number, then this suffix.
+    static let packSuffix = ".pack"
+    /// A pack's hint file sits beside it with this suffix.
+    static let hintSuffix = ".hint"
+    /// A pack or hint file being written; removed on open.
+    static let temporarySuffix = "-tmp"
+    /// "WALSPACK": bytes 0..<8 of every pack file; the header is laid out as a segment's.
+    static let packMagic: [UInt8] = Array("WALSPACK".utf8)
+    /// "WALSHINT": bytes 0..<8 of every hint file.
+    static let hintMagic: [UInt8] = Array("WALSHINT".utf8)
+    /// magic(8) version(2) flags(2) pack number(8) entry count(8) reserved(4).
+    static let hintHeaderSize = 32
+    /// The manifest's file name, and the name it is written under before the rename.
+    static let manifestName = "MANIFEST"
+    static let manifestTemporaryName = "MANIFEST-tmp"
+    /// "WALSMANI": bytes 0..<8 of the manifest.
+    static let manifestMagic: [UInt8] = Array("WALSMANI".utf8)
+    /// In the index and the open-file table, pack numbers carry this bit so that they never
+    /// collide with segment numbers. It never appears on disk.
+    static let packFileBit: UInt64 = 1 << 63
 }

@@ -14,6 +14,8 @@ package protocol FileSystem: Sendable {
     func listDirectory(_ path: String) throws(EngineError) -> [String]
     /// Opens a file for reading and writing; `create` makes it if missing.
     func openFile(_ path: String, create: Bool) throws(EngineError) -> any StoreFile
+    /// Opens an existing file for reading only (a caller's file to copy into a blob).
+    func openFileForReading(_ path: String) throws(EngineError) -> any StoreFile
     /// Removes a file.
     func removeFile(_ path: String) throws(EngineError)
     /// Renames a file, replacing any file at `to`.
@@ -38,6 +40,24 @@ package protocol StoreFile: AnyObject, Sendable {
     func size() throws(EngineError) -> UInt64
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws(EngineError)
+    /// Maps the whole file read-only. The mapping stays valid after the file is removed.
+    func map() throws(EngineError) -> MappedFile
+}
+
+/// A read-only view of a whole file's bytes, released when the last reference goes.
+///
+/// `@unchecked Sendable`: the bytes are never written through this object, and `release` runs
+/// once, from `deinit`, when no other reference remains; so any thread may read `bytes` meanwhile.
+package final class MappedFile: @unchecked Sendable {
+    package let bytes: UnsafeRawBufferPointer
+    private let release: @Sendable (UnsafeRawBufferPointer) -> Void
+
+    package init(bytes: UnsafeRawBufferPointer, release: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
+        self.bytes = bytes
+        self.release = release
+    }
+
+    deinit { release(bytes) }
 }
 
 /// A held exclusive lock; released by ``unlock()`` (or when the process ends).

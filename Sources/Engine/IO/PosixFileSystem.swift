@@ -24,6 +24,11 @@ package struct PosixFileSystem: FileSystem {
         return PosixFile(fd: fd, path: path)
     }
 
+    package func openFileForReading(_ path: String) throws(EngineError) -> any StoreFile {
+        let fd = try Syscall.openFile(path, flags: O_RDONLY)
+        return PosixFile(fd: fd, path: path)
+    }
+
     package func removeFile(_ path: String) throws(EngineError) {
         try Syscall.removeFile(path)
     }
@@ -86,6 +91,11 @@ final class PosixFile: StoreFile {
 
     func truncate(to size: UInt64) throws(EngineError) {
         try Syscall.truncate(fd, to: size, path: path)
+    }
+
+    func map() throws(EngineError) -> MappedFile {
+        let region = try Syscall.map(fd, count: Int(try size()), path: path)
+        return MappedFile(bytes: region) { Syscall.unmap($0) }
     }
 }
 

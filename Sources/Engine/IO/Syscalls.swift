@@ -149,4 +149,17 @@ enum Syscall {
             if errno != EINTR { throw fail("flock", path) }
         }
     }
+
+    /// Maps `count` bytes of a file read-only and shared. A zero-length file maps to nothing.
+    static func map(_ fd: Int32, count: Int, path: String) throws(EngineError) -> UnsafeRawBufferPointer {
+        guard count > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let address = mmap(nil, count, PROT_READ, MAP_SHARED, fd, 0)
+        guard let address, address != MAP_FAILED else { throw fail("mmap", path) }
+        return UnsafeRawBufferPointer(start: address, count: count)
+    }
+
+    static func unmap(_ region: UnsafeRawBufferPointer) {
+        guard let base = region.baseAddress, region.count > 0 else { return }
+        _ = munmap(UnsafeMutableRawPointer(mutating: base), region.count)
+    }
 }

@@ -12,6 +12,12 @@ struct Location: Sendable, Equatable {
     var recordSize: UInt32
     /// The commit that wrote it.
     var sequence: UInt64
+
+    /// `valueLength` of a value that lives in a blob file (no inline value is this long); the
+    /// reference is in ``KeyDirectory/blobs``.
+    static let blobMarker = UInt32.max
+
+    var isBlob: Bool { valueLength == Self.blobMarker }
 }
 
 /// Live and dead bytes of one segment: the raw encoded sizes of the records it holds that are the
@@ -30,34 +36,65 @@ struct KeyDirectory {
     private(set) var usage: [UInt64: SegmentUsage] = [:]
     /// The total length of the live keys.
     private(set) var keyBytes = 0
+    /// The blob reference of every live key whose value is a blob.
+    private(set) var blobs: [HashedKey: BlobReference] = [:]
+    /// The total size of the live keys' blob files.
+    private(set) var blobBytes: UInt64 = 0
 
     var count: Int { locations.count }
 
     subscript(key: [UInt8]) -> Location? { locations[HashedKey(key)] }
 
-    mutating func put(_ key: [UInt8], at location: Location) {
-        if let old = locations.updateValue(location, forKey: HashedKey(key)) {
-            retire(old)
+    /// Sets `key` to the version at `location`; `blob` is its reference when the value is a blob
+    /// (then `location.valueLength` is ``Location/blobMarker``).
+    mutating func put(_ key: [UInt8], at location: Location, blob: BlobReference? = nil) {
+        let hashed = HashedKey(key)
+        if let old = locations.updateValue(location, forKey: hashed) {
+            retire(old, key: hashed)
         } else {
             ordered?.insert(key)
             keyBytes += key.count
+        }
+        if let blob {
+            blobs[hashed] = blob
+            blobBytes += blob.fileLength
         }
         usage[location.segment, default: SegmentUsage()].liveBytes += Int(location.recordSize)
     }
 
     /// Records a delete whose tombstone (of `recordSize` bytes) is in `segment`.
     mutating func delete(_ key: [UInt8], tombstoneIn segment: UInt64, recordSize: Int) {
-        if let old = locations.removeValue(forKey: HashedKey(key)) {
-            retire(old)
+        let hashed = HashedKey(key)
+        if let old = locations.removeValue(forKey: hashed) {
+            retire(old, key: hashed)
             ordered?.remove(key)
             keyBytes -= key.count
         }
         usage[segment, default: SegmentUsage()].deadBytes += recordSize
     }
 
-    private mutating func retire(_ old: Location) {
+    /// Moves `key` from `old` to `new` (a compaction rewrote it) unless it has changed since:
+    /// true when it moved. Its bytes count as live in the new file and leave the old one.
+    mutating func move(_ key: [UInt8], from old: Location, to new: Location) -> Bool {
+        let hashed = HashedKey(key)
+        guard locations[hashed] == old else { return false }
+        locations[hashed] = new
+        usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
+        usage[new.segment, default: SegmentUsage()].liveBytes += Int(new.recordSize)
+        return true
+    }
+
+    /// Forgets the byte counts of files that compaction has removed.
+    mutating func forgetFiles(_ files: some Sequence<UInt64>) {
+        for file in files { usage[file] = nil }
+    }
+
+    private mutating func retire(_ old: Location, key: HashedKey) {
         usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
         usage[old.segment, default: SegmentUsage()].deadBytes += Int(old.recordSize)
+        if old.isBlob, let blob = blobs.removeValue(forKey: key) {
+            blobBytes -= blob.fileLength
+        }
     }
 
     mutating func noteSegment(_ segment: UInt64) {
@@ -69,11 +106,18 @@ struct KeyDirectory {
         ordered = SortedKeys(unsorted: locations.keys.map(\.bytes))
     }
 
-    /// The keys under `prefix`, in byte order, with their locations.
-    func entries(withPrefix prefix: [UInt8]) -> [(key: [UInt8], location: Location)] {
+    /// The keys under `prefix`, in byte order, with their locations (and blob references).
+    func entries(withPrefix prefix: [UInt8]) -> [IndexEntry] {
         guard let ordered else { return [] }
-        return ordered.keys(withPrefix: prefix).map { ($0, locations[HashedKey($0)]!) }
+        return ordered.keys(withPrefix: prefix).map { key in
+            let hashed = HashedKey(key)
+            let location = locations[hashed]!
+            return IndexEntry(key: key, location: location, blob: location.isBlob ? blobs[hashed] : nil)
+        }
     }
+
+    /// The blob reference of `key`'s current value, if that value is a blob.
+    func blob(forKey key: [UInt8]) -> BlobReference? { blobs[HashedKey(key)] }
 
     /// An estimate of the heap bytes per key held by the index for keys of `averageKeyLength`:
     /// the dictionary slot (key reference and location, at the hash table's typical load of about

@@ -1,0 +1,165 @@
+/// Where a blob's bytes come from.
+enum BlobSource: Sendable {
+    case bytes([UInt8])
+    /// A caller's file, copied in 1 MiB chunks and never loaded whole.
+    case file(String)
+}
+
+/// Writing and reading blob files (FORMAT.md, "Blob files"): a 40-byte header, the content in
+/// chunks of 1 MiB (each compressed on its own, or stored raw), a table of the chunks' stored
+/// lengths and checksums, and the table's checksum.
+enum BlobFile {
+    /// `00000000000000a1.blob`: 16 lower-case hex digits of the id.
+    static func name(_ id: UInt64) -> String { hex16(id) + LogFormat.blobSuffix }
+
+    static func temporaryName(_ id: UInt64) -> String { hex16(id) + LogFormat.blobTemporarySuffix }
+
+    /// The id a blob file's name encodes (finished or temporary), or nil for any other file.
+    static func id(fromName name: String) -> UInt64? {
+        for suffix in [LogFormat.blobSuffix, LogFormat.blobTemporarySuffix] where name.hasSuffix(suffix) {
+            guard name.count == 16 + suffix.count else { return nil }
+            return parseHex16(name.prefix(16))
+        }
+        return nil
+    }
+
+    /// Writes `source` as blob `id` in `directory`: under a temporary name, synced, then renamed
+    /// into place. The caller syncs `directory` before any commit names the blob.
+    ///
+    /// The encoding is chosen by compressing the first 64 KiB at `level`: unless that saves 10%,
+    /// the blob is stored raw (already-compressed media cost nothing more to store).
+    static func write(
+        id: UInt64, source: BlobSource, directory: String, level: Int, fileSystem: any FileSystem
+    ) throws(EngineError) -> BlobReference {
+        let input: BlobInput
+        switch source {
+        case .bytes(let bytes):
+            input = .bytes(bytes)
+        case .file(let path):
+            let file = try fileSystem.openFileForReading(path)
+            input = .file(file, try file.size())
+        }
+        let length = input.length
+        guard length <= LogFormat.maxBlobLength else {
+            throw .invalid("the blob is \(length) bytes, over the limit of \(LogFormat.maxBlobLength)")
+        }
+        let sample = try input.read(at: 0, count: Int(min(length, UInt64(LogFormat.blobSampleSize))))
+        let encoding = chooseEncoding(sample: sample, level: level)
+
+        let temporary = directory + "/" + temporaryName(id)
+        let file = try fileSystem.openFile(temporary, create: true)
+        try file.truncate(to: 0)
+        // Small blobs go out in one write: header, chunks and table are gathered here, and flushed
+        // early only past 4 MiB.
+        var pending = [UInt8](repeating: 0, count: LogFormat.blobHeaderSize)
+        var pendingOffset: UInt64 = 0
+        var table = ByteWriter()
+        var contentChecksum: UInt32 = 0
+        var position: UInt64 = 0
+        while position < length {
+            let count = Int(min(UInt64(LogFormat.blobChunkSize), length - position))
+            let chunk = position == 0 && count == sample.count ? sample : try input.read(at: position, count: count)
+            guard chunk.count == count else {
+                throw EngineError(.io, "the source file ended early (it shrank while being copied)", path: input.path)
+            }
+            contentChecksum = checksum(chunk[...], seed: contentChecksum)
+            let stored = encoding == LogFormat.blobEncodingZlib ? Zlib.compress(chunk[...], level: level) ?? chunk : chunk
+            table.append(UInt32(stored.count))
+            table.append(checksum(stored[...]))
+            pending += stored
+            position += UInt64(count)
+            if pending.count >= 4 << 20 {
+                try file.write(pending, at: pendingOffset)
+                pendingOffset += UInt64(pending.count)
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        table.append(checksum(table.bytes[...]))
+        pending += table.bytes
+        let fileLength = pendingOffset + UInt64(pending.count)
+        let reference = BlobReference(
+            id: id, length: length, fileLength: fileLength, checksum: contentChecksum, encoding: encoding)
+        let headerBytes = header(for: reference)
+        if pendingOffset == 0 {
+            pending.replaceSubrange(0..<LogFormat.blobHeaderSize, with: headerBytes)
+            try file.write(pending, at: 0)
+        } else {
+            try file.write(pending, at: pendingOffset)
+            try file.write(headerBytes, at: 0)
+        }
+        try file.sync()
+        try fileSystem.rename(temporary, to: directory + "/" + name(id))
+        return reference
+    }
+
+    /// Raw unless compressing `sample` at `level` saves at least 10%.
+    static func chooseEncoding(sample: [UInt8], level: Int) -> UInt8 {
+        guard level > 0, !sample.isEmpty, let compressed = Zlib.compress(sample[...], level: level) else {
+            return LogFormat.blobEncodingRaw
+        }
+        let worthIt = Double(compressed.count) <= Double(sample.count) * (1 - LogFormat.blobMinimumSaving)
+        return worthIt ? LogFormat.blobEncodingZlib : LogFormat.blobEncodingRaw
+    }
+
+    /// The 40-byte header: it repeats the reference, so a file swapped for another is caught.
+    static func header(for reference: BlobReference) -> [UInt8] {
+        var writer = ByteWriter(capacity: LogFormat.blobHeaderSize)
+        writer.append(contentsOf: LogFormat.blobMagic)
+        writer.append(LogFormat.formatVersion)
+        writer.append(reference.encoding)
+        writer.append(UInt8(0))
+        writer.append(UInt32(LogFormat.blobChunkSize))
+        writer.append(reference.id)
+        writer.append(reference.length)
+        writer.append(reference.checksum)
+        writer.append(checksum(writer.bytes[...]))
+        return writer.bytes
+    }
+
+    /// The chunks a blob of `length` bytes is cut into.
+    static func chunkCount(length: UInt64) -> Int {
+        Int((length + UInt64(LogFormat.blobChunkSize) - 1) / UInt64(LogFormat.blobChunkSize))
+    }
+}
+
+/// The content being copied into a blob.
+private enum BlobInput {
+    case bytes([UInt8])
+    case file(any StoreFile, UInt64)
+
+    var length: UInt64 {
+        switch self {
+        case .bytes(let bytes): UInt64(bytes.count)
+        case .file(_, let size): size
+        }
+    }
+
+    var path: String? {
+        if case .file(let file, _) = self { return file.path }
+        return nil
+    }
+
+    func read(at offset: UInt64, count: Int) throws(EngineError) -> [UInt8] {
+        switch self {
+        case .bytes(let bytes):
+            let start = Int(offset)
+            return start == 0 && count == bytes.count ? bytes : Array(bytes[start..<start + count])
+        case .file(let file, _):
+            return try file.read(at: offset, count: count)
+        }
+    }
+}
+
+/// 16 lower-case hex digits.
+func hex16(_ value: UInt64) -> String {
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+}
+
+/// The value of exactly 16 lower-case hex digits, or nil.
+func parseHex16(_ digits: Substring) -> UInt64? {
+    guard digits.count == 16, digits.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else {
+        return nil
+    }
+    return UInt64(digits, radix: 16)
+}

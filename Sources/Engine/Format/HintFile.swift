@@ -1,0 +1,101 @@
+/// Hint files (FORMAT.md, "Hint files"): beside each pack, its index entries in key order, so
+/// that open loads a pack's keys without reading or inflating its values. One crc32 at the end
+/// covers the whole file; a hint that fails any check is ignored and rebuilt from its pack.
+enum HintFile {
+    /// The smallest entry: kind, 1-byte key length, 1-byte key, sequence, block offset, block
+    /// length, value offset, value length, record size.
+    static let minimumEntrySize = 1 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4
+
+    static func encode(_ entries: [IndexEntry], packNumber: UInt64) -> [UInt8] {
+        var writer = ByteWriter(capacity: LogFormat.hintHeaderSize + entries.count * 64 + 4)
+        writer.append(contentsOf: LogFormat.hintMagic)
+        writer.append(LogFormat.formatVersion)
+        writer.append(UInt16(0))
+        writer.append(packNumber)
+        writer.append(UInt64(entries.count))
+        writer.append(UInt32(0))
+        for entry in entries {
+            let location = entry.location
+            writer.append(entry.blob == nil ? LogFormat.recordPut : LogFormat.recordBlob)
+            writer.appendVarint(entry.key.count)
+            writer.append(contentsOf: entry.key)
+            writer.append(location.sequence)
+            writer.append(location.blockOffset)
+            writer.append(location.blockLength)
+            writer.append(location.valueOffset)
+            writer.append(location.valueLength)
+            writer.append(location.recordSize)
+            entry.blob?.append(to: &writer)
+        }
+        writer.append(checksum(writer.bytes[...]))
+        return writer.bytes
+    }
+
+    /// Writes the hint of pack `packNumber` under a temporary name and syncs it; returns that
+    /// name's path for the caller to rename into place.
+    static func writeTemporary(
+        _ entries: [IndexEntry], packNumber: UInt64, directory: String, fileSystem: any FileSystem
+    ) throws(EngineError) -> String {
+        let path = directory + "/" + PackFile.hintName(packNumber) + LogFormat.temporarySuffix
+        let file = try fileSystem.openFile(path, create: true)
+        try file.truncate(to: 0)
+        try file.write(encode(entries, packNumber: packNumber), at: 0)
+        try file.sync()
+        return path
+    }
+
+    /// Reads and verifies the hint of pack `packNumber` (whose file is `packSize` bytes).
+    /// Throws ``EngineError/Code/corruption`` for any damage; the caller then scans the pack.
+    static func load(_ file: any StoreFile, packNumber: UInt64, packSize: UInt64) throws(EngineError) -> [IndexEntry] {
+        let size = try file.size()
+        guard size >= UInt64(LogFormat.hintHeaderSize + 4), size <= UInt64(Int32.max) * 64 else {
+            throw .corruption("hint file of \(size) bytes", path: file.path, offset: 0)
+        }
+        let bytes = try file.read(at: 0, count: Int(size))
+        guard bytes.count == Int(size), checksum(bytes.dropLast(4)) == loadUInt32(bytes[...], at: bytes.count - 4) else {
+            throw .corruption("hint file checksum mismatch", path: file.path, offset: 0)
+        }
+        var reader = ByteReader(bytes.dropLast(4))
+        guard reader.readBytes(8)!.elementsEqual(LogFormat.hintMagic), reader.readUInt16()! == LogFormat.formatVersion,
+            reader.readUInt16()! == 0, reader.readUInt64()! == packNumber
+        else { throw .corruption("hint header does not describe pack \(packNumber)", path: file.path, offset: 0) }
+        let count = reader.readUInt64()!
+        guard reader.readUInt32()! == 0, count <= UInt64(reader.remaining / minimumEntrySize) else {
+            throw .corruption("hint declares \(count) entries in \(reader.remaining) bytes", path: file.path, offset: 20)
+        }
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(Int(count))
+        let fileID = PackFile.fileID(packNumber)
+        for _ in 0..<count {
+            let start = UInt64(reader.position)
+            func bad(_ message: String) -> EngineError { .corruption(message, path: file.path, offset: start) }
+            guard let kind = reader.readUInt8(), kind == LogFormat.recordPut || kind == LogFormat.recordBlob,
+                let keyLength = reader.readVarint(limit: LogFormat.maxKeyLength), keyLength >= 1,
+                let key = reader.readBytes(keyLength), let sequence = reader.readUInt64(),
+                let blockOffset = reader.readUInt64(), let blockLength = reader.readUInt32(),
+                let valueOffset = reader.readUInt32(), let valueLength = reader.readUInt32(),
+                let recordSize = reader.readUInt32()
+            else { throw bad("hint entry is invalid or short") }
+            guard blockOffset >= UInt64(LogFormat.segmentHeaderSize), blockOffset + UInt64(blockLength) <= packSize,
+                Int(blockLength) > LogFormat.blockHeaderSize
+            else { throw bad("hint entry's block lies outside its pack") }
+            var blob: BlobReference?
+            if kind == LogFormat.recordBlob {
+                guard valueLength == Location.blobMarker, let reference = BlobReference.read(from: &reader) else {
+                    throw bad("hint entry's blob reference is invalid")
+                }
+                blob = reference
+            } else {
+                guard Int(valueLength) <= LogFormat.maxValueLength else { throw bad("hint entry's value length is invalid") }
+            }
+            entries.append(IndexEntry(
+                key: Array(key),
+                location: Location(
+                    segment: fileID, blockOffset: blockOffset, blockLength: blockLength, valueOffset: valueOffset,
+                    valueLength: valueLength, recordSize: recordSize, sequence: sequence),
+                blob: blob))
+        }
+        guard reader.isAtEnd else { throw .corruption("bytes follow the last hint entry", path: file.path, offset: UInt64(reader.position)) }
+        return entries
+    }
+}
