@@ -85,6 +85,7 @@ extension LogStore {
             for member in group.dropFirst() { member.resolve(.done(.failure(error))) }
         }
         queue.handOver()
+        if case .success = result { scheduleCompactionIfDue() }
         return try result.get()
     }
 
@@ -151,7 +152,7 @@ extension LogStore {
 
     /// Starts the next segment. The finished one is synced first, in every sync mode, so that a
     /// power loss can never keep a later segment's frames while dropping an earlier one's tail.
-    private func rollOver(_ w: inout WriterState) throws(EngineError) {
+    func rollOver(_ w: inout WriterState) throws(EngineError) {
         try trimPreallocation(&w)
         try syncIfNeeded(&w)
         let number = w.activeNumber + 1
@@ -169,6 +170,7 @@ extension LogStore {
         w.allocatedEnd = w.writeOffset
         state.withLock { s in
             s.files[number] = file
+            s.activeSegment = number
             s.index.noteSegment(number)
         }
     }

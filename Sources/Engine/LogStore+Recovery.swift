@@ -16,6 +16,8 @@ struct RecoveredLog {
     var manifest = Manifest()
     /// Higher than every pack number seen in the directory.
     var nextPackNumber: UInt64 = 1
+    /// The size of each pack's hint file, by pack number.
+    var hintBytes: [UInt64: UInt64] = [:]
 
     /// Opens the store's files (FORMAT.md, "Recovery"): reads the manifest, removes what an
     /// interrupted compaction left, loads each pack's hint file (rebuilding a missing or damaged
@@ -74,11 +76,13 @@ struct RecoveredLog {
             do {
                 let hint = try fileSystem.openFile(hintPath, create: false)
                 entries = try HintFile.load(hint, packNumber: number, packSize: size)
+                hintBytes[number] = try hint.size()
             } catch {
                 entries = try PackFile.scan(file, number: number)
-                let temporary = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
-                try fileSystem.rename(temporary, to: hintPath)
+                let hint = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
+                try fileSystem.rename(hint.path, to: hintPath)
                 try fileSystem.syncDirectory(directory)
+                hintBytes[number] = hint.size
                 recovery.rebuiltHints += 1
             }
             let id = PackFile.fileID(number)

@@ -41,6 +41,26 @@ public final class LogStore: Sendable {
     /// Blob ids: the next one to hand out, and those written but not yet committed.
     let blobIDs: Locked<BlobIDs>
 
+    /// The manifest in force and what compaction needs between runs.
+    let compaction: Locked<CompactionState>
+    /// Held for the whole of a compaction, so that only one runs at a time; ``close()`` takes it
+    /// to wait for a running one to stop.
+    let compactionGate = Locked<Void>(())
+
+    struct CompactionState: Sendable {
+        var manifest: Manifest
+        var nextPack: UInt64
+        /// Hint file sizes by pack number (for ``statistics``).
+        var hintBytes: [UInt64: UInt64]
+        /// A background compaction is scheduled or running.
+        var scheduled = false
+        /// ``close()`` has begun: a running compaction stops at its next step.
+        var stopping = false
+        var last: Statistics.Compaction?
+        /// Why the last background compaction failed; automatic compaction then waits for a reopen.
+        var automaticFailure: EngineError?
+    }
+
     struct BlobIDs: Sendable {
         var next: UInt64
         /// Blobs being written or waiting in a commit: never collected.
@@ -68,6 +88,8 @@ public final class LogStore: Sendable {
         var cache: ValueCache
         var blocks: BlockCache
         var files: [UInt64: any StoreFile]
+        /// The segment commits are appended to.
+        var activeSegment: UInt64
         var lastSequence: UInt64
         /// Zero bytes preallocated past the active segment's last frame (kept out of the figures).
         var preallocatedBytes: UInt64 = 0
@@ -115,6 +137,8 @@ public final class LogStore: Sendable {
         self.options = options
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
+        self.compaction = Locked(CompactionState(
+            manifest: log.manifest, nextPack: log.nextPackNumber, hintBytes: log.hintBytes))
         self.fileSystem = fileSystem
         self.directoryLock = lock
         self.writer = Locked(WriterState(
@@ -122,7 +146,7 @@ public final class LogStore: Sendable {
             syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1))
         self.state = Locked(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
-            blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files,
+            blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, activeSegment: log.activeNumber,
             lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
             recovery: log.recovery))
     }
@@ -153,6 +177,8 @@ public final class LogStore: Sendable {
             return task
         }
         task?.cancel()
+        compaction.withLock { $0.stopping = true }
+        compactionGate.withLock { _ in }  // a running compaction notices `stopping` and ends
         let failure = writer.withLock { w -> EngineError? in
             guard !w.closed else { return nil }
             w.closed = true

@@ -28,6 +28,22 @@ public struct Statistics: Sendable, Equatable {
         public var removedBlobs = 0
     }
 
+    /// What one compaction did (``LogStore/compact()``).
+    public struct Compaction: Sendable, Equatable {
+        /// From start to finish, including the blob collection.
+        public var duration: Duration
+        /// The size of the files it replaced: segments, packs and their hint files.
+        public var bytesBefore: UInt64
+        /// The size of the packs and hint files it wrote in their place.
+        public var bytesAfter: UInt64
+        /// Live records copied into the new packs (and still current when the switch came).
+        public var recordsWritten: Int
+        /// Pack files written.
+        public var packsWritten: Int
+        /// Blob files removed because no key references them any more.
+        public var blobsRemoved: Int
+    }
+
     /// Live keys.
     public var keyCount: Int
     /// Sum of the segments' live bytes (uncompressed record sizes).
@@ -36,8 +52,16 @@ public struct Statistics: Sendable, Equatable {
     public var deadBytes: Int
     /// The segments, oldest first.
     public var segments: [Segment]
-    /// Bytes of every segment file, less the active segment's preallocated zeros: the log itself.
+    /// The pack files compaction wrote (``Segment/number`` is the pack's number), oldest first.
+    public var packs: [Segment]
+    /// Bytes of every segment, pack and hint file and the manifest, less the active segment's
+    /// preallocated zeros. Blob files are counted apart, in ``blobBytes``.
     public var bytesOnDisk: UInt64
+    /// Blob files referenced by live keys, and their total size.
+    public var blobCount: Int
+    public var blobBytes: UInt64
+    /// What the last compaction since open did; nil when none has run.
+    public var lastCompaction: Compaction?
     /// Zero bytes allocated ahead of the active segment's last frame (``Options/preallocationSize``);
     /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
     public var preallocatedBytes: UInt64

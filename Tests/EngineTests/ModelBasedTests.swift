@@ -3,8 +3,9 @@ import Foundation
 import EngineTestSupport
 import Testing
 
-/// Random sequences of puts, deletes, commits and reopens, checked against a plain dictionary after
-/// every step. The seed is printed on failure so that a run can be replayed.
+/// Random sequences of puts (inline and blob), deletes, commits, compactions (manual, and automatic
+/// in the background) and reopens, checked against a plain dictionary after every step. The seed
+/// is printed on failure so that a run can be replayed.
 @Suite struct ModelBasedTests {
     /// Runs `steps` random steps from `seed`, recording an issue (naming seed and step) wherever the
     /// store and the model disagree.
@@ -18,9 +19,14 @@ import Testing
         options.preallocationSize = [0, 4 << 10, 64 << 10][Int.random(in: 0...2, using: &random)]
         options.compressionLevel = Int.random(in: 0...9, using: &random)
         options.blockSize = [4 << 10, 16 << 10][Int.random(in: 0...1, using: &random)]
+        options.blobThreshold = [64, 1000, 4096][Int.random(in: 0...2, using: &random)]
+        options.compaction = CompactionPolicy(
+            isAutomatic: Bool.random(using: &random), deadRatio: 0.3, minimumBytes: 16 << 10)
         var store = try LogStore.open(at: "/model", options: options, fileSystem: fs)
         var model: [[UInt8]: [UInt8]] = [:]
         var lastSequence: UInt64 = 0
+        var touched: [[UInt8]] = []
+        var compactions = 0
 
         func randomKey() -> [UInt8] {
             // Few distinct keys, so overwrites and deletes hit live keys; a shared prefix for scans.
@@ -33,15 +39,21 @@ import Testing
             if action < 80 {
                 var batch = WriteBatch()
                 var next = model
+                touched = []
                 for _ in 0..<Int.random(in: 1...8, using: &random) {
                     let key = randomKey()
+                    touched.append(key)
                     if Int.random(in: 0..<4, using: &random) == 0 {
                         batch.delete(key)
                         next[key] = nil
                     } else {
                         let length = [0, 1, 30, 300, 5000][Int.random(in: 0...4, using: &random)]
                         let value = random.bytes(length).map { 97 + $0 & 3 }
-                        batch.put(key, value)
+                        if Int.random(in: 0..<10, using: &random) == 0 {
+                            batch.putExternal(key, value)
+                        } else {
+                            batch.put(key, value)
+                        }
                         next[key] = value
                     }
                 }
@@ -49,6 +61,12 @@ import Testing
                 #expect(sequence == lastSequence + 1, "seed \(seed) step \(step)")
                 lastSequence = sequence
                 model = next
+            } else if action < 83 {
+                try store.compact()
+                compactions += 1
+                let stats = store.statistics
+                #expect(stats.deadBytes == 0 || options.compaction.isAutomatic, "seed \(seed) step \(step)")
+                #expect(fs.names(in: "/model/blobs").count == stats.blobCount, "seed \(seed) step \(step)")
             } else if action < 98 {
                 let key = randomKey()
                 #expect(try store.value(forKey: key) == model[key], "seed \(seed) step \(step)")
@@ -60,7 +78,12 @@ import Testing
                 store = try LogStore.open(at: "/model", options: options, fileSystem: fs)
                 #expect(store.statistics.lastSequence == lastSequence, "seed \(seed) step \(step)")
             }
-            if step % 50 == 0 || action >= 98 {
+            // After every step the keys it touched and the key count; every 25 steps, and after
+            // each compaction and reopen, everything.
+            if step % 25 != 0 && action < 80 {
+                for key in touched { #expect(try store.value(forKey: key) == model[key], "seed \(seed) step \(step)") }
+                #expect(store.statistics.keyCount == model.count, "seed \(seed) step \(step)")
+            } else {
                 let contents = try store.contents()
                 #expect(contents == model, "seed \(seed) step \(step)")
                 if contents != model { return }
@@ -70,6 +93,7 @@ import Testing
         try store.close()
         let reopened = try LogStore.open(at: "/model", options: options, fileSystem: fs)
         #expect(try reopened.contents() == model, "seed \(seed) final reopen")
+        #expect(compactions == 0 || !reopened.statistics.packs.isEmpty || model.isEmpty, "seed \(seed): no pack after compactions")
     }
 
     @Test func fixedSeedAgreesWithTheModel() throws {

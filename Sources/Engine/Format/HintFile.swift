@@ -32,16 +32,17 @@ enum HintFile {
     }
 
     /// Writes the hint of pack `packNumber` under a temporary name and syncs it; returns that
-    /// name's path for the caller to rename into place.
+    /// name's path, for the caller to rename into place, and the file's size.
     static func writeTemporary(
         _ entries: [IndexEntry], packNumber: UInt64, directory: String, fileSystem: any FileSystem
-    ) throws(EngineError) -> String {
+    ) throws(EngineError) -> (path: String, size: UInt64) {
         let path = directory + "/" + PackFile.hintName(packNumber) + LogFormat.temporarySuffix
         let file = try fileSystem.openFile(path, create: true)
         try file.truncate(to: 0)
-        try file.write(encode(entries, packNumber: packNumber), at: 0)
+        let bytes = encode(entries, packNumber: packNumber)
+        try file.write(bytes, at: 0)
         try file.sync()
-        return path
+        return (path, UInt64(bytes.count))
     }
 
     /// Reads and verifies the hint of pack `packNumber` (whose file is `packSize` bytes).

@@ -41,6 +41,28 @@ enum PackFile {
     /// its entries: the fallback when a hint file is missing or damaged. Never trusts a byte it
     /// has not verified; any failure is ``EngineError/Code/corruption`` naming the offset.
     static func scan(_ file: any StoreFile, number: UInt64) throws(EngineError) -> [IndexEntry] {
+        var entries: [IndexEntry] = []
+        try forEachBlock(of: file, number: number) { blockOffset, blockLength, _, records throws(EngineError) in
+            for record in records {
+                entries.append(IndexEntry(
+                    key: record.key,
+                    location: Location(
+                        segment: fileID(number), blockOffset: blockOffset, blockLength: UInt32(blockLength),
+                        valueOffset: UInt32(record.valueOffset),
+                        valueLength: record.blob == nil ? UInt32(record.valueLength!) : Location.blobMarker,
+                        recordSize: UInt32(record.recordSize), sequence: record.sequence!),
+                    blob: record.blob))
+            }
+        }
+        return entries
+    }
+
+    /// Calls `body` with each block of pack `number`, in file order: its offset and length, its
+    /// verified raw bytes, and its records (value offsets relative to the raw bytes).
+    static func forEachBlock(
+        of file: any StoreFile, number: UInt64,
+        _ body: (UInt64, Int, [UInt8], [RecordPlacement]) throws(EngineError) -> Void
+    ) throws(EngineError) {
         let size = try file.size()
         let headerSize = LogFormat.segmentHeaderSize
         guard size >= UInt64(headerSize) else {
@@ -50,7 +72,6 @@ enum PackFile {
         guard header == self.header(number: number) else {
             throw .corruption("pack header is damaged or names another pack", path: file.path, offset: 0)
         }
-        var entries: [IndexEntry] = []
         var offset = UInt64(headerSize)
         var buffer: [UInt8] = []
         var bufferStart: UInt64 = 0
@@ -80,19 +101,9 @@ enum PackFile {
             ) { message, rawOffset in
                 .corruption("\(message) (at byte \(rawOffset) of the block's raw bytes)", path: file.path, offset: blockOffset)
             }
-            for record in records {
-                entries.append(IndexEntry(
-                    key: record.key,
-                    location: Location(
-                        segment: fileID(number), blockOffset: offset, blockLength: UInt32(blockLength),
-                        valueOffset: UInt32(record.valueOffset),
-                        valueLength: record.blob == nil ? UInt32(record.valueLength!) : Location.blobMarker,
-                        recordSize: UInt32(record.recordSize), sequence: record.sequence!),
-                    blob: record.blob))
-            }
+            try body(offset, blockLength, raw, records)
             offset += UInt64(blockLength)
         }
-        return entries
     }
 }
 

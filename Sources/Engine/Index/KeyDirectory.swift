@@ -74,10 +74,14 @@ struct KeyDirectory {
     }
 
     /// Moves `key` from `old` to `new` (a compaction rewrote it) unless it has changed since:
-    /// true when it moved. Its bytes count as live in the new file and leave the old one.
+    /// true when it moved. Its bytes count as live in the new file and leave the old one; a copy
+    /// that arrived too late counts as dead in the new file.
     mutating func move(_ key: [UInt8], from old: Location, to new: Location) -> Bool {
         let hashed = HashedKey(key)
-        guard locations[hashed] == old else { return false }
+        guard locations[hashed] == old else {
+            usage[new.segment, default: SegmentUsage()].deadBytes += Int(new.recordSize)
+            return false
+        }
         locations[hashed] = new
         usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
         usage[new.segment, default: SegmentUsage()].liveBytes += Int(new.recordSize)

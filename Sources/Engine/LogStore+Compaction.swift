@@ -1,0 +1,349 @@
+import Dispatch
+
+extension LogStore {
+    /// Compacts the store now, on the calling thread, and returns what it did.
+    ///
+    /// Compaction (FORMAT.md, "Compaction") seals the active segment, rewrites the live records
+    /// of every older segment and pack into new pack files — in key order, so the records of one
+    /// key prefix sit together, in compressed blocks — with a hint file beside each, switches to
+    /// them by installing a new manifest, removes the old files, then removes blob files no key
+    /// references. Nothing visible changes: every read before, during and after sees the same
+    /// contents. Commits and reads on other threads go on meanwhile; they wait only for short
+    /// steps (sealing the segment, and index updates in batches of ``moveBatchSize`` keys).
+    ///
+    /// When this returns, the new manifest and packs are durable. A crash at any point leaves the
+    /// old state or the new one, and the next open removes what the other left behind.
+    ///
+    /// - Throws: ``EngineError``. Before the manifest is replaced, a failure removes what the
+    ///   compaction wrote and leaves the store as it was. Should the directory sync after the
+    ///   manifest's rename fail, which state is durable is unknown: the store turns read-only
+    ///   (``EngineError/Code/readOnly``) and keeps every file either state needs; reopen it.
+    ///   ``EngineError/Code/closed`` when ``close()`` interrupts it.
+    @discardableResult
+    public func compact() throws(EngineError) -> Statistics.Compaction {
+        try compactionGate.withLock { _ throws(EngineError) in try compactNow() }
+    }
+
+    /// Keys moved to their new location per hold of the index lock.
+    static var moveBatchSize: Int { 1024 }
+
+    /// Starts a compaction in the background when ``Options/compaction`` says one is due: at least
+    /// ``CompactionPolicy/minimumBytes`` of record bytes in the files but the active segment, at
+    /// least ``CompactionPolicy/deadRatio`` of them dead. Called after each successful commit.
+    func scheduleCompactionIfDue() {
+        let policy = options.compaction
+        guard policy.isAutomatic else { return }
+        let due = state.withLock { s -> Bool in
+            var live = 0
+            var dead = 0
+            for (file, usage) in s.index.usage where file != s.activeSegment {
+                live += usage.liveBytes
+                dead += usage.deadBytes
+            }
+            let total = live + dead
+            return total > 0 && total >= policy.minimumBytes && Double(dead) >= policy.deadRatio * Double(total)
+        }
+        guard due else { return }
+        let start = compaction.withLock { c -> Bool in
+            guard !c.scheduled, !c.stopping, c.automaticFailure == nil else { return false }
+            c.scheduled = true
+            return true
+        }
+        guard start else { return }
+        DispatchQueue.global(qos: .utility).async {
+            var failure: EngineError?
+            do throws(EngineError) {
+                try self.compact()
+            } catch {
+                failure = error
+            }
+            self.compaction.withLock { c in
+                c.scheduled = false
+                // Do not retry on every commit: automatic compaction waits for a reopen.
+                if let failure, failure.code != .closed { c.automaticFailure = failure }
+            }
+        }
+    }
+
+    private func checkStopping() throws(EngineError) {
+        if compaction.withLock({ $0.stopping }) { throw Self.closedError }
+    }
+
+    private func compactNow() throws(EngineError) -> Statistics.Compaction {
+        let clock = ContinuousClock()
+        let started = clock.now
+        try checkStopping()
+
+        // 1. Seal the active segment: everything written so far becomes an input, durably.
+        let (boundary, lastSequence) = try writer.withLock { w throws(EngineError) -> (UInt64, UInt64) in
+            guard !w.closed else { throw Self.closedError }
+            if let failure = w.failure { throw Self.readOnlyError(after: failure) }
+            if w.writeOffset > UInt64(LogFormat.segmentHeaderSize) {
+                try rollOver(&w)
+            } else {
+                try syncIfNeeded(&w)
+            }
+            return (w.activeNumber, w.nextSequence - 1)
+        }
+        let inputs = state.withLock { s in
+            s.files.filter { $0.key != boundary }.sorted { $0.key < $1.key }
+        }
+        guard !inputs.isEmpty else {
+            let report = Statistics.Compaction(
+                duration: clock.now - started, bytesBefore: 0, bytesAfter: 0, recordsWritten: 0, packsWritten: 0,
+                blobsRemoved: collectUnreferencedBlobs())
+            compaction.withLock { $0.last = report }
+            return report
+        }
+        var bytesBefore = compaction.withLock { c in c.hintBytes.values.reduce(0, +) }
+        for (_, file) in inputs { bytesBefore += try file.size() }
+
+        // 2. Copy the live records into new packs (temporary names until all are written).
+        var run = CompactionRun(store: self)
+        let newFiles: [(UInt64, any StoreFile)]
+        do throws(EngineError) {
+            for (id, file) in inputs {
+                try checkStopping()
+                if PackFile.isPack(id) {
+                    try PackFile.forEachBlock(of: file, number: id & ~LogFormat.packFileBit) {
+                        blockOffset, _, raw, records throws(EngineError) in
+                        try run.collect(raw: raw, records: records, file: id, blockOffset: blockOffset)
+                    }
+                } else {
+                    var reader = try LogReader(file: file, segmentNumber: id, isNewest: false)
+                    _ = try reader.readHeader()
+                    while let frame = try reader.nextFrame() {
+                        _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
+                            raw, records throws(EngineError) in
+                            let blockOffset = frame.offset + UInt64(records.first!.blockOffset)
+                            try run.collect(raw: raw, records: Array(records), file: id, blockOffset: blockOffset)
+                        }
+                    }
+                }
+            }
+            try run.flush()
+            try checkStopping()
+            try run.renameIntoPlace()
+            newFiles = try run.openFinishedPacks()
+        } catch {
+            run.removeWrittenFiles()
+            throw error
+        }
+
+        // 3. Switch: the new manifest names the new packs and the first segment after them.
+        let manifest = Manifest(logStart: boundary, lastSequence: lastSequence, packs: run.packs.map(\.number))
+        let temporary = path + "/" + LogFormat.manifestTemporaryName
+        do throws(EngineError) {
+            let file = try fileSystem.openFile(temporary, create: true)
+            try file.truncate(to: 0)
+            try file.write(manifest.encoded(), at: 0)
+            try file.sync()
+            try fileSystem.rename(temporary, to: path + "/" + LogFormat.manifestName)
+        } catch {
+            try? fileSystem.removeFile(temporary)
+            run.removeWrittenFiles()
+            throw error
+        }
+        do throws(EngineError) {
+            try fileSystem.syncDirectory(path)
+        } catch {
+            // The rename may or may not be durable; both states are whole on disk. Stop writing
+            // and keep every file until a reopen reads whichever manifest survived.
+            writer.withLock { w in if w.failure == nil { w.failure = error } }
+            throw error
+        }
+
+        // 4. Point the index at the new packs, in batches, then drop the old files.
+        state.withLock { s in
+            for (id, file) in newFiles {
+                s.files[id] = file
+                s.index.noteSegment(id)
+            }
+        }
+        var moved = 0
+        for pack in run.packs {
+            var start = 0
+            while start < pack.entries.count {
+                let end = min(start + Self.moveBatchSize, pack.entries.count)
+                moved += state.withLock { s in
+                    var count = 0
+                    for i in start..<end where s.index.move(pack.entries[i].key, from: pack.oldLocations[i], to: pack.entries[i].location) {
+                        count += 1
+                    }
+                    return count
+                }
+                start = end
+            }
+        }
+        let inputIDs = inputs.map(\.key)
+        state.withLock { s in
+            for id in inputIDs { s.files[id] = nil }
+            s.index.forgetFiles(inputIDs)
+        }
+        compaction.withLock { c in
+            c.manifest = manifest
+            c.hintBytes = Dictionary(uniqueKeysWithValues: run.packs.map { ($0.number, $0.hintBytes) })
+        }
+        for id in inputIDs {
+            if PackFile.isPack(id) {
+                let number = id & ~LogFormat.packFileBit
+                try? fileSystem.removeFile(path + "/" + PackFile.name(number))
+                try? fileSystem.removeFile(path + "/" + PackFile.hintName(number))
+            } else {
+                try? fileSystem.removeFile(path + "/" + SegmentFile.name(id))
+            }
+        }
+        try? fileSystem.syncDirectory(path)
+
+        // 5. Collect blobs that no key references any more.
+        let blobsRemoved = collectUnreferencedBlobs()
+
+        let report = Statistics.Compaction(
+            duration: clock.now - started, bytesBefore: bytesBefore,
+            bytesAfter: run.packs.reduce(0) { $0 + $1.packBytes + $1.hintBytes },
+            recordsWritten: moved, packsWritten: run.packs.count, blobsRemoved: blobsRemoved)
+        compaction.withLock { $0.last = report }
+        return report
+    }
+
+    /// Removes blob files that no live key references and no commit in flight is writing. The
+    /// references are read after a sync, so an overwrite that a power loss could still undo never
+    /// costs the blob it replaced. Best effort: returns how many were removed.
+    private func collectUnreferencedBlobs() -> Int {
+        guard let names = try? fileSystem.listDirectory(blobDirectory) else { return 0 }
+        let keep = try? writer.withLock { w throws(EngineError) -> Set<UInt64> in
+            guard !w.closed, w.failure == nil else { throw Self.closedError }
+            try syncIfNeeded(&w)
+            let referenced = state.withLock { s in Set(s.index.blobs.values.map(\.id)) }
+            return referenced.union(blobIDs.withLock { $0.pending })
+        }
+        guard let keep else { return 0 }
+        var removed = 0
+        for name in names {
+            guard let id = BlobFile.id(fromName: name), !keep.contains(id) else { continue }
+            if (try? fileSystem.removeFile(blobDirectory + "/" + name)) != nil { removed += 1 }
+        }
+        if removed > 0 { try? fileSystem.syncDirectory(blobDirectory) }
+        return removed
+    }
+}
+
+/// The live records a compaction has found, cut into packs of about a segment's size: each run
+/// is sorted by key and written as one pack with its hint file.
+struct CompactionRun {
+    struct Pack {
+        var number: UInt64
+        var entries: [IndexEntry]
+        /// Where each entry's record was before (parallel to `entries`): it moves only if the
+        /// index still points there.
+        var oldLocations: [Location]
+        var packBytes: UInt64
+        var hintBytes: UInt64
+    }
+
+    private struct Record {
+        var key: [UInt8]
+        var old: Location
+        var value: [UInt8]
+        var blob: BlobReference?
+    }
+
+    let store: LogStore
+    private var records: [Record] = []
+    private var recordBytes = 0
+    private(set) var packs: [Pack] = []
+    /// Every pack number taken, for clean-up on failure.
+    private var numbers: [UInt64] = []
+
+    init(store: LogStore) { self.store = store }
+
+    /// Keeps the records of one verified block that are still the current version of their key.
+    mutating func collect(raw: [UInt8], records blockRecords: [RecordPlacement], file: UInt64, blockOffset: UInt64) throws(EngineError) {
+        let live = store.state.withLock { s -> [(Int, Location)] in
+            var live: [(Int, Location)] = []
+            for (i, record) in blockRecords.enumerated() where record.valueLength != nil {
+                if let location = s.index[record.key], location.segment == file, location.blockOffset == blockOffset,
+                    location.valueOffset == UInt32(record.valueOffset)
+                {
+                    live.append((i, location))
+                }
+            }
+            return live
+        }
+        for (i, location) in live {
+            let record = blockRecords[i]
+            let value = record.blob == nil
+                ? Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]) : []
+            records.append(Record(key: record.key, old: location, value: value, blob: record.blob))
+            recordBytes += record.key.count + value.count + 48
+        }
+        if recordBytes >= store.options.segmentSize { try flush() }
+    }
+
+    /// Writes the records gathered so far as one pack (sorted by key) and its hint file.
+    mutating func flush() throws(EngineError) {
+        guard !records.isEmpty else { return }
+        records.sort { compareBytes($0.key, $1.key) < 0 }
+        let number = store.compaction.withLock { c in
+            defer { c.nextPack += 1 }
+            return c.nextPack
+        }
+        numbers.append(number)
+        var writer = try PackWriter(
+            number: number, directory: store.path, level: max(store.options.compressionLevel, 1),
+            blockSize: store.options.blockSize, fileSystem: store.fileSystem)
+        for record in records {
+            try writer.add(key: record.key, sequence: record.old.sequence, value: record.value[...], blob: record.blob)
+        }
+        let entries = try writer.finish()
+        let hint = try HintFile.writeTemporary(
+            entries, packNumber: number, directory: store.path, fileSystem: store.fileSystem)
+        packs.append(Pack(
+            number: number, entries: entries, oldLocations: records.map(\.old), packBytes: writer.size,
+            hintBytes: hint.size))
+        records.removeAll()
+        recordBytes = 0
+    }
+
+    /// Renames every pack and hint to its final name and syncs the directory.
+    func renameIntoPlace() throws(EngineError) {
+        for pack in packs {
+            for name in [PackFile.name(pack.number), PackFile.hintName(pack.number)] {
+                try store.fileSystem.rename(store.path + "/" + name + LogFormat.temporarySuffix, to: store.path + "/" + name)
+            }
+        }
+        try store.fileSystem.syncDirectory(store.path)
+    }
+
+    /// Opens the finished packs by their final names.
+    func openFinishedPacks() throws(EngineError) -> [(UInt64, any StoreFile)] {
+        var files: [(UInt64, any StoreFile)] = []
+        for pack in packs {
+            let path = store.path + "/" + PackFile.name(pack.number)
+            files.append((PackFile.fileID(pack.number), try store.fileSystem.openFile(path, create: false)))
+        }
+        return files
+    }
+
+    /// Best-effort removal of whatever this compaction wrote, under temporary or final names (it
+    /// failed before the switch). Anything left is removed by the next open.
+    func removeWrittenFiles() {
+        let names = store.fileSystem.listNames(store.path)
+        var removed = false
+        for number in numbers {
+            for name in [PackFile.name(number), PackFile.hintName(number)] {
+                for candidate in [name, name + LogFormat.temporarySuffix] where names.contains(candidate) {
+                    removed = (try? store.fileSystem.removeFile(store.path + "/" + candidate)) != nil || removed
+                }
+            }
+        }
+        if removed { try? store.fileSystem.syncDirectory(store.path) }
+    }
+}
+
+extension FileSystem {
+    /// The names in `directory`, or none when it cannot be listed.
+    func listNames(_ directory: String) -> Set<String> {
+        Set((try? listDirectory(directory)) ?? [])
+    }
+}
