@@ -1,0 +1,338 @@
+import Engine
+import EngineTestSupport
+import Foundation
+import Testing
+
+/// Compaction: contents unchanged, space reclaimed, hint files used (and rebuilt when damaged),
+/// every crash point leaving the old state or the new one, and commits and reads going on during it.
+@Suite struct CompactionTests {
+    static let dir = "/compact"
+
+    static func options() -> Options {
+        var options = Options()
+        options.segmentSize = 64 << 10
+        options.blockSize = 4 << 10
+        options.preallocationSize = 8 << 10
+        options.blobThreshold = 2000
+        options.compaction = .manual
+        return options
+    }
+
+    /// A store with overwrites, deletes and blobs (some overwritten) over several segments,
+    /// closed; returns its contents.
+    @discardableResult
+    static func fill(_ fs: FaultInjectingFileSystem, rounds: Int = 6) throws -> [[UInt8]: [UInt8]] {
+        let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
+        var random = SeededGenerator(seed: 11)
+        for round in 0..<rounds {
+            var batch = WriteBatch()
+            for i in 0..<40 {
+                let key = bytes("user/\((i * 7 + round) % 50)")
+                if (i + round) % 9 == 0 {
+                    batch.delete(key)
+                } else {
+                    batch.put(key, random.bytes(300).map { 97 + $0 % 16 })
+                }
+            }
+            // A blob overwritten every round, and one written once.
+            batch.put(bytes("asset/cover"), random.bytes(3000))
+            if round == 0 { batch.putExternal(bytes("asset/icon"), bytes("tiny but external")) }
+            try store.commit(batch)
+        }
+        let contents = try store.contents()
+        try store.close()
+        return contents
+    }
+
+    @Test func compactionKeepsTheContentsAndReclaimsDeadBytes() throws {
+        let fs = FaultInjectingFileSystem()
+        let expected = try Self.fill(fs, rounds: 30)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let before = store.statistics
+        #expect(before.segments.count > 2)
+        #expect(before.deadBytes > before.liveBytes)
+        #expect(fs.names(in: Self.dir + "/blobs").count == 2, "open collected the covers that were overwritten")
+
+        let report = try store.compact()
+        let after = store.statistics
+        #expect(try store.contents() == expected)
+        #expect(after.deadBytes == 0)
+        // A pack record also carries its sequence number: 8 bytes more than in a commit frame.
+        #expect(after.liveBytes == before.liveBytes + 8 * expected.count)
+        #expect(after.keyCount == before.keyCount)
+        #expect(after.bytesOnDisk < before.bytesOnDisk / 2)
+        #expect(after.segments.count == 1, "only the new, empty active segment is left")
+        #expect(after.packs.count == 1)
+        #expect(report.recordsWritten == expected.count)
+        #expect(report.packsWritten == 1)
+        #expect(after.lastCompaction == report)
+        #expect(fs.names(in: Self.dir).filter { $0.hasSuffix(".wal") }.count == 1, "the old segments are removed")
+
+        try store.write { $0.put(bytes("user/after"), bytes("x")) }
+        try store.close()
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        var next = expected
+        next[bytes("user/after")] = bytes("x")
+        #expect(try reopened.contents() == next)
+        #expect(reopened.statistics.recovery.rebuiltHints == 0)
+        #expect(reopened.statistics.recovery.removedLeftovers == 0)
+    }
+
+    @Test func compactingTwiceRewritesThePacksToo() throws {
+        let fs = FaultInjectingFileSystem()
+        var expected = try Self.fill(fs)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        try store.compact()
+        try store.write { batch in
+            batch.put(bytes("user/1"), bytes("new"))
+            batch.delete(bytes("user/2"))
+        }
+        expected[bytes("user/1")] = bytes("new")
+        expected[bytes("user/2")] = nil
+        #expect(store.statistics.deadBytes > 0, "the pack now holds two dead records")
+        let firstPack = store.statistics.packs.map(\.number)
+        try store.compact()
+        #expect(store.statistics.packs.map(\.number) != firstPack)
+        #expect(store.statistics.deadBytes == 0)
+        #expect(try store.contents() == expected)
+        try store.close()
+        #expect(try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs).contents() == expected)
+        #expect(fs.names(in: Self.dir).filter { $0.hasSuffix(".pack") }.count == 1)
+    }
+
+    /// Open reads the hint file, not the pack: a damaged value block in the pack goes unnoticed
+    /// until that value is read, and then it is reported, never returned.
+    @Test func openLoadsTheIndexFromHintFilesWithoutReadingValues() throws {
+        let fs = FaultInjectingFileSystem()
+        try Self.fill(fs)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        try store.compact()
+        try store.close()
+        let pack = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".pack") }!
+        fs.flipBit(in: pack, atByte: 24 + 16 + 5)  // inside the first block's stored bytes
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(reopened.statistics.recovery.rebuiltHints == 0)
+        let first = try #require(reopened.scan(prefix: []).first { !$0.isBlob })
+        #expect(throws: EngineError.self) { try reopened.value(forKey: first.key) }
+        do {
+            _ = try reopened.value(forKey: first.key)
+        } catch {
+            #expect(error.code == .corruption)
+            #expect(error.path == pack)
+        }
+    }
+
+    @Test(arguments: ["flip", "truncate", "remove"])
+    func aDamagedOrMissingHintFileFallsBackToScanningItsPack(damage: String) throws {
+        let fs = FaultInjectingFileSystem()
+        let expected = try Self.fill(fs)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        try store.compact()
+        try store.close()
+        let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
+        let good = fs.contents(of: hint)!
+        switch damage {
+        case "flip": fs.flipBit(in: hint, atByte: good.count / 2, bit: 3)
+        case "truncate": fs.setContents(Array(good.prefix(good.count - 7)), of: hint)
+        default: try PosixlessRemove(fs, hint)
+        }
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(reopened.statistics.recovery.rebuiltHints == 1)
+        #expect(try reopened.contents() == expected)
+        #expect(fs.contents(of: hint) == good, "the hint is rewritten as it was")
+        try reopened.close()
+        let again = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(again.statistics.recovery.rebuiltHints == 0)
+    }
+
+    /// A pack's records are in key order: after compaction, reading a prefix's values touches a
+    /// few blocks instead of one block per key.
+    @Test func compactionClustersAPrefixIntoFewBlocks() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.valueCacheCapacity = 0
+        var store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        // Two entities written interleaved, one record per commit: each commit is its own block.
+        for i in 0..<60 {
+            try store.write { batch in
+                batch.put(bytes("a/\(1000 + i)"), [UInt8](repeating: 97, count: 40))
+                batch.put(bytes("b/\(1000 + i)"), [UInt8](repeating: 98, count: 40))
+            }
+        }
+        func blocksReadScanning(_ prefix: String) throws -> Int {
+            try store.close()
+            store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+            let reads = fs.readCount
+            for entry in try store.scan(prefix: bytes(prefix)) { _ = try entry.value() }
+            return fs.readCount - reads
+        }
+        #expect(try blocksReadScanning("a/") == 60)
+        try store.compact()
+        #expect(try blocksReadScanning("a/") <= 2)
+    }
+
+    /// Power loss at every I/O operation of a compaction (and, separately, a process crash there):
+    /// the reopened store always has exactly the contents from before, leftovers are removed, and
+    /// it accepts commits.
+    @Test(arguments: [false, true])
+    func aCrashAtEveryOperationOfACompactionLeavesTheContentsUnchanged(processOnly: Bool) throws {
+        let base = FaultInjectingFileSystem()
+        let expected = try Self.fill(base)
+        let probe = base.clone()
+        let probeStore = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: probe)
+        let start = probe.operationCount
+        try probeStore.compact()
+        let total = probe.operationCount - start
+        #expect(total > 10)
+        for crashAt in 1...total {
+            let fs = base.clone()
+            let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+            fs.crash(atOperation: crashAt)
+            _ = try? store.compact()
+            if processOnly { fs.processCrash() } else { fs.powerLoss() }
+            let label = "\(processOnly ? "process crash" : "power loss") at operation \(crashAt) of \(total) (\(probe.operationLog[start + crashAt - 1]))"
+            let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+            #expect(try reopened.contents() == expected, "\(label)")
+            let stats = reopened.statistics
+            let names = fs.names(in: Self.dir)
+            #expect(!names.contains { $0.hasSuffix("-tmp") }, "\(label): temporary files left: \(names)")
+            #expect(names.filter { $0.hasSuffix(".pack") }.count == stats.packs.count, "\(label): \(names)")
+            #expect(names.filter { $0.hasSuffix(".hint") }.count == stats.packs.count, "\(label): \(names)")
+            #expect(names.filter { $0.hasSuffix(".wal") }.count == stats.segments.count, "\(label): \(names)")
+            #expect(fs.names(in: Self.dir + "/blobs").count == stats.blobCount, "\(label): blobs")
+            try reopened.write { $0.put(bytes("after"), bytes("1")) }
+            try reopened.close()
+            var next = expected
+            next[bytes("after")] = bytes("1")
+            let again = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+            #expect(try again.contents() == next, "\(label): second reopen")
+            #expect(again.statistics.recovery.removedLeftovers == 0, "\(label)")
+            try again.close()
+        }
+    }
+
+    /// An I/O error at any write, sync, rename or directory sync of a compaction: before the
+    /// switch the store is as it was and keeps working; after it, nothing is lost either.
+    @Test func anIOErrorAnywhereInACompactionLosesNothing() throws {
+        let base = FaultInjectingFileSystem()
+        let expected = try Self.fill(base)
+        let probe = base.clone()
+        let probeStore = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: probe)
+        let start = probe.operationCount
+        try probeStore.compact()
+        let total = probe.operationCount - start
+        for failAt in 1...total {
+            let fs = base.clone()
+            let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+            fs.fail(failAt, errno: 5)
+            let label = "EIO at operation \(failAt) (\(probe.operationLog[start + failAt - 1]))"
+            let compacted = (try? store.compact()) != nil
+            #expect(try store.contents() == expected, "\(label)")
+            var next = expected
+            if (try? store.write({ $0.put(bytes("after"), bytes("1")) })) != nil {
+                next[bytes("after")] = bytes("1")
+            } else {
+                #expect(!compacted, "\(label): a successful compaction left the store read-only")
+            }
+            if compacted { #expect(store.statistics.deadBytes == 0, "\(label)") }
+            try? store.close()
+            let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+            #expect(try reopened.contents() == next, "\(label): reopen")
+            #expect(!fs.names(in: Self.dir).contains { $0.hasSuffix("-tmp") }, "\(label)")
+            try reopened.close()
+        }
+    }
+
+    /// Committers and readers run while compactions do; afterwards, and after a reopen, the store
+    /// holds exactly what the committers last wrote, and every read along the way saw a value
+    /// its key really had.
+    @Test func commitsAndReadsDuringCompactionAgreeWithTheModel() throws {
+        let fs = FaultInjectingFileSystem()
+        let stable = try Self.fill(fs)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let writers = 3
+        let rounds = 150
+        let failures = Locked<[String]>([])
+        let finals = Locked<[[UInt8]: [UInt8]?]>([:])
+        onThreads(writers + 2) { thread in
+            do {
+                if thread < writers {
+                    // Each writer owns its keys, so its last write of each is the expected value.
+                    var mine: [[UInt8]: [UInt8]?] = [:]
+                    for round in 0..<rounds {
+                        let key = bytes("w\(thread)/\(round % 20)")
+                        if round % 7 == 6 {
+                            try store.write { $0.delete(key) }
+                            mine[key] = .some(nil)
+                        } else {
+                            let value = bytes("w\(thread) round \(round)") + [UInt8](repeating: UInt8(round), count: round % 3 == 0 ? 2500 : 100)
+                            try store.write { $0.put(key, value) }
+                            mine[key] = value
+                        }
+                    }
+                    finals.withLock { $0.merge(mine) { $1 } }
+                } else if thread == writers {
+                    for _ in 0..<4 { try store.compact() }
+                } else {
+                    // A reader of keys nobody changes: each read must give exactly the old value.
+                    let keys = Array(stable.keys)
+                    for i in 0..<600 {
+                        let key = keys[i % keys.count]
+                        let value = try store.value(forKey: key)
+                        if value != stable[key] { failures.withLock { $0.append("read of \(key) gave a wrong value") } }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("thread \(thread): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        var expected = stable
+        for (key, value) in finals.withLock({ $0 }) { expected[key] = value }
+        #expect(try store.contents() == expected)
+        try store.compact()
+        #expect(try store.contents() == expected)
+        #expect(store.statistics.deadBytes == 0)
+        try store.close()
+        #expect(try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs).contents() == expected)
+    }
+
+    /// With an automatic policy, commits that leave enough dead bytes start a compaction in the
+    /// background.
+    @Test func theAutomaticPolicyCompactsInTheBackground() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.compaction = CompactionPolicy(isAutomatic: true, deadRatio: 0.5, minimumBytes: 32 << 10)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        var expected: [[UInt8]: [UInt8]] = [:]
+        var commits = 0
+        // Overwrite 20 keys until a compaction has run (bounded: it must happen well before).
+        while store.statistics.lastCompaction == nil && commits < 5000 {
+            let key = bytes("k\(commits % 20)")
+            let value = [UInt8](repeating: UInt8(commits % 251), count: 500)
+            try store.write { $0.put(key, value) }
+            expected[key] = value
+            commits += 1
+            if commits % 100 == 0 { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        #expect(store.statistics.lastCompaction != nil, "no compaction after \(commits) commits")
+        #expect(try store.contents() == expected)
+        try store.close()
+        #expect(try LogStore.open(at: Self.dir, options: options, fileSystem: fs).contents() == expected)
+    }
+
+    @Test func manualPolicyNeverCompactsOnItsOwn() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.compaction = CompactionPolicy(isAutomatic: false, deadRatio: 0.01, minimumBytes: 0)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        for i in 0..<400 { try store.write { $0.put(bytes("k\(i % 5)"), [UInt8](repeating: 1, count: 500)) } }
+        try store.close()
+        #expect(!fs.names(in: Self.dir).contains { $0.hasSuffix(".pack") })
+    }
+}
+
+/// Removes a file through the file-system protocol (tests cannot reach `removeFile` otherwise).
+func PosixlessRemove(_ fs: FaultInjectingFileSystem, _ path: String) throws {
+    try fs.removeFile(path)
+}
