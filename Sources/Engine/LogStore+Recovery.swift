@@ -88,9 +88,7 @@ struct RecoveredLog {
             let id = PackFile.fileID(number)
             files[id] = file
             index.noteSegment(id)
-            for entry in entries {
-                index.put(entry.key, at: entry.location, blob: entry.blob)
-            }
+            index.load(sortedEntries: entries, expectedTotal: index.count + entries.count)
             entries.removeAll()
         }
         lastSequence = manifest.lastSequence

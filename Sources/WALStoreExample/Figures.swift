@@ -92,6 +92,7 @@ private func printSummary(single: SingleCommitFigure, batch: BatchFigure, reads:
         ["   µs per cold read", Text.fixed(1e6 / reads.coldRate, 2), "", ""],
         ["d. open \(Text.grouped(open.records)) records, s", Text.fixed(open.medianOpen.seconds, 3), "", ""],
         ["   records replayed/s", Text.rate(open.replayRate), "", ""],
+        ["   open after compact() (hint files), s", Text.fixed(open.medianHintOpen.seconds, 3), "", ""],
         ["e. bytes on disk per record", Text.fixed(open.diskPerRecord, 1), "", ""],
         ["   raw bytes per record", Text.fixed(open.rawPerRecord, 1), "",
          Text.fixed(open.diskPerRecord / open.rawPerRecord, 3)],

@@ -2,7 +2,8 @@ import Engine
 import Glibc
 
 /// Figures d, e and f, all from one store of `records` records built in commits of 1,000:
-/// d. the time `LogStore.open` takes to replay it (median of 3);
+/// d. the time `LogStore.open` takes to replay it (median of 3), and, after `compact()`, to load
+///    it from hint files (median of 3);
 /// e. bytes on disk per record against raw key + value bytes;
 /// f. the index's heap bytes per key, measured with glibc's `mallinfo2()` around an open.
 struct OpenFigure {
@@ -12,6 +13,9 @@ struct OpenFigure {
     var buildTime: Duration
     /// The three timed opens, sorted.
     var openTimes: [Duration]
+    /// The time `compact()` took, and the three timed opens after it (from hint files), sorted.
+    var compactionTime: Duration
+    var hintOpenTimes: [Duration]
     var bytesOnDisk: UInt64
     var segments: Int
     var keyCount: Int
@@ -20,6 +24,7 @@ struct OpenFigure {
     var engineEstimate: Int
 
     var medianOpen: Duration { openTimes[openTimes.count / 2] }
+    var medianHintOpen: Duration { hintOpenTimes[hintOpenTimes.count / 2] }
     var replayRate: Double { Double(records) / medianOpen.seconds }
     var diskPerRecord: Double { Double(bytesOnDisk) / Double(keyCount) }
     var rawPerRecord: Double { Double(rawBytes) / Double(records) }
@@ -43,10 +48,20 @@ struct OpenFigure {
         let growth = after.flatMap { after in before.map { after - $0 } }
         defer { try? store.close() }
         let statistics = store.statistics
+        let compactionTime = try timed { try store.compact() }
         try store.close()
+
+        var hintOpenTimes: [Duration] = []
+        for _ in 0..<3 {
+            var store: LogStore?
+            hintOpenTimes.append(try timed { store = try LogStore.open(at: directory.path) })
+            precondition(store?.statistics.keyCount == statistics.keyCount, "the compacted store lost keys")
+            try store?.close()
+        }
 
         return OpenFigure(
             records: records, rawBytes: rawBytes, buildTime: buildTime, openTimes: openTimes.sorted(),
+            compactionTime: compactionTime, hintOpenTimes: hintOpenTimes.sorted(),
             bytesOnDisk: statistics.bytesOnDisk, segments: statistics.segments.count,
             keyCount: statistics.keyCount, heapGrowth: growth, engineEstimate: statistics.indexBytesPerKey)
     }
@@ -83,6 +98,9 @@ struct OpenFigure {
         print("   LogStore.open  \(Text.fixed(medianOpen.seconds, 3)) s median of 3"
             + " (\(openTimes.map { Text.fixed($0.seconds, 3) }.joined(separator: " / ")) s),"
             + " \(Text.rate(replayRate)) records/s replayed (page cache warm)")
+        print("   compact() \(Text.fixed(compactionTime.seconds, 2)) s; then LogStore.open from hint files"
+            + " \(Text.fixed(medianHintOpen.seconds, 3)) s median of 3"
+            + " (\(hintOpenTimes.map { Text.fixed($0.seconds, 3) }.joined(separator: " / ")) s)")
         print("e. Bytes on disk per record  \(Text.fixed(diskPerRecord, 1)) B"
             + "  vs raw key + value \(Text.fixed(rawPerRecord, 1)) B"
             + "  (on disk / raw = \(Text.fixed(diskPerRecord / rawPerRecord, 3)),"

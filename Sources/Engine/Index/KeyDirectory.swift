@@ -52,7 +52,7 @@ struct KeyDirectory {
         if let old = locations.updateValue(location, forKey: hashed) {
             retire(old, key: hashed)
         } else {
-            ordered?.insert(key)
+            if ordered == nil { loading.replayAdded.append(key) } else { ordered!.insert(key) }
             keyBytes += key.count
         }
         if let blob {
@@ -67,7 +67,7 @@ struct KeyDirectory {
         let hashed = HashedKey(key)
         if let old = locations.removeValue(forKey: hashed) {
             retire(old, key: hashed)
-            ordered?.remove(key)
+            if ordered == nil { loading.replayRemovedAny = true } else { ordered!.remove(key) }
             keyBytes -= key.count
         }
         usage[segment, default: SegmentUsage()].deadBytes += recordSize
@@ -105,10 +105,50 @@ struct KeyDirectory {
         if usage[segment] == nil { usage[segment] = SegmentUsage() }
     }
 
-    /// Sorts the keys once after bulk loading; from then on every put and delete keeps the order.
-    mutating func finishLoading() {
-        ordered = SortedKeys(unsorted: locations.keys.map(\.bytes))
+    /// Loads a pack's entries, which come in key order, while the store opens.
+    mutating func load(sortedEntries entries: [IndexEntry], expectedTotal: Int) {
+        precondition(ordered == nil, "packs are loaded while the store opens")
+        locations.reserveCapacity(expectedTotal)
+        let added = loading.replayAdded.count
+        for entry in entries { put(entry.key, at: entry.location, blob: entry.blob) }
+        loading.replayAdded.removeSubrange(added...)  // pack keys go in a sorted run instead
+        loading.packRuns.append(entries.map(\.key))
     }
+
+    /// Builds the key order once after loading; from then on every put and delete keeps it. The
+    /// packs' keys come sorted from their hint files, so only the keys the replayed segments
+    /// added are sorted here.
+    mutating func finishLoading() {
+        var keys = mergeSortedRuns(loading.packRuns)
+        if loading.replayRemovedAny {
+            keys.removeAll { locations[HashedKey($0)] == nil }
+        }
+        if !loading.replayAdded.isEmpty {
+            var added = loading.replayAdded
+            loading.replayAdded = []
+            if loading.replayRemovedAny {
+                // A key added, removed and added again is listed twice; one removed for good, once.
+                added.removeAll { locations[HashedKey($0)] == nil }
+                added.sort { compareBytes($0, $1) < 0 }
+                added = added.enumerated().filter { $0.offset == 0 || compareBytes($0.element, added[$0.offset - 1]) != 0 }.map(\.element)
+            } else {
+                added.sort { compareBytes($0, $1) < 0 }
+            }
+            keys = keys.isEmpty ? added : mergeSortedRuns([keys, added])
+        }
+        assert(keys.count == locations.count, "the key order lost or duplicated keys")
+        ordered = SortedKeys(sorted: keys)
+        loading = Loading()
+    }
+
+    /// What open gathers to build the key order in ``finishLoading()``.
+    private struct Loading {
+        var packRuns: [[[UInt8]]] = []
+        /// Keys the replay added (maybe removed again later, maybe more than once).
+        var replayAdded: [[UInt8]] = []
+        var replayRemovedAny = false
+    }
+    private var loading = Loading()
 
     /// The keys under `prefix`, in byte order, with their locations (and blob references).
     func entries(withPrefix prefix: [UInt8]) -> [IndexEntry] {

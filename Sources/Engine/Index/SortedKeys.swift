@@ -12,7 +12,11 @@ struct SortedKeys {
 
     /// Builds the set from keys in any order, sorting once (used when the store opens).
     init(unsorted keys: [[UInt8]]) {
-        let sorted = keys.sorted { compareBytes($0, $1) < 0 }
+        self.init(sorted: keys.sorted { compareBytes($0, $1) < 0 })
+    }
+
+    /// Builds the set from distinct keys already in ascending order (a pack's hint file).
+    init(sorted: [[UInt8]]) {
         let half = Self.chunkCapacity / 2
         var start = 0
         while start < sorted.count {
@@ -91,4 +95,38 @@ struct SortedKeys {
         }
         return result
     }
+}
+
+/// Merges ascending runs of keys into one ascending run, keeping one copy of keys found in
+/// several runs.
+func mergeSortedRuns(_ runs: [[[UInt8]]]) -> [[UInt8]] {
+    var runs = runs.filter { !$0.isEmpty }
+    while runs.count > 1 {
+        var next: [[[UInt8]]] = []
+        for pair in stride(from: 0, to: runs.count, by: 2) {
+            next.append(pair + 1 < runs.count ? mergeTwo(runs[pair], runs[pair + 1]) : runs[pair])
+        }
+        runs = next
+    }
+    return runs.first ?? []
+}
+
+private func mergeTwo(_ a: [[UInt8]], _ b: [[UInt8]]) -> [[UInt8]] {
+    var result: [[UInt8]] = []
+    result.reserveCapacity(a.count + b.count)
+    var i = 0
+    var j = 0
+    while i < a.count && j < b.count {
+        let order = compareBytes(a[i], b[j])
+        if order < 0 {
+            result.append(a[i]); i += 1
+        } else if order > 0 {
+            result.append(b[j]); j += 1
+        } else {
+            result.append(a[i]); i += 1; j += 1
+        }
+    }
+    result.append(contentsOf: a[i...])
+    result.append(contentsOf: b[j...])
+    return result
 }
