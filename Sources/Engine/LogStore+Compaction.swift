@@ -290,7 +290,7 @@ struct CompactionRun {
         }
         numbers.append(number)
         var writer = try PackWriter(
-            number: number, directory: store.path, level: max(store.options.compressionLevel, 1),
+            number: number, directory: store.path, level: store.options.compressionLevel,
             blockSize: store.options.blockSize, fileSystem: store.fileSystem)
         for record in records {
             try writer.add(key: record.key, sequence: record.old.sequence, value: record.value[...], blob: record.blob)

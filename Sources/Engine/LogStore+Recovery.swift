@@ -62,6 +62,13 @@ struct RecoveredLog {
     /// scanning the pack (every block verified) when the hint is missing or fails a check, in
     /// which case the hint is rewritten.
     private mutating func loadPacks(directory: String, fileSystem: any FileSystem) throws(EngineError) {
+        // Size the index once for every pack's keys, rather than rehashing it pack after pack.
+        var expected = 0
+        for number in manifest.packs {
+            if let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false) {
+                expected += HintFile.declaredEntryCount(hint)
+            }
+        }
         for number in manifest.packs {
             let path = directory + "/" + PackFile.name(number)
             let file: any StoreFile
@@ -88,7 +95,7 @@ struct RecoveredLog {
             let id = PackFile.fileID(number)
             files[id] = file
             index.noteSegment(id)
-            index.load(sortedEntries: entries, expectedTotal: index.count + entries.count)
+            index.load(sortedEntries: entries, expectedTotal: max(expected, index.count + entries.count))
             entries.removeAll()
         }
         lastSequence = manifest.lastSequence

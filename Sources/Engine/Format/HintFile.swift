@@ -45,6 +45,16 @@ enum HintFile {
         return (path, UInt64(bytes.count))
     }
 
+    /// The entry count a hint file's header declares (unverified: only a size hint for the
+    /// index), or 0 when it cannot be read.
+    static func declaredEntryCount(_ file: any StoreFile) -> Int {
+        guard let header = try? file.read(at: 0, count: LogFormat.hintHeaderSize),
+            header.count == LogFormat.hintHeaderSize
+        else { return 0 }
+        var reader = ByteReader(header[20...])
+        return Int(min(reader.readUInt64() ?? 0, 1 << 32))
+    }
+
     /// Reads and verifies the hint of pack `packNumber` (whose file is `packSize` bytes).
     /// Throws ``EngineError/Code/corruption`` for any damage; the caller then scans the pack.
     static func load(_ file: any StoreFile, packNumber: UInt64, packSize: UInt64) throws(EngineError) -> [IndexEntry] {

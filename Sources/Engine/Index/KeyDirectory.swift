@@ -109,10 +109,28 @@ struct KeyDirectory {
     mutating func load(sortedEntries entries: [IndexEntry], expectedTotal: Int) {
         precondition(ordered == nil, "packs are loaded while the store opens")
         locations.reserveCapacity(expectedTotal)
-        let added = loading.replayAdded.count
-        for entry in entries { put(entry.key, at: entry.location, blob: entry.blob) }
-        loading.replayAdded.removeSubrange(added...)  // pack keys go in a sorted run instead
-        loading.packRuns.append(entries.map(\.key))
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(entries.count)
+        var live = 0
+        for entry in entries {
+            let hashed = HashedKey(entry.key)
+            if let old = locations.updateValue(entry.location, forKey: hashed) {
+                // Only a damaged manifest lists two packs holding one key; the later one wins.
+                retire(old, key: hashed)
+            } else {
+                keys.append(entry.key)
+                keyBytes += entry.key.count
+            }
+            if let blob = entry.blob {
+                blobs[hashed] = blob
+                blobBytes += blob.fileLength
+            }
+            live += Int(entry.location.recordSize)
+        }
+        if let file = entries.first?.location.segment {
+            usage[file, default: SegmentUsage()].liveBytes += live
+        }
+        loading.packRuns.append(keys)
     }
 
     /// Builds the key order once after loading; from then on every put and delete keeps it. The
