@@ -26,6 +26,8 @@ extension LogStore {
 
     /// Keys moved to their new location per hold of the index lock.
     static var moveBatchSize: Int { 1024 }
+    /// The pause between two such holds, in which waiting committers and readers take the lock.
+    static var batchPauseMicroseconds: Int { 50 }
 
     /// Starts a compaction in the background when ``Options/compaction`` says one is due: at least
     /// ``CompactionPolicy/minimumBytes`` of record bytes in the files but the active segment, at
@@ -173,6 +175,9 @@ extension LogStore {
                     return count
                 }
                 start = end
+                // A mutex does not queue: released and retaken at once, it would stay with this
+                // thread while a committer or reader waits. Step aside so the waiters get it.
+                Syscall.pause(microseconds: Self.batchPauseMicroseconds)
             }
         }
         let inputIDs = inputs.map(\.key)

@@ -40,8 +40,13 @@ enum HintFile {
         let file = try fileSystem.openFile(path, create: true)
         try file.truncate(to: 0)
         let bytes = encode(entries, packNumber: packNumber)
-        try file.write(bytes, at: 0)
-        try file.sync()
+        var offset = 0
+        repeat {  // in synced steps, like the pack (PackWriter.syncStep)
+            let end = min(offset + PackWriter.syncStep, bytes.count)
+            try file.write(Array(bytes[offset..<end]), at: UInt64(offset))
+            try file.sync()
+            offset = end
+        } while offset < bytes.count
         return (path, UInt64(bytes.count))
     }
 

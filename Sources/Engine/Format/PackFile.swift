@@ -172,11 +172,17 @@ struct PackWriter {
         }
         pending.removeAll(keepingCapacity: true)
         raw.bytes.removeAll(keepingCapacity: true)
-        if buffer.count >= 4 << 20 { try writeBuffer() }
+        if buffer.count >= Self.syncStep { try writeBuffer() }
     }
+
+    /// Compaction writes and syncs its files in steps of this many bytes, so the disk never holds
+    /// more than this much of them unflushed: a commit's `fdatasync` meanwhile queues behind at
+    /// most one step, not behind a whole pack.
+    static let syncStep = 1 << 20
 
     private mutating func writeBuffer() throws(EngineError) {
         try file.write(buffer, at: bufferOffset)
+        try file.sync()
         bufferOffset += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }
@@ -184,8 +190,7 @@ struct PackWriter {
     /// Writes what is left and syncs the file. Returns the pack's entries, in key order.
     mutating func finish() throws(EngineError) -> [IndexEntry] {
         try flushBlock()
-        if !buffer.isEmpty { try writeBuffer() }
-        try file.sync()
+        try writeBuffer()
         return entries
     }
 }

@@ -162,4 +162,10 @@ enum Syscall {
         guard let base = region.baseAddress, region.count > 0 else { return }
         _ = munmap(UnsafeMutableRawPointer(mutating: base), region.count)
     }
+
+    /// Sleeps about `microseconds` (an interrupted sleep is simply shorter).
+    static func pause(microseconds: Int) {
+        var request = timespec(tv_sec: 0, tv_nsec: microseconds * 1000)
+        _ = nanosleep(&request, nil)
+    }
 }
