@@ -90,7 +90,7 @@ public enum BenchMain {
         let workloads = options.workloads ?? bench.defaults
         let runner = BenchmarkRun(
             contenders: bench.makeContenders(data), workloads: workloads, repetitions: options.repetitions,
-            subject: bench.subject, references: bench.references)
+            subject: bench.subject, references: bench.references, sizes: options.sizes)
         let rows = try runner.run(data: data, scratch: scratch) { printError($0) }
         let notes = bench.notes(rows, data)
         let totalSeconds = Stopwatch.seconds(start.duration(to: clock.now))
@@ -101,10 +101,15 @@ public enum BenchMain {
                 + "16 B random keys, JSON-like values \(data.valueLengths.minimum)–\(data.valueLengths.maximum) B "
                 + "(mean \(TableFormat.fixed(data.valueLengths.mean, 0)) B), \(TableFormat.bytes(UInt64(data.rawBytes))) raw; "
                 + "SplitMix64 seed 0x\(String(DataSet.seed, radix: 16))")
+        if let sizes = options.sizes.line(for: workloads) { lines.append(sizes) }
+        let capped = workloads.filter { $0.maximumRepetitions < options.repetitions }
+            .map { " (\($0.rawValue): \($0.maximumRepetitions))" }.joined()
         lines.append(
-            "median of \(options.repetitions) repetition\(options.repetitions == 1 ? "" : "s"); ops/s and µs/op per record "
-                + "(per open for open); MB/s counts raw key+value bytes (keys for delete); on disk = all files in the "
-                + "store's directory after the workload; ratios = \(bench.subject) ops/s ÷ theirs (above 1: \(bench.subject) is faster)")
+            "median of \(options.repetitions) repetition\(options.repetitions == 1 ? "" : "s")\(capped); ops/s and µs/op per record "
+                + "(per open for open and open-hints, per blob for assets, per commit for compact's commits, per record moved for "
+                + "compact()); MB/s counts raw key+value bytes (keys for delete; blob bytes for assets; the files replaced for "
+                + "compact()); on disk = all files in the store's directory after the workload; "
+                + "ratios = \(bench.subject) ops/s ÷ theirs (above 1: \(bench.subject) is faster)")
         lines.append(contentsOf: bench.legend)
         lines.append("")
         lines.append(ResultTable(
@@ -123,7 +128,7 @@ public enum BenchMain {
                 syncRecords: data.syncCount, repetitions: options.repetitions, scale: options.scale, quick: options.quick,
                 rawBytes: data.rawBytes, keyBytes: 16, valueBytesMinimum: data.valueLengths.minimum,
                 valueBytesMean: data.valueLengths.mean, valueBytesMaximum: data.valueLengths.maximum,
-                versions: bench.versions, rows: rows, notes: notes)
+                sizes: options.sizes, versions: bench.versions, rows: rows, notes: notes)
             try report.write(to: path)
             printError("wrote \(path)")
         }

@@ -8,6 +8,9 @@ public struct BenchOptions: Sendable {
     public var workloads: [Workload]?
     /// `--json FILE`: where to write every figure as JSON.
     public var jsonPath: String?
+    /// `--compact-bytes SIZE`: the log `compact` builds before compacting; nil for the size that
+    /// ``WorkloadSizes`` picks.
+    public var compactBytes: Int?
     /// `--dir PATH`: where the scratch directory is made.
     public var directory = "/tmp"
     /// `--help`.
@@ -18,6 +21,9 @@ public struct BenchOptions: Sendable {
     /// Records with `--quick` (at scale 1).
     public static let quickRecords = 5_000
 
+    /// The defaults: no option given.
+    public init() {}
+
     /// N: the number of records.
     public var recordCount: Int {
         max(1, Int((Double(quick ? Self.quickRecords : Self.defaultRecords) * scale).rounded()))
@@ -25,6 +31,9 @@ public struct BenchOptions: Sendable {
 
     /// Repetitions of each workload: 1 with `--quick`, else 3.
     public var repetitions: Int { quick ? 1 : 3 }
+
+    /// The sizes of `assets`, `compact` and `open-hints`.
+    public var sizes: WorkloadSizes { WorkloadSizes(self) }
 
     /// A bad command line; the message says what is wrong.
     public struct UsageError: Error {
@@ -68,6 +77,12 @@ public struct BenchOptions: Sendable {
                 case .failure(let failure):
                     return .failure(UsageError(message: "unknown workload '\(failure.name)'"))
                 }
+            case "--compact-bytes":
+                guard let text = value() else { return .failure(UsageError(message: "--compact-bytes needs a size")) }
+                guard let bytes = parseSize(text), bytes > 0 else {
+                    return .failure(UsageError(message: "--compact-bytes needs a positive size such as 256M or 1G, not '\(text)'"))
+                }
+                options.compactBytes = bytes
             case "--json":
                 guard let path = value(), !path.isEmpty else { return .failure(UsageError(message: "--json needs a file")) }
                 options.jsonPath = path
@@ -81,14 +96,41 @@ public struct BenchOptions: Sendable {
         return .success(options)
     }
 
+    /// A byte count, optionally followed by K, M or G (binary: 1K = 1,024 bytes); nil when it is
+    /// not one.
+    static func parseSize(_ text: String) -> Int? {
+        let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(text.uppercased())
+        var multiplier = 1
+        if let last = digits.last, let factor = multipliers[last] {
+            multiplier = factor
+            digits = digits.dropLast()
+        }
+        guard let number = Int(digits) else { return nil }
+        let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        return overflow ? nil : product
+    }
+
     /// The `--help` text.
     public static func usage(tool: String, available: [Workload], defaults: [Workload]) -> String {
+        let compacts = available.contains(.compact)
         var text = """
-            usage: \(tool) [--quick] [--scale X] [--workloads a,b,c] [--json FILE] [--dir PATH]
+            usage: \(tool) [--quick] [--scale X] [--workloads a,b,c]\(compacts ? " [--compact-bytes SIZE]" : "") \
+            [--json FILE] [--dir PATH]
 
               --quick            N = \(quickRecords) records (times the scale) and 1 repetition instead of 3
               --scale X          multiply N (default \(defaultRecords)) by X
               --workloads LIST   comma-separated workloads to run (default: \(defaults.map(\.rawValue).joined(separator: ",")))
+
+            """
+        if compacts {
+            text += """
+                  --compact-bytes S  the log compact builds before compacting, e.g. 256M (default: 1G times the
+                                     scale when --workloads names compact, 128M in the default run, 32M with --quick)
+
+                """
+        }
+        text += """
               --json FILE        also write every figure, every repetition included, as JSON
               --dir PATH         make the scratch directory under PATH (default /tmp); it is removed at the end
 

@@ -22,6 +22,8 @@ public struct BenchReport: Codable, Sendable {
     public var valueBytesMinimum: Int
     public var valueBytesMean: Double
     public var valueBytesMaximum: Int
+    /// The sizes of `assets`, `compact` and `open-hints` (whether they ran or not).
+    public var sizes: WorkloadSizes
     /// The versions of the libraries measured, by contender.
     public var versions: [String: String]
     public var rows: [ResultRow]

@@ -5,24 +5,31 @@ public struct BenchmarkRun {
     public var contenders: [any Contender]
     /// The workloads, in table order.
     public var workloads: [Workload]
-    /// Repetitions of each (workload, contender); the table shows the median.
+    /// Repetitions of each (workload, contender), at most the workload's
+    /// ``Workload/maximumRepetitions``; the table shows the median.
     public var repetitions: Int
     /// The contender the ratio columns are about.
     public var subject: String
     /// The contenders the subject is compared to, one ratio column each.
     public var references: [String]
+    /// The sizes of `assets`, `compact` and `open-hints`.
+    public var sizes: WorkloadSizes
 
-    public init(contenders: [any Contender], workloads: [Workload], repetitions: Int, subject: String, references: [String]) {
+    public init(
+        contenders: [any Contender], workloads: [Workload], repetitions: Int, subject: String, references: [String],
+        sizes: WorkloadSizes = WorkloadSizes(BenchOptions())
+    ) {
         self.contenders = contenders
         self.workloads = workloads
         self.repetitions = repetitions
         self.subject = subject
         self.references = references
+        self.sizes = sizes
     }
 
     /// Runs it all on `data` under `scratch`, telling `progress` what it is doing.
     public func run(data: DataSet, scratch: ScratchDirectory, progress: @escaping (String) -> Void) throws -> [ResultRow] {
-        let context = RunContext(data: data, scratch: scratch, progress: progress)
+        let context = RunContext(data: data, scratch: scratch, sizes: sizes, progress: progress)
         var rows: [ResultRow] = []
         let clock = ContinuousClock()
         for workload in workloads {
@@ -32,27 +39,42 @@ public struct BenchmarkRun {
             }
             progress("\(workload.rawValue): \(workload.summary)")
             let running = contenders.filter { $0.supports(workload) }
-            var samples: [String: [Sample]] = [:]
-            for repetition in 0..<repetitions {
+            var samples: [RowKey: [Sample]] = [:]
+            // Parts in the order first measured: the table's order within the workload.
+            var parts: [String?] = []
+            for repetition in 0..<min(repetitions, workload.maximumRepetitions) {
                 context.currentRepetition = [:]
                 for contender in running {
-                    let sample: Sample
+                    let measured: [Measurement]
                     do {
-                        sample = try contender.measure(workload, in: context)
+                        measured = try contender.measureParts(workload, in: context)
                     } catch {
                         throw BenchError("\(workload.rawValue) on \(contender.name): \(error)")
                     }
-                    context.currentRepetition[contender.name] = sample
-                    samples[contender.name, default: []].append(sample)
-                    progress("  \(contender.name) #\(repetition + 1): \(TableFormat.fixed(sample.seconds, 3)) s, "
-                        + "\(TableFormat.count(sample.operationsPerSecond)) ops/s")
+                    for measurement in measured {
+                        let sample = measurement.sample
+                        if measurement.part == nil { context.currentRepetition[contender.name] = sample }
+                        if !parts.contains(measurement.part) { parts.append(measurement.part) }
+                        samples[RowKey(part: measurement.part, contender: contender.name), default: []].append(sample)
+                        progress("  \(contender.name) #\(repetition + 1)\(measurement.part.map { " " + $0 } ?? ""): "
+                            + "\(TableFormat.fixed(sample.seconds, 3)) s, \(TableFormat.count(sample.operationsPerSecond)) ops/s")
+                    }
                 }
             }
-            for contender in running {
-                rows.append(ResultRow(workload: workload, contender: contender.name, samples: samples[contender.name] ?? []))
+            for part in parts {
+                for contender in running {
+                    guard let measured = samples[RowKey(part: part, contender: contender.name)] else { continue }
+                    rows.append(ResultRow(workload: workload, part: part, contender: contender.name, samples: measured))
+                }
             }
         }
         rows.computeRatios(subject: subject, references: references)
         return rows
+    }
+
+    /// The samples of one row while they are collected.
+    private struct RowKey: Hashable {
+        var part: String?
+        var contender: String
     }
 }

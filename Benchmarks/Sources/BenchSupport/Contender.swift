@@ -7,6 +7,16 @@ public protocol Contender {
     func supports(_ workload: Workload) -> Bool
     /// Runs one repetition of `workload` and measures it.
     func measure(_ workload: Workload, in context: RunContext) throws -> Sample
+    /// Runs one repetition of `workload` and measures each of its parts, in table order. The
+    /// default is ``measure(_:in:)``'s sample as the only part; contenders that run the
+    /// several-part workloads (`assets`, `compact`, `open-hints`) implement it.
+    func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement]
+}
+
+extension Contender {
+    public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
+        [Measurement(try measure(workload, in: context))]
+    }
 }
 
 /// A key–value store opened on one directory and used by one thread at a time.
@@ -55,7 +65,8 @@ public protocol StoreContender: Contender {
 }
 
 extension StoreContender {
-    public func supports(_ workload: Workload) -> Bool { true }
+    /// Every workload but those that use the engine's own API (blobs, compaction).
+    public func supports(_ workload: Workload) -> Bool { !workload.usesEngineAPI }
 
     public func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
         throw BenchError("\(name) is not run with concurrent writers")

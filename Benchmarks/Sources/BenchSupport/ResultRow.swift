@@ -1,6 +1,9 @@
-/// One row of the table: a workload on a contender, every repetition and the median.
+/// One row of the table: a workload (or one part of it) on a contender, every repetition and the
+/// median.
 public struct ResultRow: Sendable, Codable {
     public var workload: Workload
+    /// The part of the workload the row measures (``Measurement/part``); nil for most workloads.
+    public var part: String?
     public var contender: String
     /// Every repetition, in the order run.
     public var samples: [Sample]
@@ -10,27 +13,34 @@ public struct ResultRow: Sendable, Codable {
     /// reference name (above 1: the subject is faster).
     public var ratios: [String: Double]
 
-    public init(workload: Workload, contender: String, samples: [Sample]) {
+    public init(workload: Workload, part: String? = nil, contender: String, samples: [Sample]) {
         self.workload = workload
+        self.part = part
         self.contender = contender
         self.samples = samples
         self.median = Sample.median(of: samples)
         self.ratios = [:]
     }
+
+    /// The workload's name, followed by the part's when there is one: the table's first column.
+    public var label: String {
+        part.map { "\(workload.rawValue) \($0)" } ?? workload.rawValue
+    }
 }
 
 extension [ResultRow] {
-    /// The row of `contender` on `workload`, if it was run.
-    public func row(_ workload: Workload, _ contender: String) -> ResultRow? {
-        first { $0.workload == workload && $0.contender == contender }
+    /// The row of `contender` on `workload` (on its `part`), if it was run.
+    public func row(_ workload: Workload, _ contender: String, part: String? = nil) -> ResultRow? {
+        first { $0.workload == workload && $0.part == part && $0.contender == contender }
     }
 
-    /// Fills in the subject's ratio to each reference on the same workload.
+    /// Fills in the subject's ratio to each reference on the same workload and part.
     mutating func computeRatios(subject: String, references: [String]) {
         for index in indices where self[index].contender == subject {
             let mine = self[index].median.operationsPerSecond
             for reference in references {
-                guard let other = row(self[index].workload, reference), other.median.operationsPerSecond > 0 else {
+                guard let other = row(self[index].workload, reference, part: self[index].part),
+                      other.median.operationsPerSecond > 0 else {
                     continue
                 }
                 self[index].ratios[reference] = mine / other.median.operationsPerSecond

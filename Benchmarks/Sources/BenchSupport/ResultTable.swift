@@ -15,10 +15,11 @@ public struct ResultTable {
         self.columnTitles = columnTitles
     }
 
-    /// The table's lines, a rule between workloads.
+    /// The table's lines, a blank line between workloads and between the parts of a workload
+    /// that several contenders ran.
     public func render() -> String {
         let titles = references.map { columnTitles[$0] ?? "vs \($0)" }
-        let workloadWidth = max(8, rows.map(\.workload.rawValue.count).max() ?? 0)
+        let workloadWidth = max(8, rows.map(\.label.count).max() ?? 0)
         let contenderWidth = max(9, rows.map(\.contender.count).max() ?? 0)
         let numeric = [11, 10, 8, 10]
         var header = TableFormat.pad("workload", workloadWidth) + "  " + TableFormat.pad("contender", contenderWidth)
@@ -28,12 +29,14 @@ public struct ResultTable {
         for title in titles { header += "  " + TableFormat.pad(title, max(8, title.count), right: true) }
         let rule = String(repeating: "-", count: header.count)
         var lines = [header, rule]
-        var previous: Workload?
+        var previous: ResultRow?
         for row in rows {
-            if let previous, previous != row.workload { lines.append("") }
-            previous = row.workload
+            if let previous, previous.workload != row.workload || (previous.part != row.part && sharesPart(previous)) {
+                lines.append("")
+            }
+            previous = row
             let m = row.median
-            var line = TableFormat.pad(row.workload.rawValue, workloadWidth) + "  "
+            var line = TableFormat.pad(row.label, workloadWidth) + "  "
                 + TableFormat.pad(row.contender, contenderWidth)
             let cells = [
                 TableFormat.count(m.operationsPerSecond), TableFormat.micros(m.microsecondsPerOperation),
@@ -48,5 +51,10 @@ public struct ResultTable {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// True when another contender has a row for the same workload and part as `row`.
+    private func sharesPart(_ row: ResultRow) -> Bool {
+        rows.contains { $0.workload == row.workload && $0.part == row.part && $0.contender != row.contender }
     }
 }

@@ -6,19 +6,33 @@ public final class RunContext {
     public let data: DataSet
     /// Where stores are created.
     public let scratch: ScratchDirectory
+    /// The sizes of `assets`, `compact` and `open-hints`.
+    public let sizes: WorkloadSizes
     /// The samples of the contenders already measured in the current repetition of the current
     /// workload, by contender name (the physical limit reads WALStore's here).
     public internal(set) var currentRepetition: [String: Sample] = [:]
     /// Filled stores, by contender name; built once, read by every read workload and repetition
     /// and copied for `overwrite` and `delete`.
     private var fixtures: [String: (path: String, bytesOnDisk: UInt64)] = [:]
+    /// What ``shared(_:build:)`` built, by name.
+    private var sharedValues: [String: Any] = [:]
     /// Told about slow set-up steps (building a fixture).
     let progress: (String) -> Void
 
-    init(data: DataSet, scratch: ScratchDirectory, progress: @escaping (String) -> Void) {
+    init(data: DataSet, scratch: ScratchDirectory, sizes: WorkloadSizes, progress: @escaping (String) -> Void) {
         self.data = data
         self.scratch = scratch
+        self.sizes = sizes
         self.progress = progress
+    }
+
+    /// The value built under `name` by the first call, kept for the whole run: set-up that every
+    /// repetition shares, such as the stores `open-hints` opens. `build` runs only once.
+    public func shared<Value>(_ name: String, build: () throws -> Value) rethrows -> Value {
+        if let value = sharedValues[name] as? Value { return value }
+        let value = try build()
+        sharedValues[name] = value
+        return value
     }
 
     /// The directory of a closed store of `contender` holding every record, written 1,000 per

@@ -2,10 +2,13 @@
 public struct Sample: Sendable, Codable {
     /// Wall-clock seconds of the timed part.
     public var seconds: Double
-    /// Operations in the timed part (records written, deleted or read; 1 for `open`).
+    /// Operations in the timed part (records written, deleted or read; 1 for `open` and
+    /// `open-hints`; blobs for `assets`; commits for `compact`'s commit rows; records moved for
+    /// its `compact()`).
     public var operations: Int
     /// Key plus value bytes those operations carried (keys only for deletes; the whole store's
-    /// raw bytes for `open`).
+    /// raw bytes for `open` and `open-hints`; the blobs' bytes for `assets`; the bytes of the
+    /// files replaced for `compact()`).
     public var rawBytes: Int
     /// Bytes of every file in the store's directory after the workload, with the store closed
     /// (SQLite: after `PRAGMA wal_checkpoint(TRUNCATE)`; WALStore: its preallocated tail trimmed).
@@ -15,10 +18,13 @@ public struct Sample: Sendable, Codable {
     /// Growth of the bytes on disk at rest across the timed part, per commit: what the physical
     /// limit writes per sync. 0 for read workloads.
     public var bytesPerCommit: Double
+    /// Further figures of the workloads that measure more than a time (`compact`'s space
+    /// amplification and commit latencies, ...), by name: the notes under the table and `--json`.
+    public var figures: [String: Double]
 
     public init(
         seconds: Double, operations: Int, rawBytes: Int, bytesOnDisk: UInt64, commits: Int = 0,
-        bytesPerCommit: Double = 0
+        bytesPerCommit: Double = 0, figures: [String: Double] = [:]
     ) {
         self.seconds = seconds
         self.operations = operations
@@ -26,6 +32,7 @@ public struct Sample: Sendable, Codable {
         self.bytesOnDisk = bytesOnDisk
         self.commits = commits
         self.bytesPerCommit = bytesPerCommit
+        self.figures = figures
     }
 
     /// Operations per second.

@@ -63,6 +63,8 @@ extension StoreContender {
             try store.close()
             return Sample(seconds: seconds, operations: 1, rawBytes: data.rawBytes,
                           bytesOnDisk: try context.fixtureSize(for: self))
+        case .openHints, .compact, .assets:
+            throw BenchError("\(name) does not run \(workload.rawValue): it needs WALStore's own API")
         }
     }
 

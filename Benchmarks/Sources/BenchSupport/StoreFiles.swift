@@ -20,9 +20,10 @@ public enum StoreFiles {
         return result
     }
 
-    /// The sum of the sizes (`st_size`) of every file in `directory`.
-    public static func bytesOnDisk(_ directory: String) -> UInt64 {
-        files(in: directory).reduce(0) { total, path in
+    /// The sum of the sizes (`st_size`) of every file in `directory`, or of those whose name ends
+    /// with `suffix`.
+    public static func bytesOnDisk(_ directory: String, suffix: String = "") -> UInt64 {
+        files(in: directory).filter { $0.hasSuffix(suffix) }.reduce(0) { total, path in
             var info = stat()
             return stat(path, &info) == 0 ? total + UInt64(info.st_size) : total
         }

@@ -20,6 +20,20 @@ public struct WALStoreContender: StoreContender {
     public func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
         WALStoreHandle(try LogStore.open(at: path, options: options))
     }
+
+    /// Every workload, those on the engine's own API included.
+    public func supports(_ workload: Workload) -> Bool { true }
+
+    /// `assets`, `compact` and `open-hints` in several parts (their own files); every other
+    /// workload through the shared code of `StoreContender+Workloads.swift`.
+    public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
+        switch workload {
+        case .assets: try measureAssets(in: context)
+        case .compact: try measureCompaction(in: context)
+        case .openHints: try measureOpenHints(in: context)
+        default: [Measurement(try measure(workload, in: context))]
+        }
+    }
 }
 
 /// An open `LogStore`. Sendable: it holds only the (Sendable) store.

@@ -10,6 +10,9 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     case readseq
     case delete
     case open
+    case openHints = "open-hints"
+    case compact
+    case assets
 
     /// Records per durable commit in the fill, overwrite and delete workloads.
     public static let bulkBatchSize = 1_000
@@ -20,8 +23,23 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     public var writes: Bool {
         switch self {
         case .fillseq, .fillbatch100, .fillsync, .fillsyncConcurrent, .overwrite, .delete: true
-        case .readrandomWarm, .readrandomCold, .readseq, .open: false
+        case .readrandomWarm, .readrandomCold, .readseq, .open, .openHints, .compact, .assets: false
         }
+    }
+
+    /// True for the workloads that use WALStore's own API (blobs, compaction, hint files) and so
+    /// run on WALStore only (`assets` also on the physical limit: plain files).
+    public var usesEngineAPI: Bool {
+        switch self {
+        case .openHints, .compact, .assets: true
+        default: false
+        }
+    }
+
+    /// The most repetitions the workload runs, whatever `--quick` says: `compact` builds a log of
+    /// up to a gigabyte and compacts it away, so it runs once.
+    public var maximumRepetitions: Int {
+        self == .compact ? 1 : Int.max
     }
 
     /// One line on what the workload does, for `--help` and the README.
@@ -37,6 +55,11 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         case .readseq: "scan every record in key order reading every value (store freshly opened)"
         case .delete: "delete all N keys, 1,000 per durable commit"
         case .open: "open the store of N records with the OS page cache dropped"
+        case .openHints: "open 10 N records (2 N in the default run) cold: log replay, and hint files after compact()"
+        case .compact:
+            "overwrite N keys to a 1 GiB log (128 MiB in the default run), compact() beside one-record commits "
+                + "and reads: space, stalls; runs once"
+        case .assets: "blobs of 1 and 64 MiB, random and JSON, one per durable commit: write, stream, map; vs plain files"
         }
     }
 

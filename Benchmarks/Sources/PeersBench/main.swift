@@ -11,7 +11,7 @@ let peers = ["LevelDB", "RocksDB", "LMDB"]
 let bench = BenchDescription(
     tool: "walstore-peers-bench",
     title: "walstore-peers-bench: WALStore vs LevelDB \(LevelDBContender.version), RocksDB and LMDB \(LMDBContender.version)",
-    available: Workload.allCases.filter { $0 != .fillsyncConcurrent },
+    available: Workload.allCases.filter { $0 != .fillsyncConcurrent && !$0.usesEngineAPI },
     defaults: [.fillseq, .fillbatch100, .fillsync, .overwrite, .readrandomWarm, .readseq, .delete],
     references: peers,
     legend: [

@@ -14,6 +14,8 @@ import BenchSupport
 /// With `preallocated`, the file is first zero-filled to its final size and synced (untimed), so
 /// the timed syncs overwrite allocated blocks and need not update the file's size: the limit for
 /// a log that preallocates, as WALStore's active segment does.
+///
+/// For `assets` (not preallocated) it is plain files instead, one per blob: ``PlainFileAssets``.
 struct PhysicalLimit: Contender {
     let name: String
     /// The contender whose sample of the same repetition sets the bytes and syncs.
@@ -21,7 +23,15 @@ struct PhysicalLimit: Contender {
     /// Zero-fill the file to its final size before the timed loop.
     let preallocated: Bool
 
-    func supports(_ workload: Workload) -> Bool { workload.writes }
+    /// The write workloads; and `assets` (not preallocated), whose limit is plain files.
+    func supports(_ workload: Workload) -> Bool {
+        workload.writes || (workload == .assets && !preallocated)
+    }
+
+    /// `assets` on plain files (``PlainFileAssets``); every other workload as ``measure(_:in:)``.
+    func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
+        workload == .assets ? try PlainFileAssets.measure(in: context) : [Measurement(try measure(workload, in: context))]
+    }
 
     func measure(_ workload: Workload, in context: RunContext) throws -> Sample {
         guard let model = context.currentRepetition[reference] else {
@@ -60,7 +70,7 @@ struct PhysicalLimit: Contender {
     }
 
     /// `write(2)` until every byte is written.
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
         try bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {

@@ -12,8 +12,8 @@ let sqliteNormal = "SQLite NORMAL"
 let limit = "physical limit"
 let preallocatedLimit = "limit, preallocated"
 
-/// The lines under the table: the goal's baseline for the concurrent workload, compression, and
-/// what the physical limit wrote.
+/// The lines under the table: the goal's baseline for the concurrent workload, compression, what
+/// the physical limit wrote, and the figures of `assets`, `compact` and `open-hints`.
 func notes(_ rows: [ResultRow], _ data: DataSet) -> [String] {
     var lines: [String] = []
     if let concurrent = rows.row(.fillsyncConcurrent, subject), let baseline = rows.row(.fillsync, sqliteFull) {
@@ -29,13 +29,13 @@ func notes(_ rows: [ResultRow], _ data: DataSet) -> [String] {
             "WALStore compression: fillseq stored \(TableFormat.bytes(UInt64(raw))) raw in \(TableFormat.bytes(fill.median.bytesOnDisk)) "
                 + "(\(TableFormat.fixed(raw / Double(max(1, fill.median.bytesOnDisk)), 2))x smaller)")
     }
-    let limits = rows.filter { $0.contender == limit }.map { row in
+    let limits = rows.filter { $0.contender == limit && $0.workload.writes }.map { row in
         "\(row.workload.rawValue) \(row.median.commits) × \(TableFormat.bytes(UInt64(row.median.bytesPerCommit)))"
     }
     if !limits.isEmpty {
         lines.append("physical limit (syncs × bytes per sync, from WALStore's growth per commit): " + limits.joined(separator: ", "))
     }
-    return lines
+    return lines + EngineNotes.lines(rows, subject: subject, plainFiles: limit)
 }
 
 let bench = BenchDescription(
@@ -50,7 +50,10 @@ let bench = BenchDescription(
             + "SQLite WAL mode, synchronous=FULL (durable) and NORMAL (not durable on power loss), 64 MiB page cache, "
             + "table kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID, prepared statements, BEGIN/COMMIT per batch, "
             + "8 connections for fillsync-concurrent; physical limit = write(2)+fdatasync loop appending to one file "
-            + "(write workloads only); limit, preallocated = the same loop over a file zero-filled beforehand",
+            + "(write workloads only), and for assets one plain file per blob (write, fsync, rename, fsync of the directory; "
+            + "read(2) in 1 MiB chunks, mmap); limit, preallocated = the same loop over a file zero-filled beforehand; "
+            + "assets, compact and open-hints run on WALStore's own API (blobs, compact(), hint files), compact and "
+            + "open-hints with Options.compaction = .manual",
     ],
     versions: [sqliteFull: SQLiteContender.version, sqliteNormal: SQLiteContender.version],
     makeContenders: { _ in

@@ -1,0 +1,111 @@
+/// The names of the parts (table rows) of `compact` and `open-hints`; `assets` names its parts
+/// after its groups (``AssetGroup/part(_:)``).
+enum EnginePart {
+    static let overwrite = "overwrite"
+    static let commitsBefore = "commits before"
+    static let commitsDuring = "commits during"
+    static let compaction = "compact()"
+    static let logReplay = "log replay"
+    static let hintFiles = "hint files"
+}
+
+/// The lines under the table for `assets`, `compact` and `open-hints`: the figures their goals
+/// are about, from the rows' medians and their ``Sample/figures``.
+public enum EngineNotes {
+    /// The notes for whichever of the three workloads ran; `plainFiles` is the contender whose
+    /// `assets` rows are plain files.
+    public static func lines(_ rows: [ResultRow], subject: String, plainFiles: String) -> [String] {
+        assets(rows, subject, plainFiles) + compaction(rows, subject) + open(rows, subject)
+    }
+
+    /// WALStore ÷ plain files by step, and what compression saved.
+    private static func assets(_ rows: [ResultRow], _ subject: String, _ plainFiles: String) -> [String] {
+        let mine = rows.filter { $0.workload == .assets && $0.contender == subject }
+        guard !mine.isEmpty else { return [] }
+        var steps: [String] = []
+        for step in AssetGroup.Step.allCases {
+            let ratios = mine.compactMap { row -> String? in
+                guard let part = row.part, part.hasSuffix(" " + step.rawValue), let ratio = row.ratios[plainFiles] else {
+                    return nil
+                }
+                return "\(TableFormat.ratio(ratio)) (\(part.dropLast(step.rawValue.count + 1)))"
+            }
+            if !ratios.isEmpty { steps.append("\(step.rawValue) " + ratios.joined(separator: ", ")) }
+        }
+        var lines = ["assets, WALStore ÷ plain files in MB/s (goal ≥ 0.8x): " + steps.joined(separator: "; ")]
+        let writes = mine.filter { $0.part?.hasSuffix(" " + AssetGroup.Step.write.rawValue) ?? false }
+        let stored = writes.map { row in
+            "\(row.part!.dropLast(AssetGroup.Step.write.rawValue.count + 1)) "
+                + TableFormat.ratio(Double(row.median.rawBytes) / Double(max(1, row.median.bytesOnDisk)))
+        }
+        lines.append("assets, WALStore's blobs smaller than their bytes by (zlib 1 per 1 MiB chunk when it saves 10%): "
+            + stored.joined(separator: ", "))
+        return lines
+    }
+
+    /// Space amplification before and after, commit and read stalls, and the compaction's pace.
+    private static func compaction(_ rows: [ResultRow], _ subject: String) -> [String] {
+        guard let compaction = rows.row(.compact, subject, part: EnginePart.compaction),
+              let before = rows.row(.compact, subject, part: EnginePart.commitsBefore),
+              let during = rows.row(.compact, subject, part: EnginePart.commitsDuring),
+              let overwrite = rows.row(.compact, subject, part: EnginePart.overwrite) else {
+            return []
+        }
+        let f = compaction.median.figures
+        func value(_ name: String) -> Double { f[name] ?? 0 }
+        func bytes(_ name: String) -> String { TableFormat.bytes(UInt64(max(0, value(name)))) }
+        func ratio(_ name: String) -> String { TableFormat.ratio(value(name)) }
+        func whole(_ name: String) -> String { integer(value(name)) }
+        func milliseconds(_ micros: Double?) -> String { TableFormat.fixed((micros ?? 0) / 1e3, 1) + " ms" }
+        func stalls(_ row: ResultRow) -> String {
+            let g = row.median.figures
+            return "(\(TableFormat.fixed(g[Figure.phaseSeconds] ?? 0, 1)) s, \(integer(Double(row.median.operations))) commits) "
+                + "p99 \(milliseconds(g[Figure.commit + "P99Microseconds"])), "
+                + "longest \(milliseconds(g[Figure.commit + "LongestMicroseconds"])) "
+                + "at \(TableFormat.fixed(g[Figure.commitLongestAt] ?? 0, 2)) s; "
+                + "reads \(TableFormat.count(g[Figure.readsPerSecond] ?? 0))/s, longest \(milliseconds(g[Figure.readLongestMicroseconds]))"
+        }
+        return [
+            "compact: \(integer(Double(overwrite.median.operations))) puts to "
+                + "\(whole(Figure.keys)) keys "
+                + "(\(TableFormat.fixed(value(Figure.overwriteRounds), 1)) rounds) until the log held "
+                + "\(bytes(Figure.bytesOnDiskBefore)); space amplification before → after compact(): "
+                + "statistics.bytesOnDisk ÷ liveBytes \(ratio(Figure.statisticsRatioBefore)) → \(ratio(Figure.statisticsRatioAfter)) "
+                + "(liveBytes counts records uncompressed; a fresh store: \(ratio(Figure.freshStatisticsRatio))); "
+                + "files ÷ a fresh store's holding the live records (\(bytes(Figure.freshFiles))) "
+                + "\(ratio(Figure.freshRatioBefore)) → \(ratio(Figure.freshRatioAfter)) (goal ≤ 1.1x; hint files "
+                + "\(bytes(Figure.hintFilesAfter)) of it, without them \(ratio(Figure.freshRatioAfterWithoutHints))); right after the "
+                + "compaction under load, with the commits made meanwhile still in the log: \(ratio(Figure.freshRatioLoaded))",
+            "compact: one-record durable commits back to back, a reader at \(WALStoreContender.readsPerMillisecond) reads/ms "
+                + "beside them: without compaction \(stalls(before)); during compact() \(stalls(during)); goal: longest ≤ 10 ms",
+            "compact: compact() \(TableFormat.fixed(compaction.median.seconds, 2)) s under that load, "
+                + "\(TableFormat.fixed(compaction.median.megabytesPerSecond, 1)) MB/s of the \(bytes(Figure.compactedBytesBefore)) "
+                + "it replaced, \(whole(Figure.recordsWritten)) records (those still current at the switch) into "
+                + "\(whole(Figure.packsWritten)) pack(s) and hints of \(bytes(Figure.compactedBytesAfter)); "
+                + "a second compact() at rest \(TableFormat.fixed(value(Figure.settleSeconds), 2)) s; reopening from hint files "
+                + "\(TableFormat.fixed(value(Figure.reopenSeconds) * 1e3, 1)) ms; \(whole(Figure.keysVerified)) "
+                + "keys read back their latest value after both",
+        ]
+    }
+
+    /// The two open times side by side.
+    private static func open(_ rows: [ResultRow], _ subject: String) -> [String] {
+        guard let replay = rows.row(.openHints, subject, part: EnginePart.logReplay),
+              let hinted = rows.row(.openHints, subject, part: EnginePart.hintFiles) else {
+            return []
+        }
+        let records = hinted.median.figures[Figure.records] ?? 0
+        return [
+            "open-hints: open of \(integer(records)) records with the OS page cache dropped: replaying the log "
+                + "(\(TableFormat.bytes(replay.median.bytesOnDisk))) \(TableFormat.fixed(replay.median.seconds, 3)) s, "
+                + "from hint files after compact() (\(TableFormat.bytes(hinted.median.bytesOnDisk))) "
+                + "\(TableFormat.fixed(hinted.median.seconds, 3)) s, \(TableFormat.ratio(replay.median.seconds / max(1e-9, hinted.median.seconds))) "
+                + "faster (goal ≤ 1 s for 1,000,000 records)",
+        ]
+    }
+
+    /// A count, grouped in thousands, without decimals.
+    private static func integer(_ value: Double) -> String {
+        value < 100 ? String(Int(value.rounded())) : TableFormat.count(value)
+    }
+}

@@ -1,0 +1,77 @@
+import Engine
+
+extension WALStoreContender {
+    /// `open-hints`: opens a store of ``WorkloadSizes/openRecords`` records (``RecordStream``,
+    /// 1,000 per commit) with its files dropped from the OS page cache, twice per repetition:
+    /// as written, so open replays and inflates the whole log; and a copy of it after
+    /// `compact()` and close, so open loads the packs' hint files instead (and replays only the
+    /// empty segment the compaction left). Both stores are built once per run, untimed; each open
+    /// is checked for the right key count and for hint files used, not rebuilt.
+    func measureOpenHints(in context: RunContext) throws -> [Measurement] {
+        var options = self.options
+        options.compaction = .manual
+        let stores = try context.shared("open-hints " + name) { try buildOpenStores(options: options, in: context) }
+        return try [(EnginePart.logReplay, stores.log), (EnginePart.hintFiles, stores.hinted)].map { part, path in
+            try StoreFiles.dropPageCache(path)
+            let (store, seconds) = try Stopwatch.time { try LogStore.open(at: path, options: options) }
+            defer { try? store.close() }
+            let statistics = store.statistics
+            try store.close()
+            guard statistics.keyCount == stores.records else {
+                throw BenchError("\(name): the store of \(stores.records) records opened with \(statistics.keyCount) keys")
+            }
+            guard statistics.recovery.rebuiltHints == 0 else {
+                throw BenchError("\(name): open rebuilt \(statistics.recovery.rebuiltHints) hint files instead of loading them")
+            }
+            return Measurement(part: part, Sample(
+                seconds: seconds, operations: 1, rawBytes: stores.rawBytes, bytesOnDisk: StoreFiles.bytesOnDisk(path),
+                figures: [
+                    Figure.records: Double(stores.records),
+                    Figure.segments: Double(statistics.segments.count),
+                    Figure.packs: Double(statistics.packs.count),
+                ]))
+        }
+    }
+
+    /// The two closed stores of `open-hints`: the log as written, and a compacted copy.
+    private struct OpenStores {
+        var log: String
+        var hinted: String
+        var records: Int
+        /// Key plus value bytes of the records.
+        var rawBytes: Int
+    }
+
+    private func buildOpenStores(options: Options, in context: RunContext) throws -> OpenStores {
+        let records = context.sizes.openRecords
+        context.progress("  building the \(name) store of \(records) records and a compacted copy (untimed)")
+        let log = context.scratch.newStorePath(name + "-open-log")
+        let store = try LogStore.open(at: log, options: options)
+        defer { try? store.close() }
+        var stream = RecordStream(seed: 0x09E4_0000_0001)
+        var rawBytes = 0
+        var written = 0
+        while written < records {
+            let batchRecords = stream.next(min(Workload.bulkBatchSize, records - written))
+            var batch = WriteBatch()
+            for record in batchRecords {
+                batch.put(record.key, record.value)
+                rawBytes += record.rawBytes
+            }
+            _ = try store.commit(batch)
+            written += batchRecords.count
+        }
+        try store.close()
+
+        let hinted = context.scratch.newStorePath(name + "-open-hints")
+        try StoreFiles.copyStore(from: log, to: hinted)
+        let copy = try LogStore.open(at: hinted, options: options)
+        defer { try? copy.close() }
+        let report = try copy.compact()
+        try copy.close()
+        guard report.packsWritten > 0 else {
+            throw BenchError("\(name): compact() of \(records) records wrote no pack")
+        }
+        return OpenStores(log: log, hinted: hinted, records: records, rawBytes: rawBytes)
+    }
+}
