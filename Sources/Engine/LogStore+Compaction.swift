@@ -21,6 +21,8 @@ extension LogStore {
     ///   ``EngineError/Code/closed`` when ``close()`` interrupts it.
     @discardableResult
     public func compact() throws(EngineError) -> Statistics.Compaction {
+        // It runs at the caller's CPU priority: a lowered one (nice) was tried, and made things
+        // worse, as a preempted compaction thread holding the index lock stalls every reader.
         try compactionGate.withLock { _ throws(EngineError) in try compactNow() }
     }
 

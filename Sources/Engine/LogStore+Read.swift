@@ -249,7 +249,7 @@ public struct ValueStream: Sendable {
                 return nil
             }
             let chunk = try reader.chunk(index)
-            let next = checksum(chunk[...], seed: crc)
+            let next = reader.extendContentChecksum(crc, chunk: index, content: chunk)
             if index + 1 == reader.chunks.count { try reader.verifyContent(next) }
             source = .blob(reader, next: index + 1, checksum: next)
             return chunk

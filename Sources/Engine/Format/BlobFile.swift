@@ -49,6 +49,27 @@ enum BlobFile {
         let temporary = directory + "/" + temporaryName(id)
         let file = try fileSystem.openFile(temporary, create: true)
         try file.truncate(to: 0)
+        if encoding == LogFormat.blobEncodingRaw, case .bytes(let value) = input, value.count > LogFormat.blobChunkSize {
+            // A large raw value goes out as it is, in one write without a copy; only the chunk
+            // checksums are computed, and the content's is combined from them.
+            var table = ByteWriter(capacity: BlobFile.chunkCount(length: length) * LogFormat.blobChunkEntrySize + 4)
+            var contentChecksum: UInt32 = 0
+            for start in stride(from: 0, to: value.count, by: LogFormat.blobChunkSize) {
+                let chunk = value[start..<min(start + LogFormat.blobChunkSize, value.count)]
+                let crc = checksum(chunk)
+                table.append(UInt32(chunk.count))
+                table.append(crc)
+                contentChecksum = combineChecksums(contentChecksum, crc, length: chunk.count)
+            }
+            table.append(checksum(table.bytes[...]))
+            let reference = BlobReference(
+                id: id, length: length, fileLength: UInt64(LogFormat.blobHeaderSize + value.count + table.bytes.count),
+                checksum: contentChecksum, encoding: encoding)
+            try file.write(value, at: UInt64(LogFormat.blobHeaderSize))
+            try file.write(table.bytes, at: UInt64(LogFormat.blobHeaderSize + value.count))
+            try file.write(header(for: reference), at: 0)
+            return try finish(file, temporary: temporary, id: id, directory: directory, reference: reference, fileSystem: fileSystem)
+        }
         // Small blobs go out in one write: header, chunks and table are gathered here, and flushed
         // early only past 4 MiB.
         var pending = [UInt8](repeating: 0, count: LogFormat.blobHeaderSize)
@@ -87,6 +108,14 @@ enum BlobFile {
             try file.write(pending, at: pendingOffset)
             try file.write(headerBytes, at: 0)
         }
+        return try finish(file, temporary: temporary, id: id, directory: directory, reference: reference, fileSystem: fileSystem)
+    }
+
+    /// Syncs the written blob and renames it into place.
+    private static func finish(
+        _ file: any StoreFile, temporary: String, id: UInt64, directory: String, reference: BlobReference,
+        fileSystem: any FileSystem
+    ) throws(EngineError) -> BlobReference {
         try file.sync()
         try fileSystem.rename(temporary, to: directory + "/" + name(id))
         return reference

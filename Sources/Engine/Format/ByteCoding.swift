@@ -104,6 +104,11 @@ func checksum(_ raw: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
     return UInt32(crc)
 }
 
+/// The crc32 of A followed by B, from A's crc32, B's crc32 and B's length, in O(log length).
+func combineChecksums(_ first: UInt32, _ second: UInt32, length: Int) -> UInt32 {
+    UInt32(crc32_combine(uLong(first), uLong(second), off_t(length)))
+}
+
 /// True when every byte is zero; eight bytes at a time.
 func isAllZero(_ bytes: ArraySlice<UInt8>) -> Bool {
     bytes.withUnsafeBytes { raw in
