@@ -73,7 +73,8 @@ extension LogStore {
 extension RecoveredLog {
     /// Removes from `blobs/` every temporary file and every blob no live key references (blobs
     /// of commits lost in a crash, or dropped by an interrupted collection), and sets
-    /// ``nextBlobID`` past every id seen.
+    /// ``nextBlobID`` past every id seen. Removal is best effort: an unreferenced blob left
+    /// behind costs only space, and the next open or compaction tries again.
     mutating func collectBlobs(directory: String, fileSystem: any FileSystem) throws(EngineError) {
         let referenced = Set(index.blobs.values.map(\.id))
         var highest = referenced.max() ?? 0
@@ -81,13 +82,14 @@ extension RecoveredLog {
         for name in try fileSystem.listDirectory(directory) {
             guard let id = BlobFile.id(fromName: name) else { continue }
             highest = max(highest, id)
-            if name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id) {
-                try fileSystem.removeFile(directory + "/" + name)
+            if name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id),
+                (try? fileSystem.removeFile(directory + "/" + name)) != nil
+            {
                 removed = true
                 recovery.removedBlobs += 1
             }
         }
-        if removed { try fileSystem.syncDirectory(directory) }
+        if removed { try? fileSystem.syncDirectory(directory) }
         nextBlobID = highest + 1
     }
 }

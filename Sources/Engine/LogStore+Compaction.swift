@@ -39,7 +39,7 @@ extension LogStore {
         guard policy.isAutomatic else { return }
         let due = state.withLock { s -> Bool in
             var live = 0
-            var dead = 0
+            var dead = Int(s.index.retiredBlobBytes)  // replaced blobs wait for a compaction too
             for (file, usage) in s.index.usage where file != s.activeSegment {
                 live += usage.liveBytes
                 dead += usage.deadBytes
@@ -79,7 +79,11 @@ extension LogStore {
         try checkStopping()
 
         // 1. Seal the active segment: everything written so far becomes an input, durably.
-        let (boundary, lastSequence) = try writer.withLock { w throws(EngineError) -> (UInt64, UInt64) in
+        // The inputs are listed under the same writer lock: once it is released, commits may
+        // fill segment `boundary` and roll over again, and no segment from `boundary` on may
+        // ever be an input.
+        let (boundary, lastSequence, inputs) = try writer.withLock {
+            w throws(EngineError) -> (UInt64, UInt64, [(key: UInt64, value: any StoreFile)]) in
             guard !w.closed else { throw Self.closedError }
             if let failure = w.failure { throw Self.readOnlyError(after: failure) }
             if w.writeOffset > UInt64(LogFormat.segmentHeaderSize) {
@@ -87,10 +91,11 @@ extension LogStore {
             } else {
                 try syncIfNeeded(&w)
             }
-            return (w.activeNumber, w.nextSequence - 1)
-        }
-        let inputs = state.withLock { s in
-            s.files.filter { $0.key != boundary }.sorted { $0.key < $1.key }
+            let boundary = w.activeNumber
+            let inputs = state.withLock { s in
+                s.files.filter { PackFile.isPack($0.key) || $0.key < boundary }.sorted { $0.key < $1.key }
+            }
+            return (boundary, w.nextSequence - 1, inputs)
         }
         guard !inputs.isEmpty else {
             let report = Statistics.Compaction(
@@ -142,17 +147,18 @@ extension LogStore {
             try file.truncate(to: 0)
             try file.write(manifest.encoded(), at: 0)
             try file.sync()
-            try fileSystem.rename(temporary, to: path + "/" + LogFormat.manifestName)
         } catch {
             try? fileSystem.removeFile(temporary)
             run.removeWrittenFiles()
             throw error
         }
         do throws(EngineError) {
+            try fileSystem.rename(temporary, to: path + "/" + LogFormat.manifestName)
             try fileSystem.syncDirectory(path)
         } catch {
-            // The rename may or may not be durable; both states are whole on disk. Stop writing
-            // and keep every file until a reopen reads whichever manifest survived.
+            // The rename may have happened (even when it reports an error), and may or may not be
+            // durable; both states are whole on disk. Stop writing and keep every file until a
+            // reopen reads whichever manifest survived.
             writer.withLock { w in if w.failure == nil { w.failure = error } }
             throw error
         }
@@ -221,7 +227,10 @@ extension LogStore {
         let keep = try? writer.withLock { w throws(EngineError) -> Set<UInt64> in
             guard !w.closed, w.failure == nil else { throw Self.closedError }
             try syncIfNeeded(&w)
-            let referenced = state.withLock { s in Set(s.index.blobs.values.map(\.id)) }
+            let referenced = state.withLock { s in
+                s.index.retiredBlobBytes = 0
+                return Set(s.index.blobs.values.map(\.id))
+            }
             return referenced.union(blobIDs.withLock { $0.pending })
         }
         guard let keep else { return 0 }

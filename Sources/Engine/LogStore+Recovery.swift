@@ -28,7 +28,8 @@ struct RecoveredLog {
         var log = RecoveredLog()
         let names = try fileSystem.listDirectory(directory)
         log.manifest = try Manifest.read(in: directory, fileSystem: fileSystem) ?? Manifest()
-        try log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
+        try log.checkManifestFiles(names: names, directory: directory)
+        log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         try log.loadPacks(directory: directory, fileSystem: fileSystem)
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
         log.index.finishLoading()
@@ -36,10 +37,29 @@ struct RecoveredLog {
         return log
     }
 
+    /// Checks, before anything is removed, that every pack the manifest lists and the segment it
+    /// says the log resumes at are present: a manifest naming files that are not there (a partial
+    /// restore, say) must not make open delete the files that are.
+    private func checkManifestFiles(names: [String], directory: String) throws(EngineError) {
+        let present = Set(names)
+        for number in manifest.packs where !present.contains(PackFile.name(number)) {
+            throw .corruption(
+                "pack \(PackFile.name(number)) is listed in the manifest but missing",
+                path: directory + "/" + PackFile.name(number), offset: 0)
+        }
+        let start = manifest.logStart
+        if start > 1 || !manifest.packs.isEmpty, !present.contains(SegmentFile.name(start)) {
+            throw .corruption(
+                "segment \(start), where the log continues after the last compaction, is missing",
+                path: directory + "/" + SegmentFile.name(start), offset: 0)
+        }
+    }
+
     /// Removes the temporary manifest, temporary packs and hints, packs and hints the manifest
     /// does not list (written by a compaction that did not finish, or replaced by one that did),
-    /// and segments older than the manifest's log start (compacted into its packs).
-    private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) throws(EngineError) {
+    /// and segments older than the manifest's log start (compacted into its packs). Best effort:
+    /// a file that cannot be removed is ignored by open all the same, and tried again next time.
+    private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) {
         let packs = Set(manifest.packs)
         var removed = 0
         for name in names {
@@ -50,11 +70,10 @@ struct RecoveredLog {
             } else if let number = SegmentFile.number(fromName: name) {
                 leftover = number < manifest.logStart
             }
-            guard leftover else { continue }
-            try fileSystem.removeFile(directory + "/" + name)
+            guard leftover, (try? fileSystem.removeFile(directory + "/" + name)) != nil else { continue }
             removed += 1
         }
-        if removed > 0 { try fileSystem.syncDirectory(directory) }
+        if removed > 0 { try? fileSystem.syncDirectory(directory) }
         recovery.removedLeftovers = removed
     }
 

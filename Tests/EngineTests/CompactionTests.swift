@@ -336,3 +336,149 @@ import Testing
 func PosixlessRemove(_ fs: FaultInjectingFileSystem, _ path: String) throws {
     try fs.removeFile(path)
 }
+
+/// A file system whose next rename onto `MANIFEST`, once armed, takes effect and then reports an
+/// error anyway — as a rename can when the disk fails after the directory changed.
+final class ManifestRenameLandsThenFails: FileSystem {
+    let inner: FaultInjectingFileSystem
+    let armed = Locked(false)
+    init(_ inner: FaultInjectingFileSystem) { self.inner = inner }
+    func createDirectory(_ path: String) throws(EngineError) -> Bool { try inner.createDirectory(path) }
+    func listDirectory(_ path: String) throws(EngineError) -> [String] { try inner.listDirectory(path) }
+    func openFile(_ path: String, create: Bool) throws(EngineError) -> any StoreFile { try inner.openFile(path, create: create) }
+    func openFileForReading(_ path: String) throws(EngineError) -> any StoreFile { try inner.openFileForReading(path) }
+    func removeFile(_ path: String) throws(EngineError) { try inner.removeFile(path) }
+    func syncDirectory(_ path: String) throws(EngineError) { try inner.syncDirectory(path) }
+    func lockFile(_ path: String) throws(EngineError) -> any FileLock { try inner.lockFile(path) }
+    func rename(_ from: String, to: String) throws(EngineError) {
+        try inner.rename(from, to: to)
+        if to.hasSuffix("/MANIFEST"), armed.withLock({ armed in defer { armed = false }; return armed }) {
+            throw EngineError(.io, "rename reported EIO after taking effect", path: from, systemCall: "rename", errno: 5)
+        }
+    }
+}
+
+/// Damage that used to crash or mislead open, and races around the switch (from a review).
+@Suite struct CompactionEdgeTests {
+    static let dir = "/edge"
+
+    static func compacted(_ fs: FaultInjectingFileSystem, keys: Int = 100) throws -> Options {
+        var options = Options()
+        options.compaction = .manual
+        let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
+        for i in 0..<keys { try store.write { $0.put(bytes("k\(i)"), bytes("v\(i)")) } }
+        try store.compact()
+        try store.close()
+        return options
+    }
+
+    /// The entry count in a hint's header is read (to size the index) before the checksum is
+    /// checked; a damaged one must not allocate for it.
+    @Test func aHugeEntryCountInADamagedHintIsRebuiltNotAllocated() throws {
+        let fs = FaultInjectingFileSystem()
+        let options = try Self.compacted(fs)
+        let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
+        fs.flipBit(in: hint, atByte: 23, bit: 7)
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(reopened.statistics.recovery.rebuiltHints == 1)
+        #expect(reopened.statistics.keyCount == 100)
+    }
+
+    /// A hint with a valid checksum but a block offset near 2^64 is a bad hint, not a trap.
+    @Test func aCraftedHintBlockOffsetFallsBackToThePack() throws {
+        let fs = FaultInjectingFileSystem()
+        let options = try Self.compacted(fs, keys: 10)
+        let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
+        var crafted = fs.contents(of: hint)!
+        let blockOffsetAt = 32 + 1 + 1 + Int(crafted[33]) + 8  // kind, key length, key, sequence
+        for i in 0..<8 { crafted[blockOffsetAt + i] = 0xFF }
+        let crc = FormatTesting.crc32(Array(crafted.dropLast(4)))
+        for i in 0..<4 { crafted[crafted.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        fs.setContents(crafted, of: hint)
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(reopened.statistics.recovery.rebuiltHints == 1)
+        #expect(try reopened.value(forKey: bytes("k3")) == bytes("v3"))
+    }
+
+    /// A manifest that names a pack that is not there (a partial restore) fails open with
+    /// corruption — and open deletes nothing on its way.
+    @Test func aManifestNamingAMissingPackFailsOpenWithoutDeletingAnything() throws {
+        let fs = FaultInjectingFileSystem()
+        let options = try Self.compacted(fs)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try store.write { $0.put(bytes("later"), bytes("1")) }
+        try store.close()
+        let pack = fs.names(in: Self.dir).first { $0.hasSuffix(".pack") }!
+        try PosixlessRemove(fs, Self.dir + "/" + pack)
+        let before = Set(fs.names(in: Self.dir))
+        #expect {
+            try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        } throws: { error in
+            (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path == Self.dir + "/" + pack
+        }
+        #expect(Set(fs.names(in: Self.dir)) == before)
+    }
+
+    /// A rename of the manifest that lands but reports an error leaves the outcome unknown: the
+    /// store turns read-only and keeps every file, and the reopened store has everything.
+    @Test func aManifestRenameThatLandsButFailsKeepsEveryFile() throws {
+        let inner = FaultInjectingFileSystem()
+        let fs = ManifestRenameLandsThenFails(inner)
+        var options = Options()
+        options.compaction = .manual
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        for i in 0..<50 { try store.write { $0.put(bytes("k\(i)"), bytes("v\(i)")) } }
+        fs.armed.withLock { $0 = true }
+        #expect(throws: EngineError.self) { try store.compact() }
+        #expect(throws: EngineError.self) { try store.write { $0.put(bytes("after"), bytes("1")) } }
+        #expect(try store.value(forKey: bytes("k7")) == bytes("v7"), "reads go on")
+        try? store.close()
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(reopened.statistics.keyCount == 50)
+        #expect(try reopened.value(forKey: bytes("k49")) == bytes("v49"))
+    }
+
+    /// Commits that roll segments over while compactions run: no segment in use is ever taken
+    /// as an input (and deleted), and every acknowledged commit is there after a reopen.
+    @Test func rolloversDuringCompactionsLoseNothing() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Options()
+        options.segmentSize = 64 << 10
+        options.preallocationSize = 0
+        options.compaction = .manual
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        let model = Locked<[[UInt8]: [UInt8]]>([:])
+        let stop = Locked(false)
+        let errors = Locked<[String]>([])
+        onThreads(3) { thread in
+            do {
+                if thread == 2 {
+                    for _ in 0..<30 { try store.compact() }
+                    stop.withLock { $0 = true }
+                } else {
+                    var random = SeededGenerator(seed: UInt64(thread + 1))
+                    var i = 0
+                    while !stop.withLock({ $0 }) {
+                        let key = bytes("w\(thread)/\(i % 5)")
+                        let value = random.bytes(20_000)
+                        try store.write { $0.put(key, value) }
+                        model.withLock { $0[key] = value }
+                        i += 1
+                    }
+                }
+            } catch {
+                errors.withLock { $0.append("thread \(thread): \(error)") }
+                stop.withLock { $0 = true }
+            }
+        }
+        #expect(errors.withLock { $0 } == [])
+        let names = Set(fs.names(in: Self.dir))
+        let missing = store.statistics.segments.map(\.number).filter { number in
+            !names.contains(String(repeating: "0", count: 16 - String(number, radix: 16).count) + String(number, radix: 16) + ".wal")
+        }
+        #expect(missing == [], "segments in use but gone from disk")
+        try store.close()
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(try reopened.contents() == model.withLock { $0 })
+    }
+}

@@ -61,6 +61,7 @@ struct BlobReader: Sendable {
             let valid = reference.encoding == LogFormat.blobEncodingRaw
                 ? storedLength == rawLength
                 : storedLength >= 1 && storedLength <= rawLength
+                    && rawLength <= storedLength * LogFormat.maxInflateRatio
             guard valid else {
                 throw .corruption("blob chunk \(index) stores \(storedLength) bytes for \(rawLength)", path: path, offset: tableOffset)
             }
@@ -93,7 +94,8 @@ struct BlobReader: Sendable {
     /// The whole content, every chunk and the content checksum verified.
     func readAll() throws(EngineError) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(reference.length))
+        // Sized by the file, not by the reference alone: a crafted length allocates nothing.
+        bytes.reserveCapacity(Int(min(reference.length, reference.fileLength)))
         var crc: UInt32 = 0
         for index in chunks.indices {
             let chunk = try chunk(index)

@@ -53,11 +53,14 @@ enum HintFile {
     /// The entry count a hint file's header declares (unverified: only a size hint for the
     /// index), or 0 when it cannot be read.
     static func declaredEntryCount(_ file: any StoreFile) -> Int {
-        guard let header = try? file.read(at: 0, count: LogFormat.hintHeaderSize),
+        guard let size = try? file.size(), size > UInt64(LogFormat.hintHeaderSize + 4),
+            let header = try? file.read(at: 0, count: LogFormat.hintHeaderSize),
             header.count == LogFormat.hintHeaderSize
         else { return 0 }
         var reader = ByteReader(header[20...])
-        return Int(min(reader.readUInt64() ?? 0, 1 << 32))
+        // Never more than the file could hold: a damaged count must not size the index.
+        let most = (size - UInt64(LogFormat.hintHeaderSize + 4)) / UInt64(minimumEntrySize)
+        return Int(min(reader.readUInt64() ?? 0, most))
     }
 
     /// Reads and verifies the hint of pack `packNumber` (whose file is `packSize` bytes).
@@ -92,8 +95,8 @@ enum HintFile {
                 let valueOffset = reader.readUInt32(), let valueLength = reader.readUInt32(),
                 let recordSize = reader.readUInt32()
             else { throw bad("hint entry is invalid or short") }
-            guard blockOffset >= UInt64(LogFormat.segmentHeaderSize), blockOffset + UInt64(blockLength) <= packSize,
-                Int(blockLength) > LogFormat.blockHeaderSize
+            guard blockOffset >= UInt64(LogFormat.segmentHeaderSize), blockOffset <= packSize,
+                UInt64(blockLength) <= packSize - blockOffset, Int(blockLength) > LogFormat.blockHeaderSize
             else { throw bad("hint entry's block lies outside its pack") }
             var blob: BlobReference?
             if kind == LogFormat.recordBlob {

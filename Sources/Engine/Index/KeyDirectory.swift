@@ -40,6 +40,9 @@ struct KeyDirectory {
     private(set) var blobs: [HashedKey: BlobReference] = [:]
     /// The total size of the live keys' blob files.
     private(set) var blobBytes: UInt64 = 0
+    /// The size of blob files whose keys were overwritten or deleted since the last collection:
+    /// dead space for the compaction policy.
+    var retiredBlobBytes: UInt64 = 0
 
     var count: Int { locations.count }
 
@@ -98,6 +101,7 @@ struct KeyDirectory {
         usage[old.segment, default: SegmentUsage()].deadBytes += Int(old.recordSize)
         if old.isBlob, let blob = blobs.removeValue(forKey: key) {
             blobBytes -= blob.fileLength
+            retiredBlobBytes += blob.fileLength
         }
     }
 
