@@ -88,8 +88,8 @@ public struct CompactionPolicy: Sendable, Equatable {
     /// Compact after commits on its own (true), or only when ``LogStore/compact()`` is called.
     public var isAutomatic: Bool
     /// The fraction of the record bytes in the files compaction would rewrite that must be
-    /// dead (overwritten, deleted, tombstones): 0 < ratio ≤ 1. Bitcask's `frag_merge_trigger`
-    /// is 60%.
+    /// dead (overwritten, deleted, tombstones, plus the files of blobs replaced since the last
+    /// collection): 0 < ratio ≤ 1. Bitcask's `frag_merge_trigger` is 60%.
     public var deadRatio: Double
     /// The least size on disk those files must have, so small stores are left alone.
     public var minimumBytes: Int
