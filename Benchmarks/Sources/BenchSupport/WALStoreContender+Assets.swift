@@ -9,6 +9,8 @@ extension WALStoreContender {
     func measureAssets(in context: RunContext) throws -> [Measurement] {
         let path = context.scratch.newStorePath(name + "-assets")
         defer { ScratchDirectory.delete(path) }
+        try ScratchDirectory.create(path)
+        try ScratchDirectory.prewarm(path, bytes: AssetGroup.all(context.sizes).reduce(0) { $0 + $1.totalBytes })
         let store = try LogStore.open(at: path, options: options)
         defer { try? store.close() }
         var parts: [Measurement] = []

@@ -18,6 +18,7 @@ enum PlainFileAssets {
         let directory = context.scratch.newStorePath("plain-assets")
         defer { ScratchDirectory.delete(directory) }
         try ScratchDirectory.create(directory)
+        try ScratchDirectory.prewarm(directory, bytes: AssetGroup.all(context.sizes).reduce(0) { $0 + $1.totalBytes })
         var parts: [Measurement] = []
         for group in AssetGroup.all(context.sizes) {
             let before = StoreFiles.bytesOnDisk(directory)

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Where a blob's bytes come from.
 enum BlobSource: Sendable {
     case bytes([UInt8])
@@ -26,7 +28,7 @@ enum BlobFile {
     /// Writes `source` as blob `id` in `directory`: under a temporary name, synced, then renamed
     /// into place. The caller syncs `directory` before any commit names the blob.
     ///
-    /// The encoding is chosen by compressing the first 64 KiB at `level`: unless that saves 10%,
+    /// The encoding is chosen by compressing the first 8 KiB at `level` (about 0.1 ms): unless that saves 10%,
     /// the blob is stored raw (already-compressed media cost nothing more to store).
     static func write(
         id: UInt64, source: BlobSource, directory: String, level: Int, fileSystem: any FileSystem
@@ -77,18 +79,29 @@ enum BlobFile {
         var table = ByteWriter()
         var contentChecksum: UInt32 = 0
         var position: UInt64 = 0
+        // Chunks are compressed a few at a time, in parallel on the machine's cores.
+        let groupSize = encoding == LogFormat.blobEncodingZlib ? Self.parallelChunks : 1
         while position < length {
-            let count = Int(min(UInt64(LogFormat.blobChunkSize), length - position))
-            let chunk = position == 0 && count == sample.count ? sample : try input.read(at: position, count: count)
-            guard chunk.count == count else {
-                throw EngineError(.io, "the source file ended early (it shrank while being copied)", path: input.path)
+            var chunks: [[UInt8]] = []
+            while chunks.count < groupSize && position < length {
+                let count = Int(min(UInt64(LogFormat.blobChunkSize), length - position))
+                let chunk = position == 0 && count == sample.count ? sample : try input.read(at: position, count: count)
+                guard chunk.count == count else {
+                    throw EngineError(.io, "the source file ended early (it shrank while being copied)", path: input.path)
+                }
+                chunks.append(chunk)
+                position += UInt64(count)
             }
-            contentChecksum = checksum(chunk[...], seed: contentChecksum)
-            let stored = encoding == LogFormat.blobEncodingZlib ? Zlib.compress(chunk[...], level: level) ?? chunk : chunk
-            table.append(UInt32(stored.count))
-            table.append(checksum(stored[...]))
-            pending += stored
-            position += UInt64(count)
+            let stored = encoding == LogFormat.blobEncodingZlib ? Self.compress(chunks, level: level) : chunks
+            for (chunk, bytes) in zip(chunks, stored) {
+                let storedChecksum = checksum(bytes[...])
+                // A chunk kept as it is has one checksum for both.
+                let chunkChecksum = bytes.count == chunk.count ? storedChecksum : checksum(chunk[...])
+                contentChecksum = combineChecksums(contentChecksum, chunkChecksum, length: chunk.count)
+                table.append(UInt32(bytes.count))
+                table.append(storedChecksum)
+                pending += bytes
+            }
             if pending.count >= 4 << 20 {
                 try file.write(pending, at: pendingOffset)
                 pendingOffset += UInt64(pending.count)
@@ -119,6 +132,20 @@ enum BlobFile {
         try file.sync()
         try fileSystem.rename(temporary, to: directory + "/" + name(id))
         return reference
+    }
+
+    /// How many chunks are compressed at once, in parallel.
+    static let parallelChunks = 4
+
+    /// Each chunk compressed at `level` (or kept as it is when that does not shrink it), the
+    /// chunks spread over the machine's cores.
+    private static func compress(_ chunks: [[UInt8]], level: Int) -> [[UInt8]] {
+        let results = Locked([[UInt8]](repeating: [], count: chunks.count))
+        DispatchQueue.concurrentPerform(iterations: chunks.count) { index in
+            let stored = Zlib.compress(chunks[index][...], level: level) ?? chunks[index]
+            results.withLock { $0[index] = stored }
+        }
+        return results.withLock { $0 }
     }
 
     /// Raw unless compressing `sample` at `level` saves at least 10%.

@@ -77,7 +77,7 @@ enum LogFormat {
     static let maxBlobLength: UInt64 = 1 << 40
     /// The prefix of a payload that is test-compressed to choose a blob's encoding, and the
     /// fraction of it compression must save for the blob to be stored compressed.
-    static let blobSampleSize = 64 << 10
+    static let blobSampleSize = 8 << 10
     static let blobMinimumSaving = 0.1
 
     // MARK: Compaction (FORMAT.md, "Pack files", "Hint files", "Manifest")
