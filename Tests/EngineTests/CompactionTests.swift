@@ -75,6 +75,7 @@ import Testing
         next[bytes("user/after")] = bytes("x")
         #expect(try reopened.contents() == next)
         #expect(reopened.statistics.recovery.rebuiltHints == 0)
+        #expect(reopened.statistics.packs == after.packs, "the hint gives the same record sizes as the compaction")
         #expect(reopened.statistics.recovery.removedLeftovers == 0)
     }
 
@@ -390,8 +391,13 @@ final class ManifestRenameLandsThenFails: FileSystem {
         let options = try Self.compacted(fs, keys: 10)
         let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
         var crafted = fs.contents(of: hint)!
-        let blockOffsetAt = 32 + 1 + 1 + Int(crafted[33]) + 8  // kind, key length, key, sequence
-        for i in 0..<8 { crafted[blockOffsetAt + i] = 0xFF }
+        // The first entry: kind, key length, key, sequence (a varint), then the block step.
+        var stepAt = 32 + 1 + 1 + Int(crafted[33])
+        while crafted[stepAt] & 0x80 != 0 { stepAt += 1 }
+        stepAt += 1
+        var stepEnd = stepAt
+        while crafted[stepEnd] & 0x80 != 0 { stepEnd += 1 }
+        crafted.replaceSubrange(stepAt...stepEnd, with: [UInt8](repeating: 0xFF, count: 9) + [0x01])  // 2^64 - 1
         let crc = FormatTesting.crc32(Array(crafted.dropLast(4)))
         for i in 0..<4 { crafted[crafted.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
         fs.setContents(crafted, of: hint)

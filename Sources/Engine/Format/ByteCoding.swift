@@ -12,8 +12,11 @@ struct ByteWriter {
     mutating func append(_ value: UInt64) { appendLittleEndian(value) }
     mutating func append(contentsOf other: some Collection<UInt8>) { bytes.append(contentsOf: other) }
 
-    mutating func appendVarint(_ value: Int) {
-        var v = UInt64(value)
+    mutating func appendVarint(_ value: Int) { appendVarint64(UInt64(value)) }
+
+    /// A LEB128 varint of up to 10 bytes.
+    mutating func appendVarint64(_ value: UInt64) {
+        var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
             v >>= 7
@@ -64,6 +67,21 @@ struct ByteReader {
             guard let byte = readUInt8() else { return nil }
             result |= Int(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return result <= limit ? result : nil }
+            shift += 7
+        }
+        return nil
+    }
+
+    /// A LEB128 varint of at most 10 bytes that fits in 64 bits.
+    mutating func readVarint64() -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while shift <= 63 {
+            guard let byte = readUInt8() else { return nil }
+            let bits = UInt64(byte & 0x7F)
+            guard shift < 63 || bits <= 1 else { return nil }  // the tenth byte holds one bit
+            result |= bits << shift
+            if byte & 0x80 == 0 { return result }
             shift += 7
         }
         return nil

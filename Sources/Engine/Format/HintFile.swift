@@ -2,33 +2,60 @@
 /// that open loads a pack's keys without reading or inflating its values. One crc32 at the end
 /// covers the whole file; a hint that fails any check is ignored and rebuilt from its pack.
 enum HintFile {
-    /// The smallest entry: kind, 1-byte key length, 1-byte key, sequence, block offset, block
-    /// length, value offset, value length, record size.
-    static let minimumEntrySize = 1 + 1 + 1 + 8 + 8 + 4 + 4 + 4 + 4
+    /// The smallest entry: kind, key length, a 1-byte key, sequence, block step, value offset,
+    /// value length (one byte each at least).
+    static let minimumEntrySize = 7
 
     static func encode(_ entries: [IndexEntry], packNumber: UInt64) -> [UInt8] {
-        var writer = ByteWriter(capacity: LogFormat.hintHeaderSize + entries.count * 64 + 4)
+        var writer = ByteWriter(capacity: LogFormat.hintHeaderSize + entries.count * 32 + 4)
         writer.append(contentsOf: LogFormat.hintMagic)
         writer.append(LogFormat.formatVersion)
         writer.append(UInt16(0))
         writer.append(packNumber)
         writer.append(UInt64(entries.count))
         writer.append(UInt32(0))
+        var previousBlock: UInt64 = 0
         for entry in entries {
             let location = entry.location
             writer.append(entry.blob == nil ? LogFormat.recordPut : LogFormat.recordBlob)
             writer.appendVarint(entry.key.count)
             writer.append(contentsOf: entry.key)
-            writer.append(location.sequence)
-            writer.append(location.blockOffset)
-            writer.append(location.blockLength)
-            writer.append(location.valueOffset)
-            writer.append(location.valueLength)
-            writer.append(location.recordSize)
-            entry.blob?.append(to: &writer)
+            writer.appendVarint64(location.sequence)
+            // Entries come in block order: most share their predecessor's block (step 0).
+            writer.appendVarint64(location.blockOffset - previousBlock)
+            if location.blockOffset != previousBlock { writer.appendVarint(Int(location.blockLength)) }
+            previousBlock = location.blockOffset
+            writer.appendVarint(Int(location.valueOffset))
+            if let blob = entry.blob {
+                blob.append(to: &writer)
+            } else {
+                writer.appendVarint(Int(location.valueLength))
+            }
         }
         writer.append(checksum(writer.bytes[...]))
         return writer.bytes
+    }
+
+    /// A pack record's raw size, which the hint does not store: kind, sequence, key length and
+    /// value length (a put), key, and the value or the blob reference.
+    static func packRecordSize(keyLength: Int, valueLength: Int?) -> Int {
+        var size = 1 + 8 + varintSize(keyLength) + keyLength
+        if let valueLength {
+            size += varintSize(valueLength) + valueLength
+        } else {
+            size += LogFormat.blobReferenceSize
+        }
+        return size
+    }
+
+    private static func varintSize(_ value: Int) -> Int {
+        var size = 1
+        var v = value >> 7
+        while v > 0 {
+            size += 1
+            v >>= 7
+        }
+        return size
     }
 
     /// Writes the hint of pack `packNumber` under a temporary name and syncs it; returns that
@@ -85,33 +112,47 @@ enum HintFile {
         var entries: [IndexEntry] = []
         entries.reserveCapacity(Int(count))
         let fileID = PackFile.fileID(packNumber)
+        var blockOffset: UInt64 = 0
+        var blockLength: UInt64 = 0
         for _ in 0..<count {
             let start = UInt64(reader.position)
             func bad(_ message: String) -> EngineError { .corruption(message, path: file.path, offset: start) }
             guard let kind = reader.readUInt8(), kind == LogFormat.recordPut || kind == LogFormat.recordBlob,
                 let keyLength = reader.readVarint(limit: LogFormat.maxKeyLength), keyLength >= 1,
-                let key = reader.readBytes(keyLength), let sequence = reader.readUInt64(),
-                let blockOffset = reader.readUInt64(), let blockLength = reader.readUInt32(),
-                let valueOffset = reader.readUInt32(), let valueLength = reader.readUInt32(),
-                let recordSize = reader.readUInt32()
+                let key = reader.readBytes(keyLength), let sequence = reader.readVarint64(),
+                let step = reader.readVarint64()
             else { throw bad("hint entry is invalid or short") }
+            if step != 0 || blockLength == 0 {
+                guard step <= packSize, let length = reader.readVarint(limit: LogFormat.maxBlockRawLength) else {
+                    throw bad("hint entry's block is invalid")
+                }
+                blockOffset += step
+                blockLength = UInt64(length)
+            }
             guard blockOffset >= UInt64(LogFormat.segmentHeaderSize), blockOffset <= packSize,
-                UInt64(blockLength) <= packSize - blockOffset, Int(blockLength) > LogFormat.blockHeaderSize
+                blockLength <= packSize - blockOffset, blockLength > UInt64(LogFormat.blockHeaderSize),
+                let valueOffset = reader.readVarint(limit: LogFormat.maxBlockRawLength)
             else { throw bad("hint entry's block lies outside its pack") }
             var blob: BlobReference?
+            var valueLength = Location.blobMarker
             if kind == LogFormat.recordBlob {
-                guard valueLength == Location.blobMarker, let reference = BlobReference.read(from: &reader) else {
+                guard let reference = BlobReference.read(from: &reader) else {
                     throw bad("hint entry's blob reference is invalid")
                 }
                 blob = reference
             } else {
-                guard Int(valueLength) <= LogFormat.maxValueLength else { throw bad("hint entry's value length is invalid") }
+                guard let length = reader.readVarint(limit: LogFormat.maxValueLength) else {
+                    throw bad("hint entry's value length is invalid")
+                }
+                valueLength = UInt32(length)
             }
+            let recordSize = packRecordSize(keyLength: keyLength, valueLength: blob == nil ? Int(valueLength) : nil)
             entries.append(IndexEntry(
                 key: Array(key),
                 location: Location(
-                    segment: fileID, blockOffset: blockOffset, blockLength: blockLength, valueOffset: valueOffset,
-                    valueLength: valueLength, recordSize: recordSize, sequence: sequence),
+                    segment: fileID, blockOffset: blockOffset, blockLength: UInt32(blockLength),
+                    valueOffset: UInt32(valueOffset), valueLength: valueLength, recordSize: UInt32(recordSize),
+                    sequence: sequence),
                 blob: blob))
         }
         guard reader.isAtEnd else { throw .corruption("bytes follow the last hint entry", path: file.path, offset: UInt64(reader.position)) }
