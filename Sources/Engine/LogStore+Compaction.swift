@@ -15,10 +15,10 @@ extension LogStore {
     /// old state or the new one, and the next open removes what the other left behind.
     ///
     /// - Throws: ``EngineError``. Before the manifest is replaced, a failure removes what the
-    ///   compaction wrote and leaves the store as it was. Should the directory sync after the
-    ///   manifest's rename fail, which state is durable is unknown: the store turns read-only
-    ///   (``EngineError/Code/readOnly``) and keeps every file either state needs; reopen it.
-    ///   ``EngineError/Code/closed`` when ``close()`` interrupts it.
+    ///   compaction wrote and leaves the store as it was. Should the manifest's rename, or the
+    ///   directory sync after it, fail, which state is durable is unknown: the store turns
+    ///   read-only (``EngineError/Code/readOnly``) and keeps every file either state needs;
+    ///   reopen it. ``EngineError/Code/closed`` when ``close()`` interrupts it.
     @discardableResult
     public func compact() throws(EngineError) -> Statistics.Compaction {
         // It runs at the caller's CPU priority: a lowered one (nice) was tried, and made things
