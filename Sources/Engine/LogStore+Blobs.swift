@@ -26,7 +26,7 @@ extension LogStore {
                 let id = reserveBlobID()
                 ids.append(id)
                 let reference = try BlobFile.write(
-                    id: id, source: source, directory: blobDirectory, level: options.compressionLevel,
+                    id: id, source: source, directory: blobDirectory, level: min(options.compressionLevel, 1),
                     fileSystem: fileSystem)
                 operations[index] = .blob(key: key, reference: reference)
             }

@@ -11,12 +11,17 @@ public struct Options: Sendable, Equatable {
     /// block costs no `pread`, checksum or inflate; scans and reads of keys written together
     /// share blocks.
     public var blockCacheCapacity: Int = 32 << 20
-    /// zlib level for commit blocks: 0 stores every block raw, 1 (fastest, default) ... 9 (smallest).
-    /// A block that does not shrink is stored raw whatever the level.
-    public var compressionLevel: Int = 1
+    /// zlib level for commit and pack blocks: 0 stores every block raw, 1 (fastest) ... 9
+    /// (smallest); default 3. A block that does not shrink is stored raw whatever the level.
+    /// Blobs are compressed at level 1 whatever this says (but never when it is 0): for megabytes,
+    /// speed matters more.
+    public var compressionLevel: Int = 3
     /// The uncompressed size (4 KiB ... 64 KiB) at which a commit's records are cut into a new
     /// compressed block. A point read inflates one block, so this bounds the work of a cold read.
-    public var blockSize: Int = 16 << 10
+    /// The default, 32 KiB with level 3, stores this project's ~300-byte records about 6% smaller
+    /// than 16 KiB with level 1, for about 18 µs more per cold point read (67 µs against 49 µs
+    /// here); choose 16 KiB and level 1 when cold reads matter more than space.
+    public var blockSize: Int = 32 << 10
     /// How far ahead of its last frame the active segment is zero-filled (0 ... 64 MiB; 0 turns
     /// preallocation off). A sync that overwrites already allocated blocks does not have to
     /// update the file's size: on ext4 here, single-record durable commits ran about 1.3–1.5x

@@ -4,7 +4,7 @@ import Engine
 /// `scan(prefix: [])` with `entry.value()`.
 public struct WALStoreContender: StoreContender {
     public let name: String
-    /// The options every store is opened with (the defaults: durable, 32 MiB value cache, 32 MiB block cache, zlib 1).
+    /// The options every store is opened with (the defaults: durable, 32 MiB value cache, 32 MiB block cache, zlib 3 in 32 KiB blocks).
     public let options: Options
 
     public init(name: String = "WALStore", options: Options = Options()) {

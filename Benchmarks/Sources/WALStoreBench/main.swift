@@ -46,7 +46,7 @@ let bench = BenchDescription(
     references: [sqliteFull, limit],
     columnTitles: [sqliteFull: "vs SQLite FULL", limit: "vs limit"],
     legend: [
-        "contenders: WALStore default options (durable: fdatasync per commit, zlib 1, 32 MiB value cache + 32 MiB block cache); "
+        "contenders: WALStore default options (durable: fdatasync per commit, zlib 3 in 32 KiB blocks, 32 MiB value cache + 32 MiB block cache); "
             + "SQLite WAL mode, synchronous=FULL (durable) and NORMAL (not durable on power loss), 64 MiB page cache, "
             + "table kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID, prepared statements, BEGIN/COMMIT per batch, "
             + "8 connections for fillsync-concurrent; physical limit = write(2)+fdatasync loop appending to one file "
