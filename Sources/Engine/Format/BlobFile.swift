@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Where a blob's bytes come from.
 enum BlobSource: Sendable {
     case bytes([UInt8])
@@ -140,12 +138,7 @@ enum BlobFile {
     /// Each chunk compressed at `level` (or kept as it is when that does not shrink it), the
     /// chunks spread over the machine's cores.
     private static func compress(_ chunks: [[UInt8]], level: Int) -> [[UInt8]] {
-        let results = Locked([[UInt8]](repeating: [], count: chunks.count))
-        DispatchQueue.concurrentPerform(iterations: chunks.count) { index in
-            let stored = Zlib.compress(chunks[index][...], level: level) ?? chunks[index]
-            results.withLock { $0[index] = stored }
-        }
-        return results.withLock { $0 }
+        zip(chunks, Zlib.compressEach(chunks, level: level)).map { $1 ?? $0 }
     }
 
     /// Raw unless compressing `sample` at `level` saves at least 10%.

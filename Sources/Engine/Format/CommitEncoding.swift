@@ -42,24 +42,16 @@ struct EncodedCommit: Sendable {
 
         var raw = ByteWriter(capacity: blockSize + 64)
         var pending: [RecordPlacement] = []
+        // The blocks' raw bytes and records, compressed together once all are cut.
+        var rawBlocks: [[UInt8]] = []
+        var blockRecords: [[RecordPlacement]] = []
 
         func flushBlock() {
             guard !raw.bytes.isEmpty else { return }
-            let compressed = level > 0 ? Zlib.compress(raw.bytes[...], level: level) : nil
-            let stored = compressed ?? raw.bytes
-            let blockStart = payload.bytes.count
-            payload.appendBlock(
-                encoding: compressed == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib,
-                stored: stored, rawLength: UInt32(raw.bytes.count))
-            let blockLength = payload.bytes.count - blockStart
-            for var placement in pending {
-                placement.blockOffset = blockStart
-                placement.blockLength = blockLength
-                records.append(placement)
-            }
+            rawBlocks.append(raw.bytes)
+            blockRecords.append(pending)
             pending.removeAll(keepingCapacity: true)
             raw.bytes.removeAll(keepingCapacity: true)
-            blockCount += 1
         }
 
         for op in operations {
@@ -97,6 +89,21 @@ struct EncodedCommit: Sendable {
             if raw.bytes.count >= blockSize { flushBlock() }
         }
         flushBlock()
+        // A large commit's blocks are deflated in parallel, so one committer uses every core.
+        let compressed = level > 0 ? Zlib.compressEach(rawBlocks, level: level) : rawBlocks.map { _ in nil }
+        for (index, rawBlock) in rawBlocks.enumerated() {
+            let blockStart = payload.bytes.count
+            payload.appendBlock(
+                encoding: compressed[index] == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib,
+                stored: compressed[index] ?? rawBlock, rawLength: UInt32(rawBlock.count))
+            let blockLength = payload.bytes.count - blockStart
+            for var placement in blockRecords[index] {
+                placement.blockOffset = blockStart
+                placement.blockLength = blockLength
+                records.append(placement)
+            }
+            blockCount += 1
+        }
         payload.set(blockCount, at: LogFormat.frameHeaderSize + 4)
 
         self.frame = payload.bytes

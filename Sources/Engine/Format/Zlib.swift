@@ -1,4 +1,5 @@
 import CZlib
+import Dispatch
 
 /// zlib deflate and inflate with the engine's bounds, on reusable streams.
 ///
@@ -24,6 +25,23 @@ enum Zlib {
         }
         return produced < input.count ? output : nil
     }
+
+    /// ``compress(_:level:)`` of each input, spread over the machine's cores when there is
+    /// enough to share (at least ``parallelMinimum`` bytes in more than one input): below that,
+    /// handing work to other threads costs more than it saves.
+    static func compressEach(_ inputs: [[UInt8]], level: Int) -> [[UInt8]?] {
+        guard inputs.count > 1, inputs.reduce(0, { $0 + $1.count }) >= parallelMinimum else {
+            return inputs.map { compress($0[...], level: level) }
+        }
+        let results = Locked([[UInt8]?](repeating: nil, count: inputs.count))
+        DispatchQueue.concurrentPerform(iterations: inputs.count) { index in
+            let output = compress(inputs[index][...], level: level)
+            results.withLock { $0[index] = output }
+        }
+        return results.withLock { $0 }
+    }
+
+    static let parallelMinimum = 96 << 10
 
     /// Inflates `input` into exactly `rawLength` bytes. Output is never allowed to grow past
     /// `rawLength`; any other outcome returns nil (the caller reports corruption).
