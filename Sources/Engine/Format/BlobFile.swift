@@ -26,8 +26,9 @@ enum BlobFile {
     /// Writes `source` as blob `id` in `directory`: under a temporary name, synced, then renamed
     /// into place. The caller syncs `directory` before any commit names the blob.
     ///
-    /// The encoding is chosen by compressing the first 8 KiB at `level` (about 0.1 ms): unless that saves 10%,
-    /// the blob is stored raw (already-compressed media cost nothing more to store).
+    /// The encoding is chosen by compressing the first 8 KiB at `level` (about 0.1 ms): unless
+    /// that saves 10%, the blob is stored raw (already-compressed media cost nothing more to
+    /// store).
     static func write(
         id: UInt64, source: BlobSource, directory: String, level: Int, fileSystem: any FileSystem
     ) throws(EngineError) -> BlobReference {
