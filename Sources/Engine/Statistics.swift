@@ -57,8 +57,9 @@ public struct Statistics: Sendable, Equatable {
     /// Bytes of every segment, pack and hint file and the manifest, less the active segment's
     /// preallocated zeros. Blob files are counted apart, in ``blobBytes``.
     public var bytesOnDisk: UInt64
-    /// Blob files referenced by live keys, and their total size.
+    /// Blob files referenced by live keys.
     public var blobCount: Int
+    /// The total size of those blob files. Replaced blobs awaiting collection are not counted.
     public var blobBytes: UInt64
     /// What the last compaction since open did; nil when none has run.
     public var lastCompaction: Compaction?
