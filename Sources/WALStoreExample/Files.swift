@@ -39,13 +39,22 @@ struct TemporaryDirectory {
     /// standard error, not thrown: this runs from `defer`.
     func remove() {
         do {
-            for name in try fileNames(in: path) where unlink(path + "/" + name) != 0 {
-                throw SystemCallError("unlink", path + "/" + name)
-            }
-            guard rmdir(path) == 0 else { throw SystemCallError("rmdir", path) }
+            try Self.removeTree(path)
         } catch {
             printError("warning: could not remove \(path): \(error)")
         }
+    }
+
+    /// Removes `directory` with its files and subdirectories (a store's `blobs/`).
+    private static func removeTree(_ directory: String) throws {
+        for name in try fileNames(in: directory) {
+            let entry = directory + "/" + name
+            if unlink(entry) != 0 {
+                guard errno == EISDIR || errno == EPERM else { throw SystemCallError("unlink", entry) }
+                try removeTree(entry)
+            }
+        }
+        guard rmdir(directory) == 0 else { throw SystemCallError("rmdir", directory) }
     }
 }
 
