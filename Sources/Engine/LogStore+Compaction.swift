@@ -114,7 +114,7 @@ extension LogStore {
             for (id, file) in inputs {
                 try checkStopping()
                 if PackFile.isPack(id) {
-                    try PackFile.forEachBlock(of: file, number: id & ~LogFormat.packFileBit) {
+                    try PackFile.forEachBlock(of: file, number: PackFile.number(ofFileID: id)) {
                         blockOffset, _, raw, records throws(EngineError) in
                         try run.collect(raw: raw, records: records, file: id, blockOffset: blockOffset)
                     }
@@ -199,7 +199,7 @@ extension LogStore {
         }
         for id in inputIDs {
             if PackFile.isPack(id) {
-                let number = id & ~LogFormat.packFileBit
+                let number = PackFile.number(ofFileID: id)
                 try? fileSystem.removeFile(path + "/" + PackFile.name(number))
                 try? fileSystem.removeFile(path + "/" + PackFile.hintName(number))
             } else {

@@ -27,7 +27,7 @@ struct RecoveredLog {
     static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog()
         let names = try fileSystem.listDirectory(directory)
-        log.manifest = try Manifest.read(in: directory, fileSystem: fileSystem) ?? Manifest()
+        log.manifest = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) ?? Manifest()
         try log.checkManifestFiles(names: names, directory: directory)
         log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         try log.loadPacks(directory: directory, fileSystem: fileSystem)
@@ -82,25 +82,18 @@ struct RecoveredLog {
     /// which case the hint is rewritten.
     private mutating func loadPacks(directory: String, fileSystem: any FileSystem) throws(EngineError) {
         // Size the index once for every pack's keys, rather than rehashing it pack after pack.
-        var expected = 0
-        for number in manifest.packs {
-            if let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false) {
-                expected += HintFile.declaredEntryCount(hint)
-            }
+        let hints = manifest.packs.map { number in
+            try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false)
         }
-        for number in manifest.packs {
-            let path = directory + "/" + PackFile.name(number)
-            let file: any StoreFile
-            do throws(EngineError) {
-                file = try fileSystem.openFile(path, create: false)
-            } catch where error.errno == 2 {
-                throw .corruption("pack \(PackFile.name(number)) is listed in the manifest but missing", path: path, offset: 0)
-            }
+        let expected = hints.reduce(0) { $0 + ($1.map(HintFile.declaredEntryCount) ?? 0) }
+        for (number, hint) in zip(manifest.packs, hints) {
+            // Present: checkManifestFiles saw it.
+            let file = try fileSystem.openFile(directory + "/" + PackFile.name(number), create: false)
             let size = try file.size()
             let hintPath = directory + "/" + PackFile.hintName(number)
             var entries: [IndexEntry]
             do {
-                let hint = try fileSystem.openFile(hintPath, create: false)
+                guard let hint else { throw EngineError.corruption("hint file is missing", path: hintPath, offset: 0) }
                 entries = try HintFile.load(hint, packNumber: number, packSize: size)
                 hintBytes[number] = try hint.size()
             } catch {

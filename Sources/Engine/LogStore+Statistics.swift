@@ -3,7 +3,7 @@ extension LogStore {
     /// `fstat` per segment and pack. After ``close()`` the figures are those of an empty store.
     public var statistics: Statistics {
         let (hintBytes, manifestBytes, last) = compaction.withLock { c in
-            (c.hintBytes.values.reduce(0, +), c.manifest.packs.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encoded().count), c.last)
+            (c.hintBytes.values.reduce(0, +), c.manifest.packs.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last)
         }
         return state.withLock { s in
             var segments: [Statistics.Segment] = []
@@ -13,7 +13,7 @@ extension LogStore {
                 if number == s.activeSegment { size -= min(size, s.preallocatedBytes) }
                 let isPack = PackFile.isPack(number)
                 let entry = Statistics.Segment(
-                    number: isPack ? number & ~LogFormat.packFileBit : number, bytesOnDisk: size,
+                    number: isPack ? PackFile.number(ofFileID: number) : number, bytesOnDisk: size,
                     liveBytes: usage.liveBytes, deadBytes: usage.deadBytes)
                 if isPack { packs.append(entry) } else { segments.append(entry) }
             }

@@ -135,7 +135,7 @@ import Testing
         switch damage {
         case "flip": fs.flipBit(in: hint, atByte: good.count / 2, bit: 3)
         case "truncate": fs.setContents(Array(good.prefix(good.count - 7)), of: hint)
-        default: try PosixlessRemove(fs, hint)
+        default: try fs.removeFile(hint)
         }
         let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
         #expect(reopened.statistics.recovery.rebuiltHints == 1)
@@ -172,6 +172,15 @@ import Testing
         #expect(try blocksReadScanning("a/") <= 2)
     }
 
+    /// The mutating operations a compaction of the store in `base` performs (on a clone).
+    static func compactionOperations(_ base: FaultInjectingFileSystem) throws -> [FaultInjectingFileSystem.Operation] {
+        let probe = base.clone()
+        let store = try LogStore.open(at: dir, options: options(), fileSystem: probe)
+        let start = probe.operationCount
+        try store.compact()
+        return Array(probe.operationLog[start...])
+    }
+
     /// Power loss at every I/O operation of a compaction (and, separately, a process crash there):
     /// the reopened store always has exactly the contents from before, leftovers are removed, and
     /// it accepts commits.
@@ -179,11 +188,8 @@ import Testing
     func aCrashAtEveryOperationOfACompactionLeavesTheContentsUnchanged(processOnly: Bool) throws {
         let base = FaultInjectingFileSystem()
         let expected = try Self.fill(base)
-        let probe = base.clone()
-        let probeStore = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: probe)
-        let start = probe.operationCount
-        try probeStore.compact()
-        let total = probe.operationCount - start
+        let operations = try Self.compactionOperations(base)
+        let total = operations.count
         #expect(total > 10)
         for crashAt in 1...total {
             let fs = base.clone()
@@ -191,7 +197,7 @@ import Testing
             fs.crash(atOperation: crashAt)
             _ = try? store.compact()
             if processOnly { fs.processCrash() } else { fs.powerLoss() }
-            let label = "\(processOnly ? "process crash" : "power loss") at operation \(crashAt) of \(total) (\(probe.operationLog[start + crashAt - 1]))"
+            let label = "\(processOnly ? "process crash" : "power loss") at operation \(crashAt) of \(total) (\(operations[crashAt - 1]))"
             let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
             #expect(try reopened.contents() == expected, "\(label)")
             let stats = reopened.statistics
@@ -217,16 +223,12 @@ import Testing
     @Test func anIOErrorAnywhereInACompactionLosesNothing() throws {
         let base = FaultInjectingFileSystem()
         let expected = try Self.fill(base)
-        let probe = base.clone()
-        let probeStore = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: probe)
-        let start = probe.operationCount
-        try probeStore.compact()
-        let total = probe.operationCount - start
-        for failAt in 1...total {
+        let operations = try Self.compactionOperations(base)
+        for failAt in 1...operations.count {
             let fs = base.clone()
             let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
             fs.fail(failAt, errno: 5)
-            let label = "EIO at operation \(failAt) (\(probe.operationLog[start + failAt - 1]))"
+            let label = "EIO at operation \(failAt) (\(operations[failAt - 1]))"
             let compacted = (try? store.compact()) != nil
             #expect(try store.contents() == expected, "\(label)")
             var next = expected
@@ -333,11 +335,6 @@ import Testing
     }
 }
 
-/// Removes a file through the file-system protocol (tests cannot reach `removeFile` otherwise).
-func PosixlessRemove(_ fs: FaultInjectingFileSystem, _ path: String) throws {
-    try fs.removeFile(path)
-}
-
 /// A file system whose next rename onto `MANIFEST`, once armed, takes effect and then reports an
 /// error anyway — as a rename can when the disk fails after the directory changed.
 final class ManifestRenameLandsThenFails: FileSystem {
@@ -415,7 +412,7 @@ final class ManifestRenameLandsThenFails: FileSystem {
         try store.write { $0.put(bytes("later"), bytes("1")) }
         try store.close()
         let pack = fs.names(in: Self.dir).first { $0.hasSuffix(".pack") }!
-        try PosixlessRemove(fs, Self.dir + "/" + pack)
+        try fs.removeFile(Self.dir + "/" + pack)
         let before = Set(fs.names(in: Self.dir))
         #expect {
             try LogStore.open(at: Self.dir, options: options, fileSystem: fs)

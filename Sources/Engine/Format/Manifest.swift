@@ -11,10 +11,13 @@ struct Manifest: Sendable, Equatable {
     /// The pack numbers, in the order they were written.
     var packs: [UInt64] = []
 
+    /// The encoded size: 36 bytes of header, 8 per pack, the crc32.
+    var encodedSize: Int { 36 + 8 * packs.count + 4 }
+
     /// magic(8) version(2) flags(2) reserved(4) log start(8) last sequence(8) pack count(4),
     /// pack numbers (8 each), crc32 of everything before it (4).
     func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 36 + 8 * packs.count + 4)
+        var writer = ByteWriter(capacity: encodedSize)
         writer.append(contentsOf: LogFormat.manifestMagic)
         writer.append(LogFormat.formatVersion)
         writer.append(UInt16(0))
@@ -62,25 +65,14 @@ struct Manifest: Sendable, Equatable {
         self.packs = packs
     }
 
-    /// Reads the manifest in `directory`; nil when there is none (no compaction has finished).
-    static func read(in directory: String, fileSystem: any FileSystem) throws(EngineError) -> Manifest? {
+    /// Reads the manifest in `directory`, whose entries are `names`; nil when there is none (no
+    /// compaction has finished).
+    static func read(in directory: String, names: [String], fileSystem: any FileSystem) throws(EngineError) -> Manifest? {
         let path = directory + "/" + LogFormat.manifestName
-        guard try fileSystem.listDirectory(directory).contains(LogFormat.manifestName) else { return nil }
+        guard names.contains(LogFormat.manifestName) else { return nil }
         let file = try fileSystem.openFile(path, create: false)
         let size = try file.size()
         guard size <= 1 << 30 else { throw .corruption("manifest is \(size) bytes", path: path, offset: 0) }
         return try Manifest(decoding: try file.read(at: 0, count: Int(size)), path: path)
-    }
-
-    /// Replaces the manifest in `directory` with this one: temporary file, sync, rename, sync
-    /// the directory. When this returns the new manifest is durable.
-    func install(in directory: String, fileSystem: any FileSystem) throws(EngineError) {
-        let temporary = directory + "/" + LogFormat.manifestTemporaryName
-        let file = try fileSystem.openFile(temporary, create: true)
-        try file.truncate(to: 0)
-        try file.write(encoded(), at: 0)
-        try file.sync()
-        try fileSystem.rename(temporary, to: directory + "/" + LogFormat.manifestName)
-        try fileSystem.syncDirectory(directory)
     }
 }

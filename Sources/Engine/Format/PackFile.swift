@@ -27,15 +27,11 @@ enum PackFile {
 
     static func isPack(_ fileID: UInt64) -> Bool { fileID & LogFormat.packFileBit != 0 }
 
-    static func header(number: UInt64) -> [UInt8] {
-        var writer = ByteWriter(capacity: LogFormat.segmentHeaderSize)
-        writer.append(contentsOf: LogFormat.packMagic)
-        writer.append(LogFormat.formatVersion)
-        writer.append(UInt16(0))
-        writer.append(number)
-        writer.append(checksum(writer.bytes[...]))
-        return writer.bytes
-    }
+    /// The pack number behind a pack's file id.
+    static func number(ofFileID fileID: UInt64) -> UInt64 { fileID & ~LogFormat.packFileBit }
+
+    /// The 24-byte pack header: a segment's, with magic `WALSPACK`.
+    static func header(number: UInt64) -> [UInt8] { SegmentFile.header(magic: LogFormat.packMagic, number: number) }
 
     /// Reads every block of a pack, verifying the header and each block's checksum, and returns
     /// its entries: the fallback when a hint file is missing or damaged. Never trusts a byte it

@@ -1,23 +1,21 @@
 /// Naming and creating segment files.
 enum SegmentFile {
     /// `0000000000000001.wal`: 16 lower-case hex digits of the number.
-    static func name(_ number: UInt64) -> String {
-        let hex = String(number, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex + LogFormat.segmentSuffix
-    }
+    static func name(_ number: UInt64) -> String { hex16(number) + LogFormat.segmentSuffix }
 
     /// The segment number a file name encodes, or nil for any other file.
     static func number(fromName name: String) -> UInt64? {
         guard name.count == 16 + LogFormat.segmentSuffix.count, name.hasSuffix(LogFormat.segmentSuffix) else { return nil }
-        let digits = name.prefix(16)
-        guard digits.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else { return nil }
-        return UInt64(digits, radix: 16)
+        return parseHex16(name.prefix(16))
     }
 
     /// The 24-byte segment header (FORMAT.md, "Segment header").
-    static func header(number: UInt64) -> [UInt8] {
+    static func header(number: UInt64) -> [UInt8] { header(magic: LogFormat.segmentMagic, number: number) }
+
+    /// The 24-byte header of segments and packs: magic(8) version(2) flags(2) number(8) crc32(4).
+    static func header(magic: [UInt8], number: UInt64) -> [UInt8] {
         var writer = ByteWriter(capacity: LogFormat.segmentHeaderSize)
-        writer.append(contentsOf: LogFormat.segmentMagic)
+        writer.append(contentsOf: magic)
         writer.append(LogFormat.formatVersion)
         writer.append(UInt16(0))
         writer.append(number)

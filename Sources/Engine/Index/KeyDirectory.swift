@@ -58,11 +58,13 @@ struct KeyDirectory {
             if ordered == nil { loading.replayAdded.append(key) } else { ordered!.insert(key) }
             keyBytes += key.count
         }
-        if let blob {
-            blobs[hashed] = blob
-            blobBytes += blob.fileLength
-        }
+        if let blob { addBlob(blob, key: hashed) }
         usage[location.segment, default: SegmentUsage()].liveBytes += Int(location.recordSize)
+    }
+
+    private mutating func addBlob(_ blob: BlobReference, key: HashedKey) {
+        blobs[key] = blob
+        blobBytes += blob.fileLength
     }
 
     /// Records a delete whose tombstone (of `recordSize` bytes) is in `segment`.
@@ -125,10 +127,7 @@ struct KeyDirectory {
                 keys.append(entry.key)
                 keyBytes += entry.key.count
             }
-            if let blob = entry.blob {
-                blobs[hashed] = blob
-                blobBytes += blob.fileLength
-            }
+            if let blob = entry.blob { addBlob(blob, key: hashed) }
             live += Int(entry.location.recordSize)
         }
         if let file = entries.first?.location.segment {
@@ -148,15 +147,15 @@ struct KeyDirectory {
         if !loading.replayAdded.isEmpty {
             var added = loading.replayAdded
             loading.replayAdded = []
+            added.sort { compareBytes($0, $1) < 0 }
             if loading.replayRemovedAny {
                 // A key added, removed and added again is listed twice; one removed for good, once.
-                added.removeAll { locations[HashedKey($0)] == nil }
-                added.sort { compareBytes($0, $1) < 0 }
-                added = added.enumerated().filter { $0.offset == 0 || compareBytes($0.element, added[$0.offset - 1]) != 0 }.map(\.element)
-            } else {
-                added.sort { compareBytes($0, $1) < 0 }
+                added = added.enumerated().compactMap { index, key in
+                    let repeated = index > 0 && compareBytes(key, added[index - 1]) == 0
+                    return repeated || locations[HashedKey(key)] == nil ? nil : key
+                }
             }
-            keys = keys.isEmpty ? added : mergeSortedRuns([keys, added])
+            keys = mergeSortedRuns([keys, added])
         }
         assert(keys.count == locations.count, "the key order lost or duplicated keys")
         ordered = SortedKeys(sorted: keys)
