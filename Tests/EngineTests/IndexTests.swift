@@ -27,6 +27,28 @@ import Testing
         #expect(keys.keys(withPrefix: []) == reference.sorted { $0.lexicographicallyPrecedes($1) })
     }
 
+    /// Keys of 6 to 12 bytes over {0, 1}: most share their first eight bytes (or differ only in
+    /// padding), so the searches must fall back from the integer prefixes to the whole keys.
+    @Test func sortedKeysOrderKeysThatShareTheirFirstEightBytes() {
+        var random = SeededGenerator(seed: 77)
+        var keys = SortedKeys()
+        var reference = Set<[UInt8]>()
+        for _ in 0..<6_000 {
+            let key = random.bytes(Int.random(in: 6...12, using: &random)).map { $0 % 2 }
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                keys.remove(key)
+                reference.remove(key)
+            } else {
+                keys.insert(key)
+                reference.insert(key)
+            }
+        }
+        #expect(keys.count == reference.count)
+        #expect(keys.keys(withPrefix: []) == reference.sorted { $0.lexicographicallyPrecedes($1) })
+        let prefix: [UInt8] = [1, 0, 1, 1, 0, 0, 1, 0, 1]
+        #expect(keys.keys(withPrefix: prefix) == reference.filter { $0.starts(with: prefix) }.sorted { $0.lexicographicallyPrecedes($1) })
+    }
+
     @Test func sortedKeysBulkLoadEqualsIncrementalInserts() {
         var random = SeededGenerator(seed: 9)
         let all = (0..<5000).map { _ in random.bytes(4) }

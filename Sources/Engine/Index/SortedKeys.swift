@@ -3,9 +3,29 @@
 ///
 /// A one-level B-tree: a sorted array of sorted chunks of at most ``chunkCapacity`` keys. Insert
 /// and remove cost a binary search plus a move inside one chunk.
+///
+/// Each chunk keeps the first eight bytes of its keys as big-endian integers in an array of its
+/// own (``KeyPrefix``), and the set keeps the prefix of every chunk's last key. The binary
+/// searches compare those contiguous integers and read a key's heap buffer only when two prefixes
+/// are equal: a search over keys that differ early (UUIDs, hashes, counters) touches a few cache
+/// lines instead of one buffer per step. Without this, inserting a commit's keys cost ~1.6 µs
+/// each in cache misses, a quarter of a 1,000-record commit's time.
 struct SortedKeys {
     static let chunkCapacity = 512
-    private var chunks: [[[UInt8]]] = []
+
+    private struct Chunk {
+        var keys: [[UInt8]]
+        /// `KeyPrefix(keys[i])` for every `i`.
+        var prefixes: [UInt64]
+
+        init(_ keys: some Collection<[UInt8]>) {
+            self.keys = Array(keys)
+            prefixes = self.keys.map(KeyPrefix.of)
+        }
+    }
+    private var chunks: [Chunk] = []
+    /// `KeyPrefix` of every chunk's last key, for the search over chunks.
+    private var lastPrefixes: [UInt64] = []
     private(set) var count = 0
 
     init() {}
@@ -21,70 +41,97 @@ struct SortedKeys {
         var start = 0
         while start < sorted.count {
             let end = min(start + half, sorted.count)
-            chunks.append(Array(sorted[start..<end]))
+            chunks.append(Chunk(sorted[start..<end]))
+            lastPrefixes.append(chunks[chunks.count - 1].prefixes[end - start - 1])
             start = end
         }
         count = sorted.count
     }
 
+    /// The order of `key` (whose prefix is `prefix`) against `other` (whose prefix is
+    /// `otherPrefix`): the prefixes settle it unless they are equal.
+    @inline(__always)
+    private static func compare(_ key: [UInt8], _ prefix: UInt64, _ other: @autoclosure () -> [UInt8], _ otherPrefix: UInt64) -> Int {
+        if prefix != otherPrefix { return prefix < otherPrefix ? -1 : 1 }
+        return compareBytes(key, other())
+    }
+
     /// The index of the first chunk whose last key is ≥ `key` (or the last chunk).
-    private func chunkIndex(for key: [UInt8]) -> Int {
+    private func chunkIndex(for key: [UInt8], prefix: UInt64) -> Int {
         var low = 0
         var high = chunks.count - 1
         while low < high {
             let mid = (low + high) / 2
-            if compareBytes(chunks[mid][chunks[mid].count - 1], key) < 0 { low = mid + 1 } else { high = mid }
+            let last = chunks[mid].keys.count - 1
+            if Self.compare(chunks[mid].keys[last], lastPrefixes[mid], key, prefix) < 0 { low = mid + 1 } else { high = mid }
         }
         return low
     }
 
     /// The position of the first key ≥ `key` in `chunk`.
-    private static func lowerBound(_ chunk: [[UInt8]], _ key: [UInt8]) -> Int {
+    private static func lowerBound(_ chunk: Chunk, _ key: [UInt8], prefix: UInt64) -> Int {
         var low = 0
-        var high = chunk.count
+        var high = chunk.keys.count
         while low < high {
             let mid = (low + high) / 2
-            if compareBytes(chunk[mid], key) < 0 { low = mid + 1 } else { high = mid }
+            if compare(chunk.keys[mid], chunk.prefixes[mid], key, prefix) < 0 { low = mid + 1 } else { high = mid }
         }
         return low
     }
 
     mutating func insert(_ key: [UInt8]) {
+        let prefix = KeyPrefix.of(key)
         guard !chunks.isEmpty else {
-            chunks = [[key]]
+            chunks = [Chunk([key])]
+            lastPrefixes = [prefix]
             count = 1
             return
         }
-        let c = chunkIndex(for: key)
-        let position = Self.lowerBound(chunks[c], key)
-        if position < chunks[c].count && compareBytes(chunks[c][position], key) == 0 { return }
-        chunks[c].insert(key, at: position)
+        let c = chunkIndex(for: key, prefix: prefix)
+        let position = Self.lowerBound(chunks[c], key, prefix: prefix)
+        if position < chunks[c].keys.count && chunks[c].prefixes[position] == prefix
+            && compareBytes(chunks[c].keys[position], key) == 0 { return }
+        chunks[c].keys.insert(key, at: position)
+        chunks[c].prefixes.insert(prefix, at: position)
         count += 1
-        if chunks[c].count > Self.chunkCapacity {
-            let upper = Array(chunks[c][(Self.chunkCapacity / 2)...])
-            chunks[c].removeSubrange((Self.chunkCapacity / 2)...)
+        if chunks[c].keys.count > Self.chunkCapacity {
+            let half = Self.chunkCapacity / 2
+            let upper = Chunk(chunks[c].keys[half...])
+            chunks[c].keys.removeSubrange(half...)
+            chunks[c].prefixes.removeSubrange(half...)
             chunks.insert(upper, at: c + 1)
+            lastPrefixes.insert(upper.prefixes[upper.prefixes.count - 1], at: c + 1)
         }
+        lastPrefixes[c] = chunks[c].prefixes[chunks[c].prefixes.count - 1]
     }
 
     mutating func remove(_ key: [UInt8]) {
         guard !chunks.isEmpty else { return }
-        let c = chunkIndex(for: key)
-        let position = Self.lowerBound(chunks[c], key)
-        guard position < chunks[c].count, compareBytes(chunks[c][position], key) == 0 else { return }
-        chunks[c].remove(at: position)
+        let prefix = KeyPrefix.of(key)
+        let c = chunkIndex(for: key, prefix: prefix)
+        let position = Self.lowerBound(chunks[c], key, prefix: prefix)
+        guard position < chunks[c].keys.count, chunks[c].prefixes[position] == prefix,
+              compareBytes(chunks[c].keys[position], key) == 0 else { return }
+        chunks[c].keys.remove(at: position)
+        chunks[c].prefixes.remove(at: position)
         count -= 1
-        if chunks[c].isEmpty { chunks.remove(at: c) }
+        if chunks[c].keys.isEmpty {
+            chunks.remove(at: c)
+            lastPrefixes.remove(at: c)
+        } else {
+            lastPrefixes[c] = chunks[c].prefixes[chunks[c].prefixes.count - 1]
+        }
     }
 
     /// The keys that start with `prefix`, in order.
     func keys(withPrefix prefix: [UInt8]) -> [[UInt8]] {
         guard !chunks.isEmpty else { return [] }
         var result: [[UInt8]] = []
-        var c = chunkIndex(for: prefix)
-        var position = Self.lowerBound(chunks[c], prefix)
+        let start = KeyPrefix.of(prefix)
+        var c = chunkIndex(for: prefix, prefix: start)
+        var position = Self.lowerBound(chunks[c], prefix, prefix: start)
         while c < chunks.count {
-            let chunk = chunks[c]
+            let chunk = chunks[c].keys
             while position < chunk.count {
                 guard hasPrefix(chunk[position], prefix) else { return result }
                 result.append(chunk[position])
@@ -94,6 +141,24 @@ struct SortedKeys {
             position = 0
         }
         return result
+    }
+}
+
+/// The first eight bytes of a key as a big-endian integer, zero-padded: if `of(a) < of(b)` then
+/// `a < b` in byte order (a padding zero stands where the shorter key ended, and a key that ends
+/// first is the smaller); equal prefixes say nothing.
+enum KeyPrefix {
+    @inline(__always)
+    static func of(_ key: [UInt8]) -> UInt64 {
+        key.withUnsafeBytes { bytes in
+            if bytes.count >= 8 { return UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) }
+            var value: UInt64 = 0
+            for index in 0..<8 {
+                value <<= 8
+                if index < bytes.count { value |= UInt64(bytes[index]) }
+            }
+            return value
+        }
     }
 }
 
