@@ -218,7 +218,7 @@ public struct ScanEntry: Sendable {
 public struct ValueStream: Sendable {
     private enum Source: Sendable {
         case inline([UInt8]?)
-        case blob(BlobReader, next: Int, checksum: UInt32)
+        case blob(BlobReader, next: Int, digest: ContentDigest)
     }
     private var source: Source
     /// The value's length in bytes.
@@ -230,7 +230,7 @@ public struct ValueStream: Sendable {
     }
 
     init(blob reader: BlobReader) {
-        source = .blob(reader, next: 0, checksum: 0)
+        source = .blob(reader, next: 0, digest: ContentDigest())
         length = reader.reference.length
     }
 
@@ -243,15 +243,15 @@ public struct ValueStream: Sendable {
         case .inline(let value):
             source = .inline(nil)
             return value.flatMap { $0.isEmpty ? nil : $0 }
-        case .blob(let reader, let index, let crc):
+        case .blob(let reader, let index, var digest):
             guard index < reader.chunks.count else {
-                try reader.verifyContent(crc)
+                try reader.verifyContent(digest)
                 return nil
             }
             let chunk = try reader.chunk(index)
-            let next = reader.extendContentChecksum(crc, chunk: index, content: chunk)
-            if index + 1 == reader.chunks.count { try reader.verifyContent(next) }
-            source = .blob(reader, next: index + 1, checksum: next)
+            reader.addContent(of: index, chunk, to: &digest)
+            if index + 1 == reader.chunks.count { try reader.verifyContent(digest) }
+            source = .blob(reader, next: index + 1, digest: digest)
             return chunk
         }
     }

@@ -28,7 +28,7 @@ public struct Options: Sendable, Equatable {
     /// faster. On copy-on-write file systems (btrfs, APFS) it gains nothing: set 0 there.
     public var preallocationSize: Int = 1 << 20
     /// A value longer than this many bytes (0 ... 256 MiB) is stored out of line, as its own
-    /// file under `blobs/`, and the log holds a 29-byte reference. ``WriteBatch/putExternal(_:_:)``
+    /// file under `blobs/`, and the log holds a 33-byte reference. ``WriteBatch/putExternal(_:_:)``
     /// stores a value as a blob whatever its size.
     public var blobThreshold: Int = 64 << 10
     /// When compaction runs on its own; ``LogStore/compact()`` runs it on demand.

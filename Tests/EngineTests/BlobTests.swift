@@ -1,4 +1,4 @@
-import Engine
+@testable import Engine
 import EngineTestSupport
 import Foundation
 import Testing
@@ -11,7 +11,9 @@ import Testing
     static let dir = "/blobstore"
     static let blobDir = dir + "/blobs"
     static let chunkSize = 1 << 20
-    static let headerSize = 40
+    static let headerSize = 44
+    /// Stored length (4) and XXH64 (8) per chunk.
+    static let entrySize = 12
 
     static func options(threshold: Int = 1000) -> Options {
         var options = Options()
@@ -236,7 +238,7 @@ import Testing
         let file = try #require(Self.blobFiles(fs).first)
         let fileSize = fs.contents(of: Self.blobDir + "/" + file)!.count
         // Random content is stored raw: header, the bytes, one table entry per chunk, checksum.
-        #expect(fileSize == Self.headerSize + source.count + chunks * 8 + 4)
+        #expect(fileSize == Self.headerSize + source.count + chunks * Self.entrySize + 4)
         #expect(store.statistics.blobBytes == UInt64(fileSize))
 
         var stream = try #require(try store.valueStream(forKey: bytes("asset")))
@@ -279,7 +281,7 @@ import Testing
         let textFile = try #require(home.blobFiles().first { $0 != noiseFile })
 
         let rawBytes = home.bytes(ofBlob: noiseFile)
-        #expect(rawBytes.count == Self.headerSize + noise.count + 3 * 8 + 4)
+        #expect(rawBytes.count == Self.headerSize + noise.count + 3 * Self.entrySize + 4)
         #expect(Array(rawBytes.prefix(8)) == bytes("WALSBLOB"))
         #expect(rawBytes[10] == 0, "raw encoding")
         #expect(Self.same(noise, rawBytes[Self.headerSize..<Self.headerSize + noise.count]), "raw chunks hold the bytes as they are")
@@ -326,11 +328,11 @@ import Testing
     /// Where each chunk's stored bytes lie in the blob file `bytes` of a value of `length`.
     static func chunkRanges(_ bytes: [UInt8], length: Int) -> [Range<Int>] {
         let count = (length + chunkSize - 1) / chunkSize
-        let table = bytes.count - (count * 8 + 4)
+        let table = bytes.count - (count * entrySize + 4)
         var ranges: [Range<Int>] = []
         var offset = headerSize
         for i in 0..<count {
-            let entry = table + i * 8
+            let entry = table + i * entrySize
             let stored = (0..<4).reduce(0) { $0 | Int(bytes[entry + $1]) << (8 * $1) }
             ranges.append(offset..<offset + stored)
             offset += stored
@@ -400,7 +402,7 @@ import Testing
         let (pristine, value, path) = try Self.storeWithOneBlob(compressed: compressed)
         let original = pristine.contents(of: path)!
         let tableStart = Self.chunkRanges(original, length: value.count).last!.upperBound
-        #expect(original.count - tableStart == 3 * 8 + 4)
+        #expect(original.count - tableStart == 3 * Self.entrySize + 4)
         let bytes = Array(0..<Self.headerSize) + Array(tableStart..<original.count)
         for byte in bytes {
             let fs = pristine.clone()
@@ -458,6 +460,10 @@ import Testing
         for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * i)) }
     }
 
+    static func storeUInt64(_ value: UInt64, in bytes: inout [UInt8], at offset: Int) {
+        for i in 0..<8 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * i)) }
+    }
+
     /// The last chunk changed and the chunk table rewritten to match it: every chunk and the table
     /// pass their checksums, only the whole-content checksum in the header tells. The stream must
     /// check it before it hands out the last chunk.
@@ -466,12 +472,13 @@ import Testing
         var file = fs.contents(of: path)!
         let ranges = Self.chunkRanges(file, length: value.count)
         let table = ranges.last!.upperBound
-        let entry = table + (ranges.count - 1) * 8 + 4
-        let stored = (0..<4).reduce(UInt32(0)) { $0 | UInt32(file[entry + $1]) << (8 * $1) }
-        #expect(Self.crc32(file[ranges.last!]) == stored, "the test's crc32 is zlib's")
+        let entry = table + (ranges.count - 1) * Self.entrySize + 4
+        let stored = (0..<8).reduce(UInt64(0)) { $0 | UInt64(file[entry + $1]) << (8 * $1) }
+        #expect(XXHash64.hash(file[ranges.last!]) == stored, "the table holds the chunk's XXH64")
+        #expect(Self.crc32(file[table..<file.count - 4]) == (0..<4).reduce(UInt32(0)) { $0 | UInt32(file[file.count - 4 + $1]) << (8 * $1) }, "the test's crc32 is zlib's")
 
         file[ranges.last!.lowerBound + 7] ^= 0x10
-        Self.storeUInt32(Self.crc32(file[ranges.last!]), in: &file, at: entry)
+        Self.storeUInt64(XXHash64.hash(file[ranges.last!]), in: &file, at: entry)
         Self.storeUInt32(Self.crc32(file[table..<file.count - 4]), in: &file, at: file.count - 4)
         fs.setContents(file, of: path)
 

@@ -5,9 +5,9 @@ enum BlobSource: Sendable {
     case file(String)
 }
 
-/// Writing and reading blob files (FORMAT.md, "Blob files"): a 40-byte header, the content in
+/// Writing and reading blob files (FORMAT.md, "Blob files"): a 44-byte header, the content in
 /// chunks of 1 MiB (each compressed on its own, or stored raw), a table of the chunks' stored
-/// lengths and checksums, and the table's checksum.
+/// lengths and XXH64 hashes, and the table's crc32.
 enum BlobFile {
     /// `00000000000000a1.blob`: 16 lower-case hex digits of the id.
     static func name(_ id: UInt64) -> String { hex16(id) + LogFormat.blobSuffix }
@@ -52,20 +52,20 @@ enum BlobFile {
         try file.truncate(to: 0)
         if encoding == LogFormat.blobEncodingRaw, case .bytes(let value) = input, value.count > LogFormat.blobChunkSize {
             // A large raw value goes out as it is, in one write without a copy; only the chunk
-            // checksums are computed, and the content's is combined from them.
+            // hashes are computed, and the content's is made from them.
             var table = ByteWriter(capacity: BlobFile.chunkCount(length: length) * LogFormat.blobChunkEntrySize + 4)
-            var contentChecksum: UInt32 = 0
+            var content = ContentDigest()
             for start in stride(from: 0, to: value.count, by: LogFormat.blobChunkSize) {
                 let chunk = value[start..<min(start + LogFormat.blobChunkSize, value.count)]
-                let crc = checksum(chunk)
+                let hash = XXHash64.hash(chunk)
                 table.append(UInt32(chunk.count))
-                table.append(crc)
-                contentChecksum = combineChecksums(contentChecksum, crc, length: chunk.count)
+                table.append(hash)
+                content.add(hash)
             }
             table.append(checksum(table.bytes[...]))
             let reference = BlobReference(
                 id: id, length: length, fileLength: UInt64(LogFormat.blobHeaderSize + value.count + table.bytes.count),
-                checksum: contentChecksum, encoding: encoding)
+                checksum: content.value, encoding: encoding)
             try file.write(value, at: UInt64(LogFormat.blobHeaderSize))
             try file.write(table.bytes, at: UInt64(LogFormat.blobHeaderSize + value.count))
             try file.write(header(for: reference), at: 0)
@@ -76,7 +76,7 @@ enum BlobFile {
         var pending = [UInt8](repeating: 0, count: LogFormat.blobHeaderSize)
         var pendingOffset: UInt64 = 0
         var table = ByteWriter()
-        var contentChecksum: UInt32 = 0
+        var content = ContentDigest()
         var position: UInt64 = 0
         // Chunks are compressed a few at a time, in parallel on the machine's cores.
         let groupSize = encoding == LogFormat.blobEncodingZlib ? Self.parallelChunks : 1
@@ -93,12 +93,11 @@ enum BlobFile {
             }
             let stored = encoding == LogFormat.blobEncodingZlib ? Self.compress(chunks, level: level) : chunks
             for (chunk, bytes) in zip(chunks, stored) {
-                let storedChecksum = checksum(bytes[...])
-                // A chunk kept as it is has one checksum for both.
-                let chunkChecksum = bytes.count == chunk.count ? storedChecksum : checksum(chunk[...])
-                contentChecksum = combineChecksums(contentChecksum, chunkChecksum, length: chunk.count)
+                let storedHash = XXHash64.hash(bytes[...])
+                // A chunk kept as it is has one hash for both.
+                content.add(bytes.count == chunk.count ? storedHash : XXHash64.hash(chunk[...]))
                 table.append(UInt32(bytes.count))
-                table.append(storedChecksum)
+                table.append(storedHash)
                 pending += bytes
             }
             if pending.count >= 4 << 20 {
@@ -111,7 +110,7 @@ enum BlobFile {
         pending += table.bytes
         let fileLength = pendingOffset + UInt64(pending.count)
         let reference = BlobReference(
-            id: id, length: length, fileLength: fileLength, checksum: contentChecksum, encoding: encoding)
+            id: id, length: length, fileLength: fileLength, checksum: content.value, encoding: encoding)
         let headerBytes = header(for: reference)
         if pendingOffset == 0 {
             pending.replaceSubrange(0..<LogFormat.blobHeaderSize, with: headerBytes)
@@ -151,7 +150,7 @@ enum BlobFile {
         return worthIt ? LogFormat.blobEncodingZlib : LogFormat.blobEncodingRaw
     }
 
-    /// The 40-byte header: it repeats the reference, so a file swapped for another is caught.
+    /// The 44-byte header: it repeats the reference, so a file swapped for another is caught.
     static func header(for reference: BlobReference) -> [UInt8] {
         var writer = ByteWriter(capacity: LogFormat.blobHeaderSize)
         writer.append(contentsOf: LogFormat.blobMagic)

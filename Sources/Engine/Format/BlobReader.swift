@@ -1,3 +1,5 @@
+import Dispatch
+
 /// An open blob file whose header and chunk table have been checked against the reference that
 /// names it. Chunks are read one at a time, each verified before its bytes are returned.
 struct BlobReader: Sendable {
@@ -5,7 +7,8 @@ struct BlobReader: Sendable {
         var offset: UInt64
         var storedLength: Int
         var rawLength: Int
-        var checksum: UInt32
+        /// XXH64 of the stored bytes.
+        var hash: UInt64
     }
 
     let file: any StoreFile
@@ -39,9 +42,9 @@ struct BlobReader: Sendable {
         }
         let header = try file.read(at: 0, count: LogFormat.blobHeaderSize)
         guard header.count == LogFormat.blobHeaderSize,
-            checksum(header[0..<36]) == loadUInt32(header[...], at: 36)
+            checksum(header[0..<40]) == loadUInt32(header[...], at: 40)
         else { throw .corruption("blob header checksum mismatch", path: path, offset: 0) }
-        guard header[0..<36].elementsEqual(BlobFile.header(for: reference)[0..<36]) else {
+        guard header[0..<40].elementsEqual(BlobFile.header(for: reference)[0..<40]) else {
             throw .corruption("blob header does not match the reference (another blob's file?)", path: path, offset: 0)
         }
         let tableOffset = size - tableSize
@@ -56,7 +59,7 @@ struct BlobReader: Sendable {
         var remaining = reference.length
         for index in 0..<count {
             let storedLength = Int(reader.readUInt32()!)
-            let crc = reader.readUInt32()!
+            let hash = reader.readUInt64()!
             let rawLength = Int(min(remaining, UInt64(LogFormat.blobChunkSize)))
             let valid = reference.encoding == LogFormat.blobEncodingRaw
                 ? storedLength == rawLength
@@ -65,7 +68,7 @@ struct BlobReader: Sendable {
             guard valid else {
                 throw .corruption("blob chunk \(index) stores \(storedLength) bytes for \(rawLength)", path: path, offset: tableOffset)
             }
-            chunks.append(Chunk(offset: offset, storedLength: storedLength, rawLength: rawLength, checksum: crc))
+            chunks.append(Chunk(offset: offset, storedLength: storedLength, rawLength: rawLength, hash: hash))
             offset += UInt64(storedLength)
             remaining -= UInt64(rawLength)
         }
@@ -81,7 +84,7 @@ struct BlobReader: Sendable {
     func chunk(_ index: Int) throws(EngineError) -> [UInt8] {
         let chunk = chunks[index]
         let stored = try file.read(at: chunk.offset, count: chunk.storedLength)
-        guard stored.count == chunk.storedLength, checksum(stored[...]) == chunk.checksum else {
+        guard stored.count == chunk.storedLength, XXHash64.hash(stored[...]) == chunk.hash else {
             throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
         }
         if chunk.storedLength == chunk.rawLength { return stored }
@@ -96,28 +99,26 @@ struct BlobReader: Sendable {
         var bytes: [UInt8] = []
         // Sized by the file, not by the reference alone: a crafted length allocates nothing.
         bytes.reserveCapacity(Int(min(reference.length, reference.fileLength)))
-        var crc: UInt32 = 0
+        var digest = ContentDigest()
         for index in chunks.indices {
             let chunk = try chunk(index)
-            crc = extendContentChecksum(crc, chunk: index, content: chunk)
+            addContent(of: index, chunk, to: &digest)
             bytes += chunk
         }
-        try verifyContent(crc)
+        try verifyContent(digest)
         return bytes
     }
 
-    /// The content checksum so far, `crc`, extended by chunk `index` whose content is `content`.
-    /// A raw chunk's stored checksum (already verified) is its content's checksum, combined in
-    /// O(1); only an inflated chunk is checksummed again.
-    func extendContentChecksum(_ crc: UInt32, chunk index: Int, content: [UInt8]) -> UInt32 {
+    /// Adds chunk `index`, whose verified content is `content`, to `digest`. A raw chunk's stored
+    /// hash (already verified) is its content's hash; only an inflated chunk is hashed again.
+    func addContent(of index: Int, _ content: [UInt8], to digest: inout ContentDigest) {
         let chunk = chunks[index]
-        guard chunk.storedLength == chunk.rawLength else { return checksum(content[...], seed: crc) }
-        return combineChecksums(crc, chunk.checksum, length: chunk.rawLength)
+        digest.add(chunk.storedLength == chunk.rawLength ? chunk.hash : XXHash64.hash(content[...]))
     }
 
-    /// Checks the crc32 of the whole content against the reference's.
-    func verifyContent(_ crc: UInt32) throws(EngineError) {
-        guard crc == reference.checksum else {
+    /// Checks the content checksum of the whole value against the reference's.
+    func verifyContent(_ digest: ContentDigest) throws(EngineError) {
+        guard digest.value == reference.checksum else {
             throw .corruption("blob content checksum mismatch", path: file.path, offset: UInt64(LogFormat.blobHeaderSize))
         }
     }
@@ -131,16 +132,39 @@ struct BlobReader: Sendable {
         let mapping = try file.map()
         let start = LogFormat.blobHeaderSize
         let content = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<start + Int(reference.length)])
-        var crc: UInt32 = 0
-        for (index, chunk) in chunks.enumerated() {
+        // The chunks are hashed in parallel when there are several: a mapped read is otherwise
+        // bound by hashing on one core.
+        let intact = Locked([Bool](repeating: false, count: chunks.count))
+        let mapped = MappedBytes(bytes: content)
+        let chunks = chunks
+        let verify = { @Sendable (index: Int) in
+            let chunk = chunks[index]
             let from = Int(chunk.offset) - start
-            let bytes = UnsafeRawBufferPointer(rebasing: content[from..<from + chunk.storedLength])
-            guard checksum(bytes) == chunk.checksum else {
+            let ok = XXHash64.hash(UnsafeRawBufferPointer(rebasing: mapped.bytes[from..<from + chunk.storedLength])) == chunk.hash
+            intact.withLock { $0[index] = ok }
+        }
+        if chunks.count > 1 {
+            DispatchQueue.concurrentPerform(iterations: chunks.count, execute: verify)
+        } else {
+            chunks.indices.forEach(verify)
+        }
+        var digest = ContentDigest()
+        for (index, chunk) in chunks.enumerated() {
+            guard intact.withLock({ $0[index] }) else {
                 throw EngineError.corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
             }
-            crc = combineChecksums(crc, chunk.checksum, length: chunk.rawLength)
+            digest.add(chunk.hash)
         }
-        try verifyContent(crc)
+        try verifyContent(digest)
         return try withExtendedLifetime(mapping) { try body(content) }
     }
+}
+
+/// A mapped blob's bytes, shared read-only with the threads that verify its chunks.
+///
+/// `@unchecked Sendable` because the pointer is not: the memory is a private read-only mapping
+/// that nobody writes, and it stays mapped until `withContent` returns, after
+/// `concurrentPerform` (which returns only when every thread is done with it).
+private struct MappedBytes: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
 }

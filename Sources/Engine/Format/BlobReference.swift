@@ -7,8 +7,8 @@ struct BlobReference: Sendable, Equatable {
     var length: UInt64
     /// The blob file's exact size: a truncated or extended file is caught before it is read.
     var fileLength: UInt64
-    /// crc32 of the value's bytes.
-    var checksum: UInt32
+    /// The value's content checksum (``ContentDigest``).
+    var checksum: UInt64
     /// ``LogFormat/blobEncodingRaw`` or ``LogFormat/blobEncodingZlib``.
     var encoding: UInt8
 
@@ -20,10 +20,10 @@ struct BlobReference: Sendable, Equatable {
         writer.append(encoding)
     }
 
-    /// Reads a reference's 29 bytes; nil when they are short or name an unknown encoding.
+    /// Reads a reference's 33 bytes; nil when they are short or name an unknown encoding.
     static func read(from reader: inout ByteReader) -> BlobReference? {
         guard let id = reader.readUInt64(), let length = reader.readUInt64(),
-            let fileLength = reader.readUInt64(), let checksum = reader.readUInt32(),
+            let fileLength = reader.readUInt64(), let checksum = reader.readUInt64(),
             let encoding = reader.readUInt8(),
             encoding == LogFormat.blobEncodingRaw || encoding == LogFormat.blobEncodingZlib,
             length <= LogFormat.maxBlobLength

@@ -103,28 +103,12 @@ struct ByteReader {
     }
 }
 
-/// zlib's crc32, the checksum of every checksummed region in the format.
+/// zlib's crc32, the checksum of every checksummed region in the format except blob chunks and
+/// blob contents (``XXHash64``).
 func checksum(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 {
     bytes.withUnsafeBytes { raw in
         UInt32(crc32(uLong(seed), raw.bindMemory(to: Bytef.self).baseAddress, uInt(raw.count)))
     }
-}
-
-/// zlib's crc32 over raw memory (a mapped blob), in steps that fit zlib's 32-bit length.
-func checksum(_ raw: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
-    var crc = uLong(seed)
-    var offset = 0
-    while offset < raw.count {
-        let step = min(raw.count - offset, 1 << 30)
-        crc = crc32(crc, (raw.baseAddress! + offset).assumingMemoryBound(to: Bytef.self), uInt(step))
-        offset += step
-    }
-    return UInt32(crc)
-}
-
-/// The crc32 of A followed by B, from A's crc32, B's crc32 and B's length, in O(log length).
-func combineChecksums(_ first: UInt32, _ second: UInt32, length: Int) -> UInt32 {
-    UInt32(crc32_combine(uLong(first), uLong(second), off_t(length)))
 }
 
 /// True when every byte is zero; eight bytes at a time.

@@ -62,17 +62,17 @@ enum LogFormat {
     static let blobTemporarySuffix = ".blob-tmp"
     /// "WALSBLOB": bytes 0..<8 of every blob file.
     static let blobMagic: [UInt8] = Array("WALSBLOB".utf8)
-    /// magic(8) version(2) encoding(1) reserved(1) chunk size(4) id(8) length(8) crc32 of the
-    /// content(4) header crc32(4).
-    static let blobHeaderSize = 40
+    /// magic(8) version(2) encoding(1) reserved(1) chunk size(4) id(8) length(8) content
+    /// checksum(8) header crc32(4).
+    static let blobHeaderSize = 44
     /// Every chunk but the last holds this many content bytes.
     static let blobChunkSize = 1 << 20
-    /// stored length(4) crc32 of the stored bytes(4), one per chunk, after the chunks.
-    static let blobChunkEntrySize = 8
+    /// stored length(4) XXH64 of the stored bytes(8), one per chunk, after the chunks.
+    static let blobChunkEntrySize = 12
     static let blobEncodingRaw: UInt8 = 0
     static let blobEncodingZlib: UInt8 = 1
-    /// id(8) length(8) file length(8) crc32 of the content(4) encoding(1).
-    static let blobReferenceSize = 29
+    /// id(8) length(8) file length(8) content checksum(8) encoding(1).
+    static let blobReferenceSize = 33
     /// The largest blob: 1 TiB.
     static let maxBlobLength: UInt64 = 1 << 40
     /// The prefix of a payload that is test-compressed to choose a blob's encoding, and the

@@ -1,0 +1,105 @@
+/// XXH64 (Yann Collet's xxHash, 64-bit variant, as specified in the xxHash repository's
+/// `doc/xxhash_spec.md`): the checksum of blob chunks and of a blob's content (FORMAT.md, "Blob
+/// files").
+///
+/// Blobs are read at page-cache speed, where zlib's crc32 (~3.7 GB/s here) took three quarters of
+/// a verified read; this runs at ~14 GB/s in plain Swift, four independent multiply–rotate lanes
+/// over 32-byte stripes. Like crc32 it detects damage, not tampering.
+enum XXHash64 {
+    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    private static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
+
+    /// XXH64 of `bytes` with `seed` (0 everywhere in the format).
+    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+        let count = bytes.count
+        var index = 0
+        var h: UInt64
+        if count >= 32 {
+            var v1 = seed &+ prime1 &+ prime2
+            var v2 = seed &+ prime2
+            var v3 = seed
+            var v4 = seed &- prime1
+            while index + 32 <= count {
+                v1 = round(v1, word(bytes, index))
+                v2 = round(v2, word(bytes, index + 8))
+                v3 = round(v3, word(bytes, index + 16))
+                v4 = round(v4, word(bytes, index + 24))
+                index += 32
+            }
+            h = rotate(v1, 1) &+ rotate(v2, 7) &+ rotate(v3, 12) &+ rotate(v4, 18)
+            h = merge(h, v1)
+            h = merge(h, v2)
+            h = merge(h, v3)
+            h = merge(h, v4)
+        } else {
+            h = seed &+ prime5
+        }
+        h &+= UInt64(count)
+        while index + 8 <= count {
+            h ^= round(0, word(bytes, index))
+            h = rotate(h, 27) &* prime1 &+ prime4
+            index += 8
+        }
+        if index + 4 <= count {
+            h ^= UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt32.self))) &* prime1
+            h = rotate(h, 23) &* prime2 &+ prime3
+            index += 4
+        }
+        while index < count {
+            h ^= UInt64(bytes[index]) &* prime5
+            h = rotate(h, 11) &* prime1
+            index += 1
+        }
+        h ^= h >> 33
+        h &*= prime2
+        h ^= h >> 29
+        h &*= prime3
+        h ^= h >> 32
+        return h
+    }
+
+    /// XXH64 of `bytes` with seed 0.
+    static func hash(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.withUnsafeBytes { hash($0) }
+    }
+
+    @inline(__always)
+    private static func word(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    @inline(__always)
+    private static func rotate(_ value: UInt64, _ bits: UInt64) -> UInt64 {
+        (value &<< bits) | (value &>> (64 &- bits))
+    }
+
+    @inline(__always)
+    private static func round(_ accumulator: UInt64, _ input: UInt64) -> UInt64 {
+        rotate(accumulator &+ input &* prime2, 31) &* prime1
+    }
+
+    @inline(__always)
+    private static func merge(_ accumulator: UInt64, _ value: UInt64) -> UInt64 {
+        (accumulator ^ round(0, value)) &* prime1 &+ prime4
+    }
+}
+
+/// A blob's content checksum, built chunk by chunk (FORMAT.md, "Blob files"): XXH64 of the
+/// little-endian XXH64s of the chunks' contents, in order. A raw chunk's content hash is the hash
+/// stored for it in the chunk table (already verified), so a raw blob's content is hashed once.
+struct ContentDigest: Sendable {
+    private var chunkHashes: [UInt8] = []
+
+    init() {}
+
+    /// Adds the next chunk, whose content hashes to `chunkHash`.
+    mutating func add(_ chunkHash: UInt64) {
+        withUnsafeBytes(of: chunkHash.littleEndian) { chunkHashes.append(contentsOf: $0) }
+    }
+
+    /// The checksum of the chunks added so far.
+    var value: UInt64 { XXHash64.hash(chunkHashes[...]) }
+}
