@@ -414,6 +414,87 @@ import Testing
         }
     }
 
+    /// A blob of one chunk takes `withValue`'s path without parallel verification: a flipped
+    /// content bit must still stop the body from running.
+    @Test func flippedBitInAOneChunkMappedBlobIsCorruption() throws {
+        let fs = FaultInjectingFileSystem()
+        var random = SeededGenerator(seed: 9)
+        let value = random.bytes(200_000)
+        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        try store.write { $0.put(bytes("key"), value) }
+        try store.close()
+        let path = Self.blobDir + "/" + (try #require(Self.blobFiles(fs).first))
+        fs.flipBit(in: path, atByte: Self.headerSize + 1000, bit: 3)
+        let reopened = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        var ran = false
+        let error = Self.engineError { _ = try reopened.withValue(forKey: bytes("key")) { _ in ran = true } }
+        #expect(!ran, "withValue handed out corrupt bytes")
+        #expect(error?.code == .corruption)
+        #expect(error?.path == path)
+        try reopened.close()
+    }
+
+    /// A written blob checked against FORMAT.md section 12 from the value alone, so that writer and
+    /// reader cannot drift from the document together: header fields and crc32 over bytes
+    /// 0..<40; chunk entries of stored length and XXH64 of the stored bytes; a chunk that did not
+    /// shrink stored as it is; the table's crc32; and the content checksum, XXH64 of the chunks'
+    /// content hashes (little-endian, in order), in the header and in the log's reference.
+    @Test func writtenMixedBlobMatchesTheDocumentedLayout() throws {
+        let fs = FaultInjectingFileSystem()
+        var random = SeededGenerator(seed: 12)
+        let value = Self.jsonText(Self.chunkSize) + random.bytes(Self.chunkSize) + Self.jsonText(3000)
+        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        try store.write { $0.put(bytes("mixed"), value) }
+        try store.close()
+        let name = try #require(Self.blobFiles(fs).first)
+        let file = try #require(fs.contents(of: Self.blobDir + "/" + name))
+        func u16(_ at: Int) -> UInt64 { (0..<2).reduce(0) { $0 | UInt64(file[at + $1]) << (8 * $1) } }
+        func u32(_ at: Int) -> UInt64 { (0..<4).reduce(0) { $0 | UInt64(file[at + $1]) << (8 * $1) } }
+        func u64(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(file[at + $1]) << (8 * $1) } }
+
+        #expect(Array(file[0..<8]) == bytes("WALSBLOB"))
+        #expect(u16(8) == 2, "format version")
+        #expect(file[10] == 1 && file[11] == 0, "zlib encoding, reserved 0")
+        #expect(u32(12) == UInt64(Self.chunkSize))
+        #expect(name == hex16(u64(16)) + ".blob", "the file is named after the id")
+        #expect(u64(24) == UInt64(value.count))
+        #expect(u32(40) == UInt64(Self.crc32(file[0..<40])), "header crc32 over bytes 0..<40")
+
+        var expectedContent: [UInt8] = []
+        for start in stride(from: 0, to: value.count, by: Self.chunkSize) {
+            let hash = XXHash64.hash(value[start..<min(start + Self.chunkSize, value.count)])
+            withUnsafeBytes(of: hash.littleEndian) { expectedContent.append(contentsOf: $0) }
+        }
+        let contentChecksum = XXHash64.hash(expectedContent[...])
+        #expect(u64(32) == contentChecksum, "content checksum in the header")
+
+        let table = file.count - (3 * Self.entrySize + 4)
+        #expect(u32(file.count - 4) == UInt64(Self.crc32(file[table..<file.count - 4])), "table crc32")
+        var offset = Self.headerSize
+        for index in 0..<3 {
+            let entry = table + index * Self.entrySize
+            let stored = Int(u32(entry))
+            #expect(u64(entry + 4) == XXHash64.hash(file[offset..<offset + stored]), "chunk \(index) hash")
+            let raw = value[(index * Self.chunkSize)..<min((index + 1) * Self.chunkSize, value.count)]
+            if index == 1 {
+                #expect(stored == raw.count && Self.same(Array(raw), file[offset..<offset + stored]), "the random chunk is kept as it is")
+            } else {
+                #expect(stored < raw.count, "chunk \(index) is compressed")
+            }
+            offset += stored
+        }
+        #expect(offset == table, "the chunks end where the table starts")
+
+        // The log's reference: id, length, file length, content checksum, encoding.
+        let segment = try #require(fs.contents(of: Self.dir + "/0000000000000001.wal"))
+        var reference: [UInt8] = []
+        for field in [u64(16), UInt64(value.count), UInt64(file.count), contentChecksum] {
+            withUnsafeBytes(of: field.littleEndian) { reference.append(contentsOf: $0) }
+        }
+        reference.append(1)
+        #expect(segment.firstRange(of: reference) != nil, "the 33-byte reference is in the log")
+    }
+
     @Test(arguments: [false, true])
     func flippedBitInChunkDataIsCorruptionAndNoCorruptByteIsReturned(compressed: Bool) throws {
         let (pristine, value, path) = try Self.storeWithOneBlob(compressed: compressed)

@@ -1,4 +1,5 @@
 @testable import Engine
+import EngineTestSupport
 import Testing
 
 /// The blob checksums against published values.
@@ -19,18 +20,28 @@ import Testing
         }
     }
 
-    /// The content checksum is XXH64 of the chunks' hashes, little-endian, in order: chunk order
-    /// matters, and no chunks hash like the empty input.
-    @Test func contentDigestHashesTheChunkHashesInOrder() {
-        var digest = ContentDigest()
-        #expect(digest.value == 0xEF46_DB37_51D8_E999)
-        digest.add(0x0102_0304_0506_0708)
-        digest.add(0x1112_1314_1516_1718)
-        let bytes: [UInt8] = [8, 7, 6, 5, 4, 3, 2, 1, 0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11]
-        #expect(digest.value == XXHash64.hash(bytes[...]))
-        var swapped = ContentDigest()
-        swapped.add(0x1112_1314_1516_1718)
-        swapped.add(0x0102_0304_0506_0708)
-        #expect(swapped.value != digest.value)
+    /// The content checksum is XXH64 of the chunks' hashes, little-endian, in order, computed as
+    /// they arrive: equal to the one-shot hash of their bytes for every count (below, at and past
+    /// a 32-byte stripe, with every tail), and chunk order matters.
+    @Test func contentDigestIsXXHash64OfTheChunkHashesInOrder() {
+        var random = SeededGenerator(seed: 64)
+        for count in 0...21 {
+            let hashes = (0..<count).map { _ in UInt64.random(in: 0...UInt64.max, using: &random) }
+            var digest = ContentDigest()
+            var bytes: [UInt8] = []
+            for hash in hashes {
+                digest.add(hash)
+                withUnsafeBytes(of: hash.littleEndian) { bytes.append(contentsOf: $0) }
+            }
+            #expect(digest.value == XXHash64.hash(bytes[...]), "\(count) chunks")
+        }
+        #expect(ContentDigest().value == 0xEF46_DB37_51D8_E999, "no chunks: the empty input's hash")
+        var forward = ContentDigest()
+        forward.add(1)
+        forward.add(2)
+        var backward = ContentDigest()
+        backward.add(2)
+        backward.add(1)
+        #expect(forward.value != backward.value)
     }
 }

@@ -65,18 +65,20 @@ import Testing
         }
     }
 
-    @Test func wellFormedHeaderOfAnotherVersionIsUnsupported() throws {
+    /// Version 1 (blob checksums in crc32) and a future version 3, each with a valid header.
+    @Test(arguments: [UInt8(1), 3])
+    func wellFormedHeaderOfAnotherVersionIsUnsupported(version: UInt8) throws {
         let (fs, _) = try Self.threeCommits()
         var file = fs.contents(of: Self.segment)!
         var header = Array(file[0..<20])
-        header[8] = 2  // format version 2
+        header[8] = version
         let crc = FormatTesting.crc32(header)
         header += withUnsafeBytes(of: crc.littleEndian, Array.init)
         file.replaceSubrange(0..<24, with: header)
         fs.setContents(file, of: Self.segment)
         let error = Self.openError(fs)
         #expect(error?.code == .unsupportedFormat)
-        #expect(error?.message.contains("version 2") == true)
+        #expect(error?.message.contains("version \(version)") == true)
     }
 
     @Test func flippedBitInTheLastFrameHeaderIsCorruption() throws {

@@ -15,7 +15,8 @@ public enum AssetContent: String, CaseIterable, Sendable {
 }
 
 /// One group of `assets` blobs: `count` blobs of `bytes` bytes of one ``AssetContent``, each
-/// written in its own durable commit, then read back streamed and mapped.
+/// written in its own durable commit, then read back streamed and mapped from the page cache, and
+/// streamed from the disk.
 ///
 /// A blob's bytes are made again whenever they are needed, from the group and the blob's number,
 /// so only the blob in hand is in memory and every contender stores exactly the same bytes.
@@ -32,6 +33,9 @@ public struct AssetGroup: Sendable {
         case stream
         /// Read back mapped (`mmap`) where the bytes are stored raw.
         case map
+        /// As `stream`, with the OS page cache dropped before each blob (not timed): the read a
+        /// blob gets when it is not in memory, as the first display of a photo after a reboot.
+        case streamCold = "stream-cold"
     }
 
     /// Every group of a run: each size of `sizes`, smallest first, random then JSON.

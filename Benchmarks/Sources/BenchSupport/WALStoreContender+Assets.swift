@@ -4,7 +4,8 @@ extension WALStoreContender {
     /// `assets`: every ``AssetGroup`` written into one store, one blob per durable commit
     /// (`WriteBatch.putExternal`), then read back twice with the files in the OS page cache:
     /// streamed (`valueStream(forKey:)`, chunks of at most 1 MiB) and mapped
-    /// (`withValue(forKey:)`). Only the commits and the reads are timed, not making the bytes;
+    /// (`withValue(forKey:)`), and streamed again with the page cache dropped before each blob
+    /// (not timed). Only the commits and the reads are timed, not making the bytes;
     /// every read compares the bytes with what was written (`memcmp`, timed, as the plain files do).
     func measureAssets(in context: RunContext) throws -> [Measurement] {
         let path = context.scratch.newStorePath(name + "-assets")
@@ -27,13 +28,14 @@ extension WALStoreContender {
             let stored = (after.blobBytes + after.bytesOnDisk) - min(after.blobBytes + after.bytesOnDisk, before.blobBytes + before.bytesOnDisk)
             parts.append(Measurement(part: group.part(.write), group.sample(seconds: seconds, bytesOnDisk: stored)))
 
-            for step in [AssetGroup.Step.stream, .map] {
+            for step in [AssetGroup.Step.stream, .map, .streamCold] {
                 var seconds = 0.0
                 for index in 0..<group.count {
                     let expected = group.blob(index)
                     let key = group.key(index)
+                    if step == .streamCold { try StoreFiles.dropPageCache(path) }
                     seconds += try Stopwatch.time {
-                        step == .stream ? try readStreamed(store, key, expected) : try readMapped(store, key, expected)
+                        step == .map ? try readMapped(store, key, expected) : try readStreamed(store, key, expected)
                     }.seconds
                 }
                 parts.append(Measurement(part: group.part(step), group.sample(seconds: seconds, bytesOnDisk: stored)))

@@ -59,7 +59,7 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         case .compact:
             "overwrite N keys to a 1 GiB log (128 MiB in the default run), compact() beside one-record commits "
                 + "and reads: space, stalls; runs once"
-        case .assets: "blobs of 1 and 64 MiB, random and JSON, one per durable commit: write, stream, map; vs plain files"
+        case .assets: "blobs of 1 and 64 MiB, random and JSON, one per durable commit: write, stream, map, stream cold; vs plain files"
         }
     }
 

@@ -6,9 +6,9 @@ import BenchSupport
 /// The physical limit of `assets`: the same blobs stored the way a careful app stores a file it
 /// must not lose, one file per blob: `write(2)` to a temporary name, `fsync` of the file, `rename`
 /// to the final name, `fsync` of the directory. Read back the way WALStore's reads are measured:
-/// `read(2)` in 1 MiB chunks into one buffer (stream), and `mmap` of the whole file (map), each
-/// compared with what was written (`memcmp`). Only the writes and reads are timed, not making
-/// the bytes.
+/// `read(2)` in 1 MiB chunks into one buffer (stream, and again with the page cache dropped), and
+/// `mmap` of the whole file (map), each compared with what was written (`memcmp`). Only the
+/// writes and reads are timed, not making the bytes.
 enum PlainFileAssets {
     /// The size of the read buffer: WALStore's blob chunk.
     static let chunkSize = 1 << 20
@@ -31,13 +31,14 @@ enum PlainFileAssets {
             let stored = StoreFiles.bytesOnDisk(directory) - before
             parts.append(Measurement(part: group.part(.write), group.sample(seconds: seconds, bytesOnDisk: stored)))
 
-            for step in [AssetGroup.Step.stream, .map] {
+            for step in [AssetGroup.Step.stream, .map, .streamCold] {
                 var seconds = 0.0
                 for index in 0..<group.count {
                     let expected = group.blob(index)
                     let path = directory + "/" + group.name(index)
+                    if step == .streamCold { try StoreFiles.dropPageCache(directory) }
                     seconds += try Stopwatch.time {
-                        step == .stream ? try readStreamed(path, expected) : try readMapped(path, expected)
+                        step == .map ? try readMapped(path, expected) : try readStreamed(path, expected)
                     }.seconds
                 }
                 parts.append(Measurement(part: group.part(step), group.sample(seconds: seconds, bytesOnDisk: stored)))

@@ -11,7 +11,7 @@ enum LogFormat {
     /// "WALSTORE" in ASCII: bytes 0..<8 of every segment file.
     static let segmentMagic: [UInt8] = Array("WALSTORE".utf8)
     /// The only format version this build reads and writes.
-    static let formatVersion: UInt16 = 1
+    static let formatVersion: UInt16 = 2
     /// magic(8) version(2) flags(2) segment number(8) crc32(4).
     static let segmentHeaderSize = 24
 
