@@ -79,6 +79,56 @@ import Testing
         #expect(reopened.statistics.recovery.removedLeftovers == 0)
     }
 
+    /// A scan holds the files its entries live in: a compaction that replaces them must neither
+    /// cut them down nor make their values unreadable. Files nobody holds are cut to nothing (in
+    /// steps) before they are removed, so that no single `unlink` frees a whole segment at once.
+    @Test func replacedFilesAreCutDownBeforeRemovalUnlessAScanStillHoldsThem() throws {
+        let fs = FaultInjectingFileSystem()
+        let expected = try Self.fill(fs, rounds: 30)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        // A scan over a prefix written into the active segment, which the compaction seals and
+        // replaces; then the prefix is overwritten.
+        func late(_ i: Int) -> [UInt8] { [UInt8](repeating: UInt8(i), count: 500) }
+        try store.write { batch in
+            for i in 0..<40 { batch.put(bytes("late/\(i)"), late(i)) }
+        }
+        let segments = fs.names(in: Self.dir).filter { $0.hasSuffix(".wal") }.sorted()
+        #expect(segments.count >= 3)
+        let held = try #require(segments.last)
+        let scan = Array(try store.scan(prefix: bytes("late/")))
+        #expect(scan.count == 40)
+        try store.write { batch in
+            for i in 0..<40 { batch.put(bytes("late/\(i)"), bytes("replaced")) }
+        }
+
+        let operationsBefore = fs.operationCount
+        try store.compact()
+        // From the switch on (the compaction's rollover trims the sealed segment before).
+        let all = Array(fs.operationLog.dropFirst(operationsBefore))
+        let switched = try #require(all.firstIndex { $0.kind == .rename && $0.path.hasSuffix("/MANIFEST-tmp") })
+        let operations = Array(all[switched...])
+        for name in segments {
+            let path = Self.dir + "/" + name
+            let cut = operations.lastIndex { $0.kind == .truncate && $0.path == path }
+            let gone = operations.firstIndex { $0.kind == .remove && $0.path == path }
+            #expect(gone != nil, "\(name) is removed")
+            if name == held {
+                #expect(cut == nil, "\(name) is held by the scan: removed whole, never cut")
+            } else {
+                #expect(cut != nil && gone != nil && cut! < gone!, "\(name), held by nobody, is cut down before it is removed")
+            }
+        }
+        // The scan reads the values it saw, from a file no longer in the directory.
+        for entry in scan {
+            let number = try #require(Int(String(decoding: entry.key.dropFirst(5), as: UTF8.self)))
+            #expect(try entry.value() == late(number), "late/\(number)")
+        }
+        var next = expected
+        for i in 0..<40 { next[bytes("late/\(i)")] = bytes("replaced") }
+        #expect(try store.contents() == next)
+        try store.close()
+    }
+
     @Test func compactingTwiceRewritesThePacksToo() throws {
         let fs = FaultInjectingFileSystem()
         var expected = try Self.fill(fs)
