@@ -187,13 +187,13 @@ struct KeyDirectory {
     /// An estimate of the heap bytes per key held by the index for keys of `averageKeyLength`:
     /// the dictionary slot (key reference and location, at the hash table's typical load of about
     /// 0.56 between its growth steps), the key's heap buffer (a 32-byte array header and the bytes
-    /// in 16-byte malloc granules, plus malloc's 16-byte overhead) and its reference in the
-    /// ordered chunks (at their typical fill of 3/4). `walstore-example` measures the real figure
-    /// with `mallinfo2`.
+    /// in 16-byte malloc granules, plus malloc's 16-byte overhead) and its reference and 8-byte
+    /// prefix in the ordered chunks (at their typical fill of 3/4). `walstore-example` measures
+    /// the real figure with `mallinfo2`.
     static func estimatedBytesPerKey(averageKeyLength: Int) -> Int {
         let slot = (MemoryLayout<[UInt8]>.stride + MemoryLayout<Location>.stride) * 16 / 9
         let keyBuffer = 32 + (averageKeyLength + 15) / 16 * 16 + 16
-        let orderedReference = MemoryLayout<[UInt8]>.stride * 4 / 3
-        return slot + keyBuffer + orderedReference
+        let ordered = (MemoryLayout<[UInt8]>.stride + MemoryLayout<UInt64>.stride) * 4 / 3
+        return slot + keyBuffer + ordered
     }
 }
