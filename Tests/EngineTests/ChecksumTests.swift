@@ -5,8 +5,8 @@ import Testing
 /// The blob checksums against published values.
 @Suite struct ChecksumTests {
     /// XXH64 with seed 0, from the xxHash reference implementation (the `xxhash` Python package
-    /// binds it): the empty input, inputs shorter than one 32-byte stripe (tails of 8, 4 and 1
-    /// bytes), and 1,031 bytes (32 stripes and every tail).
+    /// binds it): the empty input, inputs shorter than one 32-byte stripe, 1,031 bytes (32
+    /// stripes, then 4- and 1-byte tails), and inputs whose tails hold 8-byte words.
     @Test func xxHash64MatchesTheReferenceImplementation() {
         let cases: [([UInt8], UInt64)] = [
             ([], 0xEF46_DB37_51D8_E999),
@@ -14,6 +14,10 @@ import Testing
             (Array("abc".utf8), 0x44BC_2CF5_AD77_0999),
             (Array("Nobody inspects the spammish repetition".utf8), 0xFBCE_A83C_8A37_8BF1),
             (Array(repeating: Array(0...255), count: 4).flatMap { $0 } + Array(0..<7), 0xEBD3_5A59_60A6_9EBC),
+            // Tails with 8-byte words: 8 + 4 with no stripe, 16 after one, 24 + 4 + 3 after one.
+            (Array(0..<12), 0x424A_F23F_1F08_DCA5),
+            (Array(0..<48), 0x8FE4_3763_2DA0_6964),
+            (Array(0..<63), 0xE26A_A9E2_A95F_8E4F),
         ]
         for (input, expected) in cases {
             #expect(XXHash64.hash(input[...]) == expected, "\(input.count) bytes")

@@ -162,7 +162,7 @@ struct BlobReader: Sendable {
 
 /// A mapped blob's bytes, shared read-only with the threads that verify its chunks.
 ///
-/// `@unchecked Sendable` because the pointer is not: the memory is a private read-only mapping
+/// `@unchecked Sendable` because the pointer is not: the memory is a read-only mapping
 /// that nobody writes, and it stays mapped until `withContent` returns, after
 /// `concurrentPerform` (which returns only when every thread is done with it).
 private struct MappedBytes: @unchecked Sendable {
