@@ -210,7 +210,7 @@ extension LogStore {
             weak let heldElsewhere = file
             file = nil
             let name = PackFile.isPack(id) ? PackFile.name(PackFile.number(ofFileID: id)) : SegmentFile.name(id)
-            if heldElsewhere == nil { cutDown(path + "/" + name) }
+            if heldElsewhere == nil, !compaction.withLock({ $0.stopping }) { cutDown(path + "/" + name) }
             try? fileSystem.removeFile(path + "/" + name)
             if PackFile.isPack(id) {
                 try? fileSystem.removeFile(path + "/" + PackFile.hintName(PackFile.number(ofFileID: id)))
@@ -230,9 +230,12 @@ extension LogStore {
     }
 
     /// Frees the disk blocks of the replaced file at `path` a few MiB at a time, with a pause
-    /// after each step, before it is removed. Called only when nothing holds the file any more (a
-    /// scan, or a read that found its location before the index moved on, could still read any
-    /// byte of it, so such a file is removed whole and freed when its last holder lets go).
+    /// after each step, before it is removed. Called only when nothing in the store holds the file
+    /// any more (a scan, or a read that found its location before the index moved on, could still
+    /// read any byte of it, so such a file is removed whole and freed when its last holder lets
+    /// go), and not once `close()` has begun (it would wait for the cutting). A file with another
+    /// name (a hard-linked backup) is left whole too: cutting acts on the file, not on the name.
+    /// Another process that has the file open cannot be seen; it finds it shrinking.
     ///
     /// Why: on ext4, `unlink` frees all of a 64 MiB file's blocks in one call (12–16 ms here), and
     /// a commit's `fdatasync` issued meanwhile waits until it returns: the longest commit waits
@@ -240,7 +243,9 @@ extension LogStore {
     /// The file is already outside the manifest, so a crash midway leaves a leftover that open
     /// removes, whatever its length. Best effort: a failure leaves the rest to `unlink`.
     private func cutDown(_ path: String) {
-        guard let file = try? fileSystem.openFile(path, create: false), var size = try? file.size() else { return }
+        guard let file = try? fileSystem.openFile(path, create: false), (try? file.linkCount()) == 1,
+            var size = try? file.size()
+        else { return }
         while size > 0 {
             size -= min(size, Self.releaseStepBytes)
             guard (try? file.truncate(to: size)) != nil else { return }

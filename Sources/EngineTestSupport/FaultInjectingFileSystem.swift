@@ -239,6 +239,12 @@ package final class FaultInjectingFileSystem: FileSystem {
         }
     }
 
+    /// A second name for the file at `existing`, like `link(2)` (a test's hard-linked backup);
+    /// not an operation of the store's, so it is not logged or faulted.
+    package func linkFile(_ existing: String, to newPath: String) {
+        state.withLock { s in s.names[newPath] = s.names[existing] }
+    }
+
     package func rename(_ from: String, to: String) throws(EngineError) {
         try state.withLock { s throws(EngineError) in
             try s.checkAlive(from)
@@ -390,6 +396,15 @@ final class FaultFile: StoreFile {
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             return UInt64(s.nodes[node]!.current.count)
+        }
+    }
+
+    /// The number of names that map to this file's node (this file system has no hard links
+    /// of its own, but ``linkFile(_:to:)`` makes one for tests).
+    func linkCount() throws(EngineError) -> UInt64 {
+        try fileSystem.state.withLock { s throws(EngineError) in
+            try s.checkAlive(path, generation: generation)
+            return UInt64(s.names.values.filter { $0 == node }.count)
         }
     }
 

@@ -80,8 +80,9 @@ import Testing
     }
 
     /// A scan holds the files its entries live in: a compaction that replaces them must neither
-    /// cut them down nor make their values unreadable. Files nobody holds are cut to nothing (in
-    /// steps) before they are removed, so that no single `unlink` frees a whole segment at once.
+    /// cut them down nor make their values unreadable; nor may it cut a file that has another
+    /// name (a hard-linked backup). Files nobody holds are cut to nothing (in steps) before they
+    /// are removed, so that no single `unlink` frees a whole segment at once.
     @Test func replacedFilesAreCutDownBeforeRemovalUnlessAScanStillHoldsThem() throws {
         let fs = FaultInjectingFileSystem()
         let expected = try Self.fill(fs, rounds: 30)
@@ -95,6 +96,11 @@ import Testing
         let segments = fs.names(in: Self.dir).filter { $0.hasSuffix(".wal") }.sorted()
         #expect(segments.count >= 3)
         let held = try #require(segments.last)
+        // A hard-linked backup of the first segment: cutting it would empty the backup too.
+        let linked = segments[0]
+        let backup = "/backup/" + linked
+        let linkedBytes = try #require(fs.contents(of: Self.dir + "/" + linked))
+        fs.linkFile(Self.dir + "/" + linked, to: backup)
         let scan = Array(try store.scan(prefix: bytes("late/")))
         #expect(scan.count == 40)
         try store.write { batch in
@@ -114,10 +120,14 @@ import Testing
             #expect(gone != nil, "\(name) is removed")
             if name == held {
                 #expect(cut == nil, "\(name) is held by the scan: removed whole, never cut")
+            } else if name == linked {
+                #expect(cut == nil, "\(name) has a second name: removed whole, never cut")
             } else {
                 #expect(cut != nil && gone != nil && cut! < gone!, "\(name), held by nobody, is cut down before it is removed")
             }
         }
+        let backupIntact = fs.contents(of: backup) == linkedBytes
+        #expect(backupIntact, "the hard-linked backup is intact")
         // The scan reads the values it saw, from a file no longer in the directory.
         for entry in scan {
             let number = try #require(Int(String(decoding: entry.key.dropFirst(5), as: UTF8.self)))

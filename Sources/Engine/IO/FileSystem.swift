@@ -40,6 +40,9 @@ package protocol StoreFile: AnyObject, Sendable {
     func size() throws(EngineError) -> UInt64
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws(EngineError)
+    /// How many directory entries name the file: more than one when it has been hard-linked
+    /// elsewhere (a backup made with `cp -al`, say).
+    func linkCount() throws(EngineError) -> UInt64
     /// Maps the whole file read-only. The mapping stays valid after the file is removed.
     func map() throws(EngineError) -> MappedFile
 }

@@ -93,6 +93,10 @@ final class PosixFile: StoreFile {
         try Syscall.truncate(fd, to: size, path: path)
     }
 
+    func linkCount() throws(EngineError) -> UInt64 {
+        try Syscall.linkCount(fd, path: path)
+    }
+
     func map() throws(EngineError) -> MappedFile {
         let region = try Syscall.map(fd, count: Int(try size()), path: path)
         return MappedFile(bytes: region) { Syscall.unmap($0) }

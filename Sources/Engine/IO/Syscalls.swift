@@ -97,6 +97,15 @@ enum Syscall {
         return UInt64(info.st_size)
     }
 
+    /// How many directory entries name the file (`st_nlink`).
+    static func linkCount(_ fd: Int32, path: String) throws(EngineError) -> UInt64 {
+        var info = stat()
+        while fstat(fd, &info) != 0 {
+            if errno != EINTR { throw fail("fstat", path) }
+        }
+        return UInt64(info.st_nlink)
+    }
+
     static func truncate(_ fd: Int32, to size: UInt64, path: String) throws(EngineError) {
         while ftruncate(fd, off_t(size)) != 0 {
             if errno != EINTR { throw fail("ftruncate", path, offset: size) }
