@@ -27,8 +27,9 @@ struct RecoveredLog {
     static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog()
         let names = try fileSystem.listDirectory(directory)
-        log.manifest = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) ?? Manifest()
-        try log.checkManifestFiles(names: names, directory: directory)
+        let stored = try Manifest.read(in: directory, names: names, fileSystem: fileSystem)
+        log.manifest = stored ?? Manifest()
+        try log.checkManifestFiles(names: names, directory: directory, manifestPresent: stored != nil)
         log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         try log.loadPacks(directory: directory, fileSystem: fileSystem)
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
@@ -39,9 +40,20 @@ struct RecoveredLog {
 
     /// Checks, before anything is removed, that every pack the manifest lists and the segment it
     /// says the log resumes at are present: a manifest naming files that are not there (a partial
-    /// restore, say) must not make open delete the files that are.
-    private func checkManifestFiles(names: [String], directory: String) throws(EngineError) {
+    /// restore, say) must not make open delete the files that are. Without a manifest, finished
+    /// packs beside a log that no longer starts at segment 1 mean the manifest itself was lost:
+    /// those packs hold the only copy of the compacted records, and must not be taken for
+    /// leftovers of an unfinished compaction (which never removes a segment).
+    private func checkManifestFiles(names: [String], directory: String, manifestPresent: Bool) throws(EngineError) {
         let present = Set(names)
+        if !manifestPresent, !present.contains(SegmentFile.name(1)),
+            let pack = names.sorted().first(where: { name in
+                PackFile.number(fromName: name).map { PackFile.name($0) == name } ?? false
+            }) {
+            throw .corruption(
+                "pack \(pack) is present but \(LogFormat.manifestName) is missing and the log no longer starts at segment 1 (was the manifest lost?)",
+                path: directory + "/" + LogFormat.manifestName, offset: 0)
+        }
         for number in manifest.packs where !present.contains(PackFile.name(number)) {
             throw .corruption(
                 "pack \(PackFile.name(number)) is listed in the manifest but missing",

@@ -482,6 +482,30 @@ final class ManifestRenameLandsThenFails: FileSystem {
         #expect(Set(fs.names(in: Self.dir)) == before)
     }
 
+    /// A compacted store whose MANIFEST is lost (deleted by hand, a partial restore) must not
+    /// have its packs, the only copy of the compacted records, removed as leftovers of an
+    /// unfinished compaction: open fails as corruption naming the manifest and removes nothing.
+    /// Put back, the manifest opens the store whole.
+    @Test func aLostManifestFailsOpenWithoutDeletingThePacks() throws {
+        let fs = FaultInjectingFileSystem()
+        let options = try Self.compacted(fs)
+        let manifest = try #require(fs.contents(of: Self.dir + "/MANIFEST"))
+        try fs.removeFile(Self.dir + "/MANIFEST")
+        let before = Set(fs.names(in: Self.dir))
+        #expect(before.contains { $0.hasSuffix(".pack") })
+        #expect {
+            try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        } throws: { error in
+            (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path == Self.dir + "/MANIFEST"
+        }
+        #expect(Set(fs.names(in: Self.dir)) == before, "nothing removed")
+        try fs.openFile(Self.dir + "/MANIFEST", create: true).write(manifest, at: 0)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(try store.value(forKey: bytes("k7")) == bytes("v7"))
+        #expect(store.statistics.keyCount == 100)
+        try store.close()
+    }
+
     /// A rename of the manifest that lands but reports an error leaves the outcome unknown: the
     /// store turns read-only and keeps every file, and the reopened store has everything.
     @Test func aManifestRenameThatLandsButFailsKeepsEveryFile() throws {
