@@ -218,7 +218,8 @@ public struct ScanEntry: Sendable {
 public struct ValueStream: Sendable {
     private enum Source: Sendable {
         case inline([UInt8]?)
-        case blob(BlobReader, next: Int, digest: ContentDigest)
+        /// `ahead`: chunk `next`'s read, started while the caller had the chunk before it.
+        case blob(BlobReader, next: Int, digest: ContentDigest, ahead: ChunkReadAhead?)
     }
     private var source: Source
     /// The value's length in bytes.
@@ -230,7 +231,7 @@ public struct ValueStream: Sendable {
     }
 
     init(blob reader: BlobReader) {
-        source = .blob(reader, next: 0, digest: ContentDigest())
+        source = .blob(reader, next: 0, digest: ContentDigest(), ahead: nil)
         length = reader.reference.length
     }
 
@@ -243,15 +244,19 @@ public struct ValueStream: Sendable {
         case .inline(let value):
             source = .inline(nil)
             return value.flatMap { $0.isEmpty ? nil : $0 }
-        case .blob(let reader, let index, var digest):
+        case .blob(let reader, let index, var digest, let ahead):
             guard index < reader.chunks.count else {
                 try reader.verifyContent(digest)
                 return nil
             }
-            let chunk = try reader.chunk(index)
+            let stored: [UInt8]
+            if let ahead { stored = try ahead.take() } else { stored = try reader.storedBytes(ofChunk: index) }
+            // The next chunk is read on another thread while this one is verified and used.
+            let next = index + 1 < reader.chunks.count ? ChunkReadAhead(reader, chunk: index + 1) : nil
+            let chunk = try reader.content(ofChunk: index, stored: stored)
             reader.addContent(of: index, chunk, to: &digest)
             if index + 1 == reader.chunks.count { try reader.verifyContent(digest) }
-            source = .blob(reader, next: index + 1, digest: digest)
+            source = .blob(reader, next: index + 1, digest: digest, ahead: next)
             return chunk
         }
     }
