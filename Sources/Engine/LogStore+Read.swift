@@ -218,8 +218,7 @@ public struct ScanEntry: Sendable {
 public struct ValueStream: Sendable {
     private enum Source: Sendable {
         case inline([UInt8]?)
-        /// `ahead`: chunk `next`'s read, started while the caller had the chunk before it.
-        case blob(BlobReader, next: Int, digest: ContentDigest, ahead: ChunkReadAhead?)
+        case blob(BlobReader, next: Int, digest: ContentDigest)
     }
     private var source: Source
     /// The value's length in bytes.
@@ -231,7 +230,7 @@ public struct ValueStream: Sendable {
     }
 
     init(blob reader: BlobReader) {
-        source = .blob(reader, next: 0, digest: ContentDigest(), ahead: nil)
+        source = .blob(reader, next: 0, digest: ContentDigest())
         length = reader.reference.length
     }
 
@@ -244,19 +243,15 @@ public struct ValueStream: Sendable {
         case .inline(let value):
             source = .inline(nil)
             return value.flatMap { $0.isEmpty ? nil : $0 }
-        case .blob(let reader, let index, var digest, let ahead):
+        case .blob(let reader, let index, var digest):
             guard index < reader.chunks.count else {
                 try reader.verifyContent(digest)
                 return nil
             }
-            let stored: [UInt8]
-            if let ahead { stored = try ahead.take() } else { stored = try reader.storedBytes(ofChunk: index) }
-            // The next chunk is read on another thread while this one is verified and used.
-            let next = index + 1 < reader.chunks.count ? ChunkReadAhead(reader, chunk: index + 1) : nil
-            let chunk = try reader.content(ofChunk: index, stored: stored)
+            let chunk = try reader.chunk(index)
             reader.addContent(of: index, chunk, to: &digest)
             if index + 1 == reader.chunks.count { try reader.verifyContent(digest) }
-            source = .blob(reader, next: index + 1, digest: digest, ahead: next)
+            source = .blob(reader, next: index + 1, digest: digest)
             return chunk
         }
     }

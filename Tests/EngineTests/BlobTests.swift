@@ -522,8 +522,7 @@ import Testing
                 #expect(error?.code == .corruption, "\(label)")
                 #expect(error?.path == path, "\(label)")
                 #expect(error?.offset == UInt64(range.lowerBound), "\(label)")
-                // Asked again, the stream fails the same way: it neither skips the damaged chunk
-                // nor waits for a read (ahead) it already took.
+                // Asked again, the stream fails the same way: it never skips the damaged chunk.
                 let again = Self.engineError { _ = try stream.next() }
                 #expect(again?.code == .corruption && again?.offset == UInt64(range.lowerBound), "\(label): again")
                 try store.close()

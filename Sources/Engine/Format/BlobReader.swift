@@ -82,18 +82,8 @@ struct BlobReader: Sendable {
 
     /// Chunk `index`'s content, verified (and inflated when it was stored compressed).
     func chunk(_ index: Int) throws(EngineError) -> [UInt8] {
-        try content(ofChunk: index, stored: try storedBytes(ofChunk: index))
-    }
-
-    /// Chunk `index`'s bytes as stored, unverified: one `pread`.
-    func storedBytes(ofChunk index: Int) throws(EngineError) -> [UInt8] {
-        try file.read(at: chunks[index].offset, count: chunks[index].storedLength)
-    }
-
-    /// Chunk `index`'s content from its `stored` bytes: verified, and inflated when it was
-    /// stored compressed.
-    func content(ofChunk index: Int, stored: [UInt8]) throws(EngineError) -> [UInt8] {
         let chunk = chunks[index]
+        let stored = try file.read(at: chunk.offset, count: chunk.storedLength)
         guard stored.count == chunk.storedLength, XXHash64.hash(stored[...]) == chunk.hash else {
             throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
         }
@@ -177,38 +167,4 @@ struct BlobReader: Sendable {
 /// `concurrentPerform` (which returns only when every thread is done with it).
 private struct MappedBytes: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
-}
-
-/// One blob chunk's stored bytes, read on another thread while the stream's caller works on the
-/// chunk before it (``ValueStream``): reading a chunk and verifying the previous one overlap.
-///
-/// `@unchecked Sendable` for `ready`, which is: the reading thread sets `outcome` under its lock,
-/// then signals `ready`; the owner waits on `ready` before it reads `outcome` (under the lock),
-/// and signals it again so that a second ``take()`` does not wait.
-final class ChunkReadAhead: @unchecked Sendable {
-    private let ready = DispatchSemaphore(value: 0)
-    private let outcome = Locked<Result<[UInt8], EngineError>?>(nil)
-
-    /// Starts reading chunk `index` of `reader` on a background thread.
-    init(_ reader: BlobReader, chunk index: Int) {
-        let outcome = outcome
-        let ready = ready
-        DispatchQueue.global(qos: .userInitiated).async {
-            let result: Result<[UInt8], EngineError>
-            do throws(EngineError) {
-                result = .success(try reader.storedBytes(ofChunk: index))
-            } catch {
-                result = .failure(error)
-            }
-            outcome.withLock { $0 = result }
-            ready.signal()
-        }
-    }
-
-    /// The chunk's stored bytes (waiting for the read if it is still going), or its error.
-    func take() throws(EngineError) -> [UInt8] {
-        ready.wait()
-        ready.signal()
-        return try outcome.withLock { $0! }.get()
-    }
 }
