@@ -8,14 +8,14 @@
 /// own (``KeyPrefix``), and the set keeps the prefix of every chunk's last key. The binary
 /// searches compare those contiguous integers and read a key's heap buffer only when two prefixes
 /// are equal: a search over keys that differ early (UUIDs, hashes, counters) touches a few cache
-/// lines instead of one buffer per step. Without this, inserting a commit's keys cost ~1.6 µs
-/// each in cache misses, a quarter of a 1,000-record commit's time.
+/// lines instead of one buffer per step. Without this, inserting a commit's random keys cost
+/// ~1 µs each, mostly cache misses: a sixth of a 1,000-record commit's time.
 struct SortedKeys {
     static let chunkCapacity = 512
 
     private struct Chunk {
         var keys: [[UInt8]]
-        /// `KeyPrefix(keys[i])` for every `i`.
+        /// `KeyPrefix.of(keys[i])` for every `i`.
         var prefixes: [UInt64]
 
         init(_ keys: some Collection<[UInt8]>) {
