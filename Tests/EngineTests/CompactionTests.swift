@@ -83,7 +83,7 @@ import Testing
     /// cut them down nor make their values unreadable; nor may it cut a file that has another
     /// name (a hard-linked backup). Files nobody holds are cut to nothing (in steps) before they
     /// are removed, so that no single `unlink` frees a whole segment at once.
-    @Test func replacedFilesAreCutDownBeforeRemovalUnlessAScanStillHoldsThem() throws {
+    @Test func replacedFilesAreCutDownBeforeRemovalUnlessHeldOrHardLinked() throws {
         let fs = FaultInjectingFileSystem()
         let expected = try Self.fill(fs, rounds: 30)
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
