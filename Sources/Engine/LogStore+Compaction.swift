@@ -365,7 +365,8 @@ struct CompactionRun {
         try store.fileSystem.syncDirectory(store.path)
     }
 
-    /// Opens the finished packs by their final names.
+    /// Opens the finished packs by their final names (the writer's handle carries the temporary
+    /// name, which errors would report).
     func openFinishedPacks() throws(EngineError) -> [(UInt64, any StoreFile)] {
         var files: [(UInt64, any StoreFile)] = []
         for pack in packs {

@@ -130,11 +130,7 @@ struct RecoveredLog {
         let start = manifest.logStart
         let numbers = names.compactMap(SegmentFile.number(fromName:)).filter { $0 >= start }.sorted()
         guard let newest = numbers.last else {
-            guard start == 1, manifest.packs.isEmpty else {
-                throw .corruption(
-                    "segment \(start), where the log continues after the last compaction, is missing",
-                    path: directory + "/" + SegmentFile.name(start), offset: 0)
-            }
+            assert(start == 1 && manifest.packs.isEmpty, "checkManifestFiles saw segment \(start)")
             let file = try SegmentFile.create(number: 1, in: directory, fileSystem: fileSystem)
             activeFile = file
             files[1] = file
@@ -204,12 +200,11 @@ struct RecoveredLog {
 extension KeyDirectory {
     /// Applies one record of a commit frame at `frameOffset` in `segment`.
     mutating func apply(_ record: RecordPlacement, segment: UInt64, frameOffset: UInt64, sequence: UInt64) {
-        if let valueLength = record.valueLength {
-            put(record.key, at: Location(
-                segment: segment, blockOffset: frameOffset + UInt64(record.blockOffset),
-                blockLength: UInt32(record.blockLength), valueOffset: UInt32(record.valueOffset),
-                valueLength: record.blob == nil ? UInt32(valueLength) : Location.blobMarker,
-                recordSize: UInt32(record.recordSize), sequence: sequence), blob: record.blob)
+        if record.valueLength != nil {
+            let location = Location(
+                record, file: segment, blockOffset: frameOffset + UInt64(record.blockOffset),
+                blockLength: record.blockLength, sequence: sequence)
+            put(record.key, at: location, blob: record.blob)
         } else {
             delete(record.key, tombstoneIn: segment, recordSize: record.recordSize)
         }

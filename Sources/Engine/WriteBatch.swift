@@ -64,18 +64,13 @@ public struct WriteBatch: Sendable {
             }
             total += key.count + 16
             switch op {
-            case .put(_, let value) where value.count > blobThreshold:
+            case .put(_, let value) where value.count > blobThreshold, .putBlob(_, .bytes(let value)):
                 guard UInt64(value.count) <= LogFormat.maxBlobLength else {
                     throw .invalid("operation \(index): the value is \(value.count) bytes, over the blob limit of \(LogFormat.maxBlobLength)")
                 }
                 total += LogFormat.blobReferenceSize
             case .put(_, let value):
                 total += value.count
-            case .putBlob(_, .bytes(let value)):
-                guard UInt64(value.count) <= LogFormat.maxBlobLength else {
-                    throw .invalid("operation \(index): the value is \(value.count) bytes, over the blob limit of \(LogFormat.maxBlobLength)")
-                }
-                total += LogFormat.blobReferenceSize
             case .putBlob, .blob:
                 total += LogFormat.blobReferenceSize
             case .delete:

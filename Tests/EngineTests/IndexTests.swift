@@ -54,7 +54,7 @@ import Testing
         let all = (0..<5000).map { _ in random.bytes(4) }
         var incremental = SortedKeys()
         for key in all { incremental.insert(key) }
-        let bulk = SortedKeys(unsorted: Array(Set(all)))
+        let bulk = SortedKeys(sorted: Array(Set(all)).sorted { compareBytes($0, $1) < 0 })
         #expect(bulk.keys(withPrefix: []) == incremental.keys(withPrefix: []))
         #expect(bulk.count == incremental.count)
     }

@@ -41,10 +41,11 @@ struct BlobReader: Sendable {
             throw .corruption("blob file of \(size) bytes cannot hold its header and \(count) chunk entries", path: path, offset: 0)
         }
         let header = try file.read(at: 0, count: LogFormat.blobHeaderSize)
+        let covered = LogFormat.blobHeaderSize - 4  // all but the header's own crc32
         guard header.count == LogFormat.blobHeaderSize,
-            checksum(header[0..<40]) == loadUInt32(header[...], at: 40)
+            checksum(header[0..<covered]) == loadUInt32(header[...], at: covered)
         else { throw .corruption("blob header checksum mismatch", path: path, offset: 0) }
-        guard header[0..<40].elementsEqual(BlobFile.header(for: reference)[0..<40]) else {
+        guard header[0..<covered].elementsEqual(BlobFile.header(for: reference)[0..<covered]) else {
             throw .corruption("blob header does not match the reference (another blob's file?)", path: path, offset: 0)
         }
         let tableOffset = size - tableSize
@@ -132,8 +133,8 @@ struct BlobReader: Sendable {
         let mapping = try file.map()
         let start = LogFormat.blobHeaderSize
         let content = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<start + Int(reference.length)])
-        // The chunks are hashed in parallel when there are several: a mapped read is otherwise
-        // bound by hashing on one core.
+        // The chunks are hashed in parallel: a mapped read is otherwise bound by hashing on one
+        // core.
         let intact = Locked([Bool](repeating: false, count: chunks.count))
         let mapped = MappedBytes(bytes: content)
         let chunks = chunks
@@ -143,11 +144,7 @@ struct BlobReader: Sendable {
             let ok = XXHash64.hash(UnsafeRawBufferPointer(rebasing: mapped.bytes[from..<from + chunk.storedLength])) == chunk.hash
             intact.withLock { $0[index] = ok }
         }
-        if chunks.count > 1 {
-            DispatchQueue.concurrentPerform(iterations: chunks.count, execute: verify)
-        } else {
-            chunks.indices.forEach(verify)
-        }
+        DispatchQueue.concurrentPerform(iterations: chunks.count, execute: verify)
         var digest = ContentDigest()
         for (index, chunk) in chunks.enumerated() {
             guard intact.withLock({ $0[index] }) else {

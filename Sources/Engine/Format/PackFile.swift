@@ -40,14 +40,10 @@ enum PackFile {
         var entries: [IndexEntry] = []
         try forEachBlock(of: file, number: number) { blockOffset, blockLength, _, records throws(EngineError) in
             for record in records {
-                entries.append(IndexEntry(
-                    key: record.key,
-                    location: Location(
-                        segment: fileID(number), blockOffset: blockOffset, blockLength: UInt32(blockLength),
-                        valueOffset: UInt32(record.valueOffset),
-                        valueLength: record.blob == nil ? UInt32(record.valueLength!) : Location.blobMarker,
-                        recordSize: UInt32(record.recordSize), sequence: record.sequence!),
-                    blob: record.blob))
+                let location = Location(
+                    record, file: fileID(number), blockOffset: blockOffset, blockLength: blockLength,
+                    sequence: record.sequence!)
+                entries.append(IndexEntry(key: record.key, location: location, blob: record.blob))
             }
         }
         return entries
@@ -116,7 +112,8 @@ struct PackWriter {
     private var buffer: [UInt8]
     private var bufferOffset: UInt64 = 0
     private var raw = ByteWriter()
-    private var pending: [(key: [UInt8], valueOffset: Int, valueLength: Int, blob: BlobReference?, sequence: UInt64, recordSize: Int)] = []
+    /// The records of the open block (offsets relative to its raw bytes).
+    private var pending: [RecordPlacement] = []
     private(set) var entries: [IndexEntry] = []
 
     init(number: UInt64, directory: String, level: Int, blockSize: Int, fileSystem: any FileSystem) throws(EngineError) {
@@ -143,7 +140,9 @@ struct PackWriter {
         raw.append(contentsOf: key)
         let valueOffset = raw.bytes.count
         if let blob { blob.append(to: &raw) } else { raw.append(contentsOf: value!) }
-        pending.append((key, valueOffset, raw.bytes.count - valueOffset, blob, sequence, raw.bytes.count - start))
+        pending.append(RecordPlacement(
+            key: key, valueLength: raw.bytes.count - valueOffset, blob: blob, sequence: sequence, blockOffset: 0,
+            blockLength: 0, valueOffset: valueOffset, recordSize: raw.bytes.count - start))
         if raw.bytes.count >= blockSize { try flushBlock() }
     }
 
@@ -157,14 +156,10 @@ struct PackWriter {
             stored: compressed ?? raw.bytes, rawLength: UInt32(raw.bytes.count))
         buffer += block.bytes
         for record in pending {
-            entries.append(IndexEntry(
-                key: record.key,
-                location: Location(
-                    segment: PackFile.fileID(number), blockOffset: blockOffset, blockLength: UInt32(block.bytes.count),
-                    valueOffset: UInt32(record.valueOffset),
-                    valueLength: record.blob == nil ? UInt32(record.valueLength) : Location.blobMarker,
-                    recordSize: UInt32(record.recordSize), sequence: record.sequence),
-                blob: record.blob))
+            let location = Location(
+                record, file: PackFile.fileID(number), blockOffset: blockOffset, blockLength: block.bytes.count,
+                sequence: record.sequence!)
+            entries.append(IndexEntry(key: record.key, location: location, blob: record.blob))
         }
         pending.removeAll(keepingCapacity: true)
         raw.bytes.removeAll(keepingCapacity: true)

@@ -6,10 +6,10 @@
 /// a verified read; this runs at ~14 GB/s in plain Swift, four independent multiply–rotate lanes
 /// over 32-byte stripes. Like crc32 it detects damage, not tampering.
 enum XXHash64 {
-    static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
-    static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
-    static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
-    static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    private static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
     static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
 
     /// XXH64 of `bytes` with `seed` (0 everywhere in the format).
@@ -18,10 +18,7 @@ enum XXHash64 {
         var index = 0
         var h: UInt64
         if count >= 32 {
-            var v1 = seed &+ prime1 &+ prime2
-            var v2 = seed &+ prime2
-            var v3 = seed
-            var v4 = seed &- prime1
+            var (v1, v2, v3, v4) = lanes(seed: seed)
             while index + 32 <= count {
                 v1 = round(v1, word(bytes, index))
                 v2 = round(v2, word(bytes, index + 8))
@@ -29,11 +26,7 @@ enum XXHash64 {
                 v4 = round(v4, word(bytes, index + 24))
                 index += 32
             }
-            h = rotate(v1, 1) &+ rotate(v2, 7) &+ rotate(v3, 12) &+ rotate(v4, 18)
-            h = merge(h, v1)
-            h = merge(h, v2)
-            h = merge(h, v3)
-            h = merge(h, v4)
+            h = converge((v1, v2, v3, v4))
         } else {
             h = seed &+ prime5
         }
@@ -66,7 +59,7 @@ enum XXHash64 {
     }
 
     @inline(__always)
-    static func rotate(_ value: UInt64, _ bits: UInt64) -> UInt64 {
+    private static func rotate(_ value: UInt64, _ bits: UInt64) -> UInt64 {
         (value &<< bits) | (value &>> (64 &- bits))
     }
 
@@ -76,8 +69,23 @@ enum XXHash64 {
     }
 
     @inline(__always)
-    static func merge(_ accumulator: UInt64, _ value: UInt64) -> UInt64 {
+    private static func merge(_ accumulator: UInt64, _ value: UInt64) -> UInt64 {
         (accumulator ^ round(0, value)) &* prime1 &+ prime4
+    }
+
+    /// The four lanes' starting values.
+    static func lanes(seed: UInt64) -> (UInt64, UInt64, UInt64, UInt64) {
+        (seed &+ prime1 &+ prime2, seed &+ prime2, seed, seed &- prime1)
+    }
+
+    /// The lanes folded into one value, once every whole 32-byte stripe is in them.
+    static func converge(_ v: (UInt64, UInt64, UInt64, UInt64)) -> UInt64 {
+        var h = rotate(v.0, 1) &+ rotate(v.1, 7) &+ rotate(v.2, 12) &+ rotate(v.3, 18)
+        h = merge(h, v.0)
+        h = merge(h, v.1)
+        h = merge(h, v.2)
+        h = merge(h, v.3)
+        return h
     }
 
     /// Folds one 8-byte word of the input's tail into `h`.
@@ -106,9 +114,7 @@ enum XXHash64 {
 /// million of them): four lanes over 32-byte stripes, and the up to three words of a stripe not
 /// yet complete.
 struct ContentDigest: Sendable {
-    private var lanes: (UInt64, UInt64, UInt64, UInt64) = (
-        XXHash64.prime1 &+ XXHash64.prime2, XXHash64.prime2, 0, 0 &- XXHash64.prime1
-    )
+    private var lanes = XXHash64.lanes(seed: 0)
     private var pending: (UInt64, UInt64, UInt64) = (0, 0, 0)
     private var count = 0
 
@@ -131,17 +137,7 @@ struct ContentDigest: Sendable {
 
     /// The checksum of the chunks added so far: `XXHash64.hash` of their hashes' bytes.
     var value: UInt64 {
-        var h: UInt64
-        if count >= 4 {
-            h = XXHash64.rotate(lanes.0, 1) &+ XXHash64.rotate(lanes.1, 7)
-                &+ XXHash64.rotate(lanes.2, 12) &+ XXHash64.rotate(lanes.3, 18)
-            h = XXHash64.merge(h, lanes.0)
-            h = XXHash64.merge(h, lanes.1)
-            h = XXHash64.merge(h, lanes.2)
-            h = XXHash64.merge(h, lanes.3)
-        } else {
-            h = XXHash64.prime5
-        }
+        var h = count >= 4 ? XXHash64.converge(lanes) : XXHash64.prime5
         h &+= UInt64(count * 8)
         for word in [pending.0, pending.1, pending.2].prefix(count % 4) {
             h = XXHash64.tail(h, word)

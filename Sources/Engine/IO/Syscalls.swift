@@ -90,20 +90,20 @@ enum Syscall {
     }
 
     static func size(_ fd: Int32, path: String) throws(EngineError) -> UInt64 {
-        var info = stat()
-        while fstat(fd, &info) != 0 {
-            if errno != EINTR { throw fail("fstat", path) }
-        }
-        return UInt64(info.st_size)
+        UInt64(try status(fd, path: path).st_size)
     }
 
     /// How many directory entries name the file (`st_nlink`).
     static func linkCount(_ fd: Int32, path: String) throws(EngineError) -> UInt64 {
+        UInt64(try status(fd, path: path).st_nlink)
+    }
+
+    private static func status(_ fd: Int32, path: String) throws(EngineError) -> stat {
         var info = stat()
         while fstat(fd, &info) != 0 {
             if errno != EINTR { throw fail("fstat", path) }
         }
-        return UInt64(info.st_nlink)
+        return info
     }
 
     static func truncate(_ fd: Int32, to size: UInt64, path: String) throws(EngineError) {

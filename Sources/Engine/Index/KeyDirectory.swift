@@ -20,6 +20,18 @@ struct Location: Sendable, Equatable {
     var isBlob: Bool { valueLength == Self.blobMarker }
 }
 
+extension Location {
+    /// Where the put or blob put `record` lies: in file `file`, in the block at `blockOffset` of
+    /// `blockLength` bytes; a blob record's value length is ``blobMarker``.
+    init(_ record: RecordPlacement, file: UInt64, blockOffset: UInt64, blockLength: Int, sequence: UInt64) {
+        self.init(
+            segment: file, blockOffset: blockOffset, blockLength: UInt32(blockLength),
+            valueOffset: UInt32(record.valueOffset),
+            valueLength: record.blob == nil ? UInt32(record.valueLength!) : Self.blobMarker,
+            recordSize: UInt32(record.recordSize), sequence: sequence)
+    }
+}
+
 /// Live and dead bytes of one segment: the raw encoded sizes of the records it holds that are the
 /// latest version of their key (live) or have been overwritten, deleted, or are tombstones (dead).
 struct SegmentUsage: Sendable, Equatable {

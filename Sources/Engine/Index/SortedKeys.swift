@@ -30,11 +30,6 @@ struct SortedKeys {
 
     init() {}
 
-    /// Builds the set from keys in any order, sorting once (used when the store opens).
-    init(unsorted keys: [[UInt8]]) {
-        self.init(sorted: keys.sorted { compareBytes($0, $1) < 0 })
-    }
-
     /// Builds the set from distinct keys already in ascending order (a pack's hint file).
     init(sorted: [[UInt8]]) {
         let half = Self.chunkCapacity / 2
