@@ -1,5 +1,5 @@
 extension LogStore {
-    /// Writes the blobs of `operations` (values over ``Options/blobThreshold`` and
+    /// Writes the blobs of `operations` (values over ``LogStore/Options/blobThreshold`` and
     /// ``WriteBatch/putExternal(_:_:)`` values), each synced and renamed into place, then syncs the
     /// blob directory once: after this, every blob the batch will reference is durable
     /// (FORMAT.md, "Blob before reference"). Returns the operations with references in place of

@@ -4,7 +4,7 @@ extension LogStore {
     /// The batch is checked before a byte is written (an invalid one throws
     /// ``EngineError/Code/invalidArgument`` and changes nothing), encoded and compressed on the
     /// calling thread, then appended to the log as one frame. When this returns in
-    /// ``SyncMode/durable`` mode the commit survives power loss; see ``SyncMode`` for the others.
+    /// ``LogStore/SyncMode/durable`` mode the commit survives power loss; see ``LogStore/SyncMode`` for the others.
     /// An empty batch writes nothing and returns the last sequence number.
     ///
     /// - Throws: ``EngineError``. A failed write is cut off the log and the store stays usable. A
@@ -43,11 +43,20 @@ extension LogStore {
     }
 
     /// Builds a batch in `body` and commits it; see ``commit(_:)``. Nothing is written if `body`
-    /// throws.
+    /// throws: its error is rethrown as it is.
     @discardableResult
     public func write(_ body: (inout WriteBatch) throws -> Void) throws -> UInt64 {
         var batch = WriteBatch()
         try body(&batch)
+        return try commit(batch)
+    }
+
+    /// Builds a batch in `body`, which cannot fail, and commits it; see ``commit(_:)``. The only
+    /// errors are the commit's own, typed.
+    @discardableResult
+    public func write(_ body: (inout WriteBatch) -> Void) throws(EngineError) -> UInt64 {
+        var batch = WriteBatch()
+        body(&batch)
         return try commit(batch)
     }
 

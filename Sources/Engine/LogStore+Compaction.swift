@@ -35,9 +35,9 @@ extension LogStore {
     /// The pause after each such cut.
     static var releasePauseMicroseconds: Int { 1000 }
 
-    /// Starts a compaction in the background when ``Options/compaction`` says one is due: at least
-    /// ``CompactionPolicy/minimumBytes`` of record bytes in the files but the active segment, at
-    /// least ``CompactionPolicy/deadRatio`` of them dead. Called after each successful commit.
+    /// Starts a compaction in the background when ``LogStore/Options/compaction`` says one is due: at least
+    /// ``LogStore/CompactionPolicy/minimumBytes`` of record bytes in the files but the active segment, at
+    /// least ``LogStore/CompactionPolicy/deadRatio`` of them dead. Called after each successful commit.
     func scheduleCompactionIfDue() {
         let policy = options.compaction
         guard policy.isAutomatic else { return }

@@ -40,17 +40,25 @@ extension LogStore {
     public func withValue<Result>(
         forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
-        let found: ValueBytes? = try withCurrentVersion(of: key) { version throws(EngineError) in
+        try valueBytes(forKey: key)?.withBytes(body)
+    }
+
+    /// ``withValue(forKey:_:)`` with a `body` that cannot fail: the only errors are the engine's,
+    /// typed.
+    public func withValue<Result>(
+        forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(EngineError) -> Result? {
+        try valueBytes(forKey: key)?.withBytes(body)
+    }
+
+    /// The verified bytes of `key`'s value for ``withValue(forKey:_:)``.
+    private func valueBytes(forKey key: [UInt8]) throws(EngineError) -> BlobContent? {
+        try withCurrentVersion(of: key) { version throws(EngineError) in
             switch version {
             case .cached(let value): .bytes(value)
             case .inline(let location, let file): .bytes(try readValue(key: key, at: location, from: file))
-            case .blob(let reference): .blob(try openBlob(reference))
+            case .blob(let reference): try openBlob(reference).content()
             }
-        }
-        switch found {
-        case nil: return nil
-        case .bytes(let bytes): return try bytes.withUnsafeBytes(body)
-        case .blob(let reader): return try reader.withContent(body)
         }
     }
 
@@ -152,12 +160,6 @@ extension LogStore {
             header: block[0..<LogFormat.blockHeaderSize], stored: block[LogFormat.blockHeaderSize...],
             path: file.path, offset: location.blockOffset)
     }
-}
-
-/// A value about to be handed to ``LogStore/withValue(forKey:_:)``'s body.
-private enum ValueBytes {
-    case bytes([UInt8])
-    case blob(BlobReader)
 }
 
 /// The result of ``LogStore/scan(prefix:)``: keys in byte order, values read on demand.

@@ -8,7 +8,7 @@ struct RecoveredLog {
     /// The active segment's size: from `writeOffset` to here it holds preallocated zeros.
     var allocatedEnd = UInt64(LogFormat.segmentHeaderSize)
     var lastSequence: UInt64 = 0
-    var recovery = Statistics.Recovery()
+    var recovery = LogStore.Statistics.Recovery()
     /// Higher than the id of every blob file present at open and every referenced blob.
     var nextBlobID: UInt64 = 1
 

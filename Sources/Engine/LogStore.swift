@@ -3,7 +3,7 @@
 /// A store is a directory of append-only segment files (`FORMAT.md`). Each ``commit(_:)`` appends
 /// one checksummed frame holding the whole batch, so after any crash a commit is present entirely
 /// or not at all, and recovery restores a prefix of the commit order. In the default
-/// ``SyncMode/durable`` mode a commit is on stable storage when the call returns.
+/// ``LogStore/SyncMode/durable`` mode a commit is on stable storage when the call returns.
 ///
 /// Keys live in memory (key → location of the latest version); values stay on disk and are read
 /// with one `pread` and at most one block inflate, behind a bounded cache.
@@ -16,7 +16,7 @@
 /// durable. The `async` ``commit(_:)`` suspends its task instead of blocking a thread while it
 /// waits. Readers take only a short index lock, so **a reader never waits for a writer's
 /// fsync**. A commit becomes visible to readers when it has been written (and, in
-/// ``SyncMode/durable`` mode, synced).
+/// ``LogStore/SyncMode/durable`` mode, synced).
 ///
 /// Only one ``LogStore`` may have a directory open at a time, in this process or any other: the
 /// directory's `LOCK` file is held with `flock` until ``close()``.
@@ -34,7 +34,7 @@ public final class LogStore: Sendable {
     let state: Locked<ReaderState>
     /// Commits waiting to be written together (group commit).
     let queue = CommitQueue()
-    /// The background sync of ``SyncMode/deferred``.
+    /// The background sync of ``LogStore/SyncMode/deferred``.
     private let deferredSync = Locked<Task<Void, Never>?>(nil)
     /// The directory of blob files.
     let blobDirectory: String
@@ -155,7 +155,7 @@ public final class LogStore: Sendable {
         try? close()
     }
 
-    /// Makes every commit written so far durable. A no-op in ``SyncMode/durable`` mode, where
+    /// Makes every commit written so far durable. A no-op in ``LogStore/SyncMode/durable`` mode, where
     /// each commit is synced before it returns.
     ///
     /// - Throws: the sync's ``EngineError``; the store is then read-only (``EngineError/Code/readOnly``).

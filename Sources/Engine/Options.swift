@@ -1,111 +1,113 @@
-/// How a store behaves. Every field has a default that suits an app's persistence backend.
-public struct Options: Sendable, Equatable {
-    /// When committed bytes reach stable storage.
-    public var syncMode: SyncMode = .durable
-    /// A segment file is closed and a new one started once it reaches this many bytes
-    /// (64 KiB ... 4 GiB). A single commit never spans segments, so a large one may overshoot.
-    public var segmentSize: Int = 64 << 20
-    /// Bytes of decoded values kept in memory for repeated reads (0 disables the cache).
-    public var valueCacheCapacity: Int = 32 << 20
-    /// Bytes of decoded blocks kept in memory (0 disables the cache). A value read from a cached
-    /// block costs no `pread`, checksum or inflate; scans and reads of keys written together
-    /// share blocks.
-    public var blockCacheCapacity: Int = 32 << 20
-    /// zlib level for commit and pack blocks: 0 stores every block raw, 1 (fastest) ... 9
-    /// (smallest); default 3. A block that does not shrink is stored raw whatever the level.
-    /// Blobs are compressed at level 1 whatever this says (but never when it is 0): for megabytes,
-    /// speed matters more.
-    public var compressionLevel: Int = 3
-    /// The uncompressed size (4 KiB ... 64 KiB) at which a commit's records are cut into a new
-    /// compressed block. A point read inflates one block, so this bounds the work of a cold read.
-    /// The default, 32 KiB with level 3, stores this project's ~300-byte records about 6% smaller
-    /// than 16 KiB with level 1, for about 18 µs more per cold point read (67 µs against 49 µs
-    /// here); choose 16 KiB and level 1 when cold reads matter more than space.
-    public var blockSize: Int = 32 << 10
-    /// How far ahead of its last frame the active segment is zero-filled (0 ... 64 MiB; 0 turns
-    /// preallocation off). A sync that overwrites already allocated blocks does not have to
-    /// update the file's size: on ext4 here, single-record durable commits ran about 1.3–1.5x
-    /// faster. On copy-on-write file systems (btrfs, APFS) it gains nothing: set 0 there.
-    public var preallocationSize: Int = 1 << 20
-    /// A value longer than this many bytes (0 ... 256 MiB) is stored out of line, as its own
-    /// file under `blobs/`, and the log holds a 33-byte reference. ``WriteBatch/putExternal(_:_:)``
-    /// stores a value as a blob whatever its size.
-    public var blobThreshold: Int = 64 << 10
-    /// When compaction runs on its own; ``LogStore/compact()`` runs it on demand.
-    public var compaction = CompactionPolicy()
+extension LogStore {
+    /// How a store behaves. Every field has a default that suits an app's persistence backend.
+    public struct Options: Sendable, Equatable {
+        /// When committed bytes reach stable storage.
+        public var syncMode: SyncMode = .durable
+        /// A segment file is closed and a new one started once it reaches this many bytes
+        /// (64 KiB ... 4 GiB). A single commit never spans segments, so a large one may overshoot.
+        public var segmentSize: Int = 64 << 20
+        /// Bytes of decoded values kept in memory for repeated reads (0 disables the cache).
+        public var valueCacheCapacity: Int = 32 << 20
+        /// Bytes of decoded blocks kept in memory (0 disables the cache). A value read from a cached
+        /// block costs no `pread`, checksum or inflate; scans and reads of keys written together
+        /// share blocks.
+        public var blockCacheCapacity: Int = 32 << 20
+        /// zlib level for commit and pack blocks: 0 stores every block raw, 1 (fastest) ... 9
+        /// (smallest); default 3. A block that does not shrink is stored raw whatever the level.
+        /// Blobs are compressed at level 1 whatever this says (but never when it is 0): for megabytes,
+        /// speed matters more.
+        public var compressionLevel: Int = 3
+        /// The uncompressed size (4 KiB ... 64 KiB) at which a commit's records are cut into a new
+        /// compressed block. A point read inflates one block, so this bounds the work of a cold read:
+        /// smaller blocks (with a lower level) make cold reads cheaper, larger ones store records
+        /// smaller. README's "Figures" gives measured costs of both choices.
+        public var blockSize: Int = 32 << 10
+        /// How far ahead of its last frame the active segment is zero-filled (0 ... 64 MiB; 0 turns
+        /// preallocation off). A sync that overwrites already allocated blocks does not have to
+        /// update the file's size, so single-record durable commits are cheaper on file systems that
+        /// overwrite in place (ext4, XFS). On copy-on-write file systems (btrfs, APFS) it gains
+        /// nothing: set 0 there.
+        public var preallocationSize: Int = 1 << 20
+        /// A value longer than this many bytes (0 ... 256 MiB) is stored out of line, as its own
+        /// file under `blobs/`, and the log holds a 33-byte reference. ``WriteBatch/putExternal(_:_:)``
+        /// stores a value as a blob whatever its size.
+        public var blobThreshold: Int = 64 << 10
+        /// When compaction runs on its own; ``LogStore/compact()`` runs it on demand.
+        public var compaction = CompactionPolicy()
 
-    public init() {}
+        public init() {}
 
-    func validated() throws(EngineError) -> Options {
-        guard (64 << 10)...(4 << 30) ~= segmentSize else {
-            throw .invalid("segmentSize \(segmentSize) is outside 64 KiB ... 4 GiB")
+        func validated() throws(EngineError) -> Options {
+            guard (64 << 10)...(4 << 30) ~= segmentSize else {
+                throw .invalid("segmentSize \(segmentSize) is outside 64 KiB ... 4 GiB")
+            }
+            guard valueCacheCapacity >= 0 else { throw .invalid("valueCacheCapacity must not be negative") }
+            guard blockCacheCapacity >= 0 else { throw .invalid("blockCacheCapacity must not be negative") }
+            guard 0...9 ~= compressionLevel else { throw .invalid("compressionLevel \(compressionLevel) is outside 0 ... 9") }
+            guard (4 << 10)...(64 << 10) ~= blockSize else {
+                throw .invalid("blockSize \(blockSize) is outside 4 KiB ... 64 KiB")
+            }
+            guard 0...(64 << 20) ~= preallocationSize else {
+                throw .invalid("preallocationSize \(preallocationSize) is outside 0 ... 64 MiB")
+            }
+            guard 0...LogFormat.maxValueLength ~= blobThreshold else {
+                throw .invalid("blobThreshold \(blobThreshold) is outside 0 ... 256 MiB")
+            }
+            guard compaction.deadRatio > 0, compaction.deadRatio <= 1 else {
+                throw .invalid("compaction.deadRatio \(compaction.deadRatio) is outside (0, 1]")
+            }
+            guard compaction.minimumBytes >= 0 else { throw .invalid("compaction.minimumBytes must not be negative") }
+            if case .deferred(let interval) = syncMode, interval <= .zero {
+                throw .invalid("the deferred sync interval must be positive")
+            }
+            return self
         }
-        guard valueCacheCapacity >= 0 else { throw .invalid("valueCacheCapacity must not be negative") }
-        guard blockCacheCapacity >= 0 else { throw .invalid("blockCacheCapacity must not be negative") }
-        guard 0...9 ~= compressionLevel else { throw .invalid("compressionLevel \(compressionLevel) is outside 0 ... 9") }
-        guard (4 << 10)...(64 << 10) ~= blockSize else {
-            throw .invalid("blockSize \(blockSize) is outside 4 KiB ... 64 KiB")
-        }
-        guard 0...(64 << 20) ~= preallocationSize else {
-            throw .invalid("preallocationSize \(preallocationSize) is outside 0 ... 64 MiB")
-        }
-        guard 0...LogFormat.maxValueLength ~= blobThreshold else {
-            throw .invalid("blobThreshold \(blobThreshold) is outside 0 ... 256 MiB")
-        }
-        guard compaction.deadRatio > 0, compaction.deadRatio <= 1 else {
-            throw .invalid("compaction.deadRatio \(compaction.deadRatio) is outside (0, 1]")
-        }
-        guard compaction.minimumBytes >= 0 else { throw .invalid("compaction.minimumBytes must not be negative") }
-        if case .deferred(let interval) = syncMode, interval <= .zero {
-            throw .invalid("the deferred sync interval must be positive")
-        }
-        return self
-    }
-}
-
-/// When committed bytes reach stable storage, and what a power loss can cost in each mode.
-///
-/// A process crash (the app is killed, the process traps) loses nothing in any mode: the bytes are
-/// in the kernel's page cache once ``LogStore/commit(_:)`` returns, and the next open syncs them.
-/// The modes differ only on power loss or a kernel crash. Recovery restores a *prefix* of the
-/// commits: a later commit never survives without every earlier one. (In the weaker modes, should
-/// the disk keep a later unsynced page but lose an earlier one, open reports corruption instead:
-/// FORMAT.md, "Downsides".)
-public enum SyncMode: Sendable, Equatable {
-    /// `fdatasync` (`F_FULLFSYNC` on Darwin) before ``LogStore/commit(_:)`` returns: a commit that
-    /// returned survives power loss. The default.
-    case durable
-    /// Commits return once written; a background task syncs every `interval`, and
-    /// ``LogStore/close()`` and ``LogStore/sync()`` sync at once. Power loss can take the commits of
-    /// the last `interval` (plus the time a sync takes).
-    case deferred(interval: Duration)
-    /// Commits return once written and are synced only by ``LogStore/sync()``, ``LogStore/close()``
-    /// and segment rollover. Power loss can take every commit since the last of those.
-    case none
-}
-
-/// When a store compacts itself (Bitcask's merge triggers, in one ratio and one size).
-///
-/// Compaction rewrites the live records of every file but the active segment and removes the old
-/// files (``LogStore/compact()``). With ``isAutomatic`` it starts in the background after a
-/// commit that leaves those files at least ``minimumBytes`` large and at least ``deadRatio`` dead.
-public struct CompactionPolicy: Sendable, Equatable {
-    /// Compact after commits on its own (true), or only when ``LogStore/compact()`` is called.
-    public var isAutomatic: Bool
-    /// The fraction of the record bytes in the files compaction would rewrite that must be
-    /// dead (overwritten, deleted, tombstones, plus the files of blobs replaced since the last
-    /// collection): 0 < ratio ≤ 1. Bitcask's `frag_merge_trigger` is 60%.
-    public var deadRatio: Double
-    /// The least size on disk those files must have, so small stores are left alone.
-    public var minimumBytes: Int
-
-    /// Automatic, at 60% dead and 64 MiB.
-    public init(isAutomatic: Bool = true, deadRatio: Double = 0.6, minimumBytes: Int = 64 << 20) {
-        self.isAutomatic = isAutomatic
-        self.deadRatio = deadRatio
-        self.minimumBytes = minimumBytes
     }
 
-    /// Compaction only on demand.
-    public static let manual = CompactionPolicy(isAutomatic: false)
+    /// When committed bytes reach stable storage, and what a power loss can cost in each mode.
+    ///
+    /// A process crash (the app is killed, the process traps) loses nothing in any mode: the bytes are
+    /// in the kernel's page cache once ``LogStore/commit(_:)`` returns, and the next open syncs them.
+    /// The modes differ only on power loss or a kernel crash. Recovery restores a *prefix* of the
+    /// commits: a later commit never survives without every earlier one. (In the weaker modes, should
+    /// the disk keep a later unsynced page but lose an earlier one, open reports corruption instead:
+    /// FORMAT.md, "Downsides".)
+    public enum SyncMode: Sendable, Equatable {
+        /// `fdatasync` (`F_FULLFSYNC` on Darwin) before ``LogStore/commit(_:)`` returns: a commit that
+        /// returned survives power loss. The default.
+        case durable
+        /// Commits return once written; a background task syncs every `interval`, and
+        /// ``LogStore/close()`` and ``LogStore/sync()`` sync at once. Power loss can take the commits of
+        /// the last `interval` (plus the time a sync takes).
+        case deferred(interval: Duration)
+        /// Commits return once written and are synced only by ``LogStore/sync()``, ``LogStore/close()``
+        /// and segment rollover. Power loss can take every commit since the last of those.
+        case none
+    }
+
+    /// When a store compacts itself (Bitcask's merge triggers, in one ratio and one size).
+    ///
+    /// Compaction rewrites the live records of every file but the active segment and removes the old
+    /// files (``LogStore/compact()``). With ``isAutomatic`` it starts in the background after a
+    /// commit that leaves those files at least ``minimumBytes`` large and at least ``deadRatio`` dead.
+    public struct CompactionPolicy: Sendable, Equatable {
+        /// Compact after commits on its own (true), or only when ``LogStore/compact()`` is called.
+        public var isAutomatic: Bool
+        /// The fraction of the record bytes in the files compaction would rewrite that must be
+        /// dead (overwritten, deleted, tombstones, plus the files of blobs replaced since the last
+        /// collection): 0 < ratio ≤ 1. Bitcask's `frag_merge_trigger` is 60%.
+        public var deadRatio: Double
+        /// The least size on disk those files must have, so small stores are left alone.
+        public var minimumBytes: Int
+
+        /// Automatic, at 60% dead and 64 MiB.
+        public init(isAutomatic: Bool = true, deadRatio: Double = 0.6, minimumBytes: Int = 64 << 20) {
+            self.isAutomatic = isAutomatic
+            self.deadRatio = deadRatio
+            self.minimumBytes = minimumBytes
+        }
+
+        /// Compaction only on demand.
+        public static let manual = CompactionPolicy(isAutomatic: false)
+    }
 }

@@ -1,80 +1,81 @@
-/// A point-in-time picture of a store, from ``LogStore/statistics``.
-public struct Statistics: Sendable, Equatable {
-    /// One segment file.
-    public struct Segment: Sendable, Equatable {
-        /// The segment's number (its file is named after it).
-        public var number: UInt64
-        /// The file's size in bytes, less preallocated zeros (which only the active segment has).
-        public var bytesOnDisk: UInt64
-        /// Raw encoded bytes of the records in it that are the latest version of their key.
+extension LogStore {
+    /// A point-in-time picture of a store, from ``LogStore/statistics``.
+    public struct Statistics: Sendable, Equatable {
+        /// One segment file.
+        public struct Segment: Sendable, Equatable {
+            /// The segment's number (its file is named after it).
+            public var number: UInt64
+            /// The file's size in bytes, less preallocated zeros (which only the active segment has).
+            public var bytesOnDisk: UInt64
+            /// Raw encoded bytes of the records in it that are the latest version of their key.
+            public var liveBytes: Int
+            /// Raw encoded bytes of overwritten and deleted records, and of tombstones.
+            public var deadBytes: Int
+        }
+
+        /// What the last open found at the end of the log.
+        public struct Recovery: Sendable, Equatable {
+            /// Bytes cut off the end of the newest segment (a torn frame from a crash); 0 when the
+            /// log ended cleanly.
+            public var truncatedBytes: UInt64 = 0
+            /// Why the tail was cut, when it was.
+            public var reason: String?
+            /// Files removed because an interrupted or finished compaction left them: temporary files,
+            /// packs the manifest does not list, segments it says were compacted.
+            public var removedLeftovers = 0
+            /// Hint files that were missing or failed a check, rebuilt by scanning their packs.
+            public var rebuiltHints = 0
+            /// Blob files removed because no key references them (and temporary blob files).
+            public var removedBlobs = 0
+        }
+
+        /// What one compaction did (``LogStore/compact()``).
+        public struct Compaction: Sendable, Equatable {
+            /// From start to finish, including the blob collection.
+            public var duration: Duration
+            /// The size of the files it replaced: segments, packs and their hint files.
+            public var bytesBefore: UInt64
+            /// The size of the packs and hint files it wrote in their place.
+            public var bytesAfter: UInt64
+            /// Live records copied into the new packs (and still current when the switch came).
+            public var recordsWritten: Int
+            /// Pack files written.
+            public var packsWritten: Int
+            /// Blob files removed because no key references them any more.
+            public var blobsRemoved: Int
+        }
+
+        /// Live keys.
+        public var keyCount: Int
+        /// Sum of the segments' live bytes (uncompressed record sizes).
         public var liveBytes: Int
-        /// Raw encoded bytes of overwritten and deleted records, and of tombstones.
+        /// Sum of the segments' dead bytes (uncompressed record sizes).
         public var deadBytes: Int
+        /// The segments, oldest first.
+        public var segments: [Segment]
+        /// The pack files compaction wrote (``Segment/number`` is the pack's number), oldest first.
+        public var packs: [Segment]
+        /// Bytes of every segment, pack and hint file and the manifest, less the active segment's
+        /// preallocated zeros. Blob files are counted apart, in ``blobBytes``.
+        public var bytesOnDisk: UInt64
+        /// Blob files referenced by live keys.
+        public var blobCount: Int
+        /// The total size of those blob files. Replaced blobs awaiting collection are not counted.
+        public var blobBytes: UInt64
+        /// What the last compaction since open did; nil when none has run.
+        public var lastCompaction: Compaction?
+        /// Zero bytes allocated ahead of the active segment's last frame (``LogStore/Options/preallocationSize``);
+        /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
+        public var preallocatedBytes: UInt64
+        /// The sequence number of the last commit (0 for an empty log).
+        public var lastSequence: UInt64
+        /// An estimate of the in-memory index's heap bytes per key.
+        public var indexBytesPerKey: Int
+        /// Bytes held by the value cache, and its hit and miss counts since open.
+        public var cacheBytes: Int
+        public var cacheHits: Int
+        public var cacheMisses: Int
+        /// What open found at the end of the log.
+        public var recovery: Recovery
     }
-
-    /// What the last open found at the end of the log.
-    public struct Recovery: Sendable, Equatable {
-        /// Bytes cut off the end of the newest segment (a torn frame from a crash); 0 when the
-        /// log ended cleanly.
-        public var truncatedBytes: UInt64 = 0
-        /// Why the tail was cut, when it was.
-        public var reason: String?
-        /// Files removed because an interrupted or finished compaction left them: temporary files,
-        /// packs the manifest does not list, segments it says were compacted.
-        public var removedLeftovers = 0
-        /// Hint files that were missing or failed a check, rebuilt by scanning their packs.
-        public var rebuiltHints = 0
-        /// Blob files removed because no key references them (and temporary blob files).
-        public var removedBlobs = 0
-    }
-
-    /// What one compaction did (``LogStore/compact()``).
-    public struct Compaction: Sendable, Equatable {
-        /// From start to finish, including the blob collection.
-        public var duration: Duration
-        /// The size of the files it replaced: segments, packs and their hint files.
-        public var bytesBefore: UInt64
-        /// The size of the packs and hint files it wrote in their place.
-        public var bytesAfter: UInt64
-        /// Live records copied into the new packs (and still current when the switch came).
-        public var recordsWritten: Int
-        /// Pack files written.
-        public var packsWritten: Int
-        /// Blob files removed because no key references them any more.
-        public var blobsRemoved: Int
-    }
-
-    /// Live keys.
-    public var keyCount: Int
-    /// Sum of the segments' live bytes (uncompressed record sizes).
-    public var liveBytes: Int
-    /// Sum of the segments' dead bytes (uncompressed record sizes).
-    public var deadBytes: Int
-    /// The segments, oldest first.
-    public var segments: [Segment]
-    /// The pack files compaction wrote (``Segment/number`` is the pack's number), oldest first.
-    public var packs: [Segment]
-    /// Bytes of every segment, pack and hint file and the manifest, less the active segment's
-    /// preallocated zeros. Blob files are counted apart, in ``blobBytes``.
-    public var bytesOnDisk: UInt64
-    /// Blob files referenced by live keys.
-    public var blobCount: Int
-    /// The total size of those blob files. Replaced blobs awaiting collection are not counted.
-    public var blobBytes: UInt64
-    /// What the last compaction since open did; nil when none has run.
-    public var lastCompaction: Compaction?
-    /// Zero bytes allocated ahead of the active segment's last frame (``Options/preallocationSize``);
-    /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
-    public var preallocatedBytes: UInt64
-    /// The sequence number of the last commit (0 for an empty log).
-    public var lastSequence: UInt64
-    /// An estimate of the in-memory index's heap bytes per key (see `README.md`, "Figures", for
-    /// a measured value).
-    public var indexBytesPerKey: Int
-    /// Bytes held by the value cache, and its hit and miss counts since open.
-    public var cacheBytes: Int
-    public var cacheHits: Int
-    public var cacheMisses: Int
-    /// What open found at the end of the log.
-    public var recovery: Recovery
 }

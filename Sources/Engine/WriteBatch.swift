@@ -22,7 +22,7 @@ public struct WriteBatch: Sendable {
     public init() {}
 
     /// Sets `key` to `value`. Keys are 1 to 65,535 bytes. A value longer than
-    /// ``Options/blobThreshold`` is stored out of line as a blob file (up to 1 TiB); shorter
+    /// ``LogStore/Options/blobThreshold`` is stored out of line as a blob file (up to 1 TiB); shorter
     /// ones go into the log.
     public mutating func put(_ key: [UInt8], _ value: [UInt8]) {
         operations.append(.put(key: key, value: value))

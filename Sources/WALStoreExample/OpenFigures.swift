@@ -69,7 +69,7 @@ struct OpenFigure {
     /// Writes `records` records in commits of 1,000 with `SyncMode.none`; `close()` syncs.
     /// Returns the raw bytes written and the time spent committing and closing.
     private static func build(records: Int, in path: String) throws -> (rawBytes: Int, time: Duration) {
-        var options = Options()
+        var options = LogStore.Options()
         options.syncMode = .none
         let store = try LogStore.open(at: path, options: options)
         defer { try? store.close() }

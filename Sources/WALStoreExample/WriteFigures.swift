@@ -18,7 +18,7 @@ struct SingleCommitFigure {
         var generator = RecordGenerator(seed: 0xA)
         let records = generator.next(commits)
 
-        let store = try LogStore.open(at: directory.path)  // SyncMode.durable is the default
+        let store = try LogStore.open(at: directory.path)  // LogStore.SyncMode.durable is the default
         defer { try? store.close() }
         let before = store.statistics.bytesOnDisk
         let storeTime = try timed {

@@ -15,8 +15,8 @@ import Testing
     /// Stored length (4) and XXH64 (8) per chunk.
     static let entrySize = 12
 
-    static func options(threshold: Int = 1000) -> Options {
-        var options = Options()
+    static func options(threshold: Int = 1000) -> LogStore.Options {
+        var options = LogStore.Options()
         options.blobThreshold = threshold
         return options
     }
@@ -117,7 +117,7 @@ import Testing
             }
         }
 
-        func open(_ options: Options) throws -> LogStore {
+        func open(_ options: LogStore.Options) throws -> LogStore {
             if let fs { return try LogStore.open(at: path, options: options, fileSystem: fs) }
             return try LogStore.open(at: path, options: options)
         }
@@ -233,7 +233,7 @@ import Testing
         let sourcePath = "/outside/asset.bin"
         try Self.makeFile(fs, sourcePath, source)
 
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         try store.write { $0.putExternal(bytes("asset"), contentsOfFile: sourcePath) }
         let file = try #require(Self.blobFiles(fs).first)
         let fileSize = fs.contents(of: Self.blobDir + "/" + file)!.count
@@ -273,7 +273,7 @@ import Testing
         // Compressible at the start (so zlib is chosen), random in the middle (a chunk that does
         // not shrink is kept as it is).
         let mixed = Self.jsonText(Self.chunkSize) + random.bytes(Self.chunkSize) + Self.jsonText(3000)
-        var store = try home.open(Options())
+        var store = try home.open(LogStore.Options())
 
         try store.write { $0.put(bytes("noise"), noise) }
         let noiseFile = try #require(home.blobFiles().first)
@@ -305,7 +305,7 @@ import Testing
             #expect(mappedNoise == noise, "\(pass)")
             #expect(mappedText == text, "\(pass)")
             try store.close()
-            store = try home.open(Options())
+            store = try home.open(LogStore.Options())
         }
         try store.close()
     }
@@ -318,7 +318,7 @@ import Testing
         let fs = FaultInjectingFileSystem()
         var random = SeededGenerator(seed: 5)
         let value = compressed ? jsonText(2 * chunkSize + 5000) : random.bytes(2 * chunkSize + 5000)
-        let store = try LogStore.open(at: dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: dir, options: LogStore.Options(), fileSystem: fs)
         try store.write { $0.put(bytes("key"), value) }
         try store.close()
         let file = try #require(blobFiles(fs).first)
@@ -368,7 +368,7 @@ import Testing
     @Test func missingBlobFileIsReportedAsMissingBlobNamingTheFile() throws {
         let (fs, _, path) = try Self.storeWithOneBlob(compressed: false)
         try fs.removeFile(path)
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         Self.expectEveryReadFails(store, code: .missingBlob, path: path, "removed")
         #expect(try store.contains(bytes("key")))
         try store.close()
@@ -388,7 +388,7 @@ import Testing
         for (label, bytes) in damaged {
             let fs = pristine.clone()
             fs.setContents(bytes, of: path)
-            let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+            let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
             // Named where the file and its reference part ways.
             Self.expectEveryReadFails(
                 store, code: .corruption, path: path, offset: UInt64(min(bytes.count, original.count)),
@@ -407,7 +407,7 @@ import Testing
         for byte in bytes {
             let fs = pristine.clone()
             fs.flipBit(in: path, atByte: byte, bit: byte % 8)
-            let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+            let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
             let label = "\(byte < Self.headerSize ? "header" : "table") byte \(byte) (compressed: \(compressed))"
             Self.expectEveryReadFails(store, code: .corruption, path: path, label)
             try store.close()
@@ -420,12 +420,12 @@ import Testing
         let fs = FaultInjectingFileSystem()
         var random = SeededGenerator(seed: 9)
         let value = random.bytes(200_000)
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         try store.write { $0.put(bytes("key"), value) }
         try store.close()
         let path = Self.blobDir + "/" + (try #require(Self.blobFiles(fs).first))
         fs.flipBit(in: path, atByte: Self.headerSize + 1000, bit: 3)
-        let reopened = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let reopened = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         var ran = false
         let error = Self.engineError { _ = try reopened.withValue(forKey: bytes("key")) { _ in ran = true } }
         #expect(!ran, "withValue handed out corrupt bytes")
@@ -443,7 +443,7 @@ import Testing
         let fs = FaultInjectingFileSystem()
         var random = SeededGenerator(seed: 12)
         let value = Self.jsonText(Self.chunkSize) + random.bytes(Self.chunkSize) + Self.jsonText(3000)
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         try store.write { $0.put(bytes("mixed"), value) }
         try store.close()
         let name = try #require(Self.blobFiles(fs).first)
@@ -506,7 +506,7 @@ import Testing
                 let label = "chunk \(damagedChunk) byte \(byte) (compressed: \(compressed))"
                 let fs = pristine.clone()
                 fs.flipBit(in: path, atByte: byte, bit: byte % 8)
-                let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+                let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
                 // Named by the damaged chunk's offset.
                 Self.expectEveryReadFails(store, code: .corruption, path: path, offset: UInt64(range.lowerBound), label)
 
@@ -566,7 +566,7 @@ import Testing
         Self.storeUInt32(Self.crc32(file[table..<file.count - 4]), in: &file, at: file.count - 4)
         fs.setContents(file, of: path)
 
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         Self.expectEveryReadFails(store, code: .corruption, path: path, "forged last chunk")
         var stream = try #require(try store.valueStream(forKey: bytes("key")))
         for index in 0..<ranges.count - 1 {

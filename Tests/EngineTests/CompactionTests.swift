@@ -8,8 +8,8 @@ import Testing
 @Suite struct CompactionTests {
     static let dir = "/compact"
 
-    static func options() -> Options {
-        var options = Options()
+    static func options() -> LogStore.Options {
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10
         options.blockSize = 4 << 10
         options.preallocationSize = 8 << 10
@@ -365,7 +365,7 @@ import Testing
     @Test func theAutomaticPolicyCompactsInTheBackground() throws {
         let fs = FaultInjectingFileSystem()
         var options = Self.options()
-        options.compaction = CompactionPolicy(isAutomatic: true, deadRatio: 0.5, minimumBytes: 32 << 10)
+        options.compaction = LogStore.CompactionPolicy(isAutomatic: true, deadRatio: 0.5, minimumBytes: 32 << 10)
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         var expected: [[UInt8]: [UInt8]] = [:]
         var commits = 0
@@ -387,7 +387,7 @@ import Testing
     @Test func manualPolicyNeverCompactsOnItsOwn() throws {
         let fs = FaultInjectingFileSystem()
         var options = Self.options()
-        options.compaction = CompactionPolicy(isAutomatic: false, deadRatio: 0.01, minimumBytes: 0)
+        options.compaction = LogStore.CompactionPolicy(isAutomatic: false, deadRatio: 0.01, minimumBytes: 0)
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         for i in 0..<400 { try store.write { $0.put(bytes("k\(i % 5)"), [UInt8](repeating: 1, count: 500)) } }
         try store.close()
@@ -420,8 +420,8 @@ final class ManifestRenameLandsThenFails: FileSystem {
 @Suite struct CompactionEdgeTests {
     static let dir = "/edge"
 
-    static func compacted(_ fs: FaultInjectingFileSystem, keys: Int = 100) throws -> Options {
-        var options = Options()
+    static func compacted(_ fs: FaultInjectingFileSystem, keys: Int = 100) throws -> LogStore.Options {
+        var options = LogStore.Options()
         options.compaction = .manual
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
         for i in 0..<keys { try store.write { $0.put(bytes("k\(i)"), bytes("v\(i)")) } }
@@ -511,7 +511,7 @@ final class ManifestRenameLandsThenFails: FileSystem {
     @Test func aManifestRenameThatLandsButFailsKeepsEveryFile() throws {
         let inner = FaultInjectingFileSystem()
         let fs = ManifestRenameLandsThenFails(inner)
-        var options = Options()
+        var options = LogStore.Options()
         options.compaction = .manual
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         for i in 0..<50 { try store.write { $0.put(bytes("k\(i)"), bytes("v\(i)")) } }
@@ -529,7 +529,7 @@ final class ManifestRenameLandsThenFails: FileSystem {
     /// as an input (and deleted), and every acknowledged commit is there after a reopen.
     @Test func rolloversDuringCompactionsLoseNothing() throws {
         let fs = FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10
         options.preallocationSize = 0
         options.compaction = .manual

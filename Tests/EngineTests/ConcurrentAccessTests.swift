@@ -7,7 +7,7 @@ import Testing
 @Suite struct ConcurrentAccessTests {
     @Test func concurrentWritersAndReadersSeeOnlyWholeCommits() async throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: "/concurrent", options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: "/concurrent", options: LogStore.Options(), fileSystem: fs)
         let writers = 4
         let commitsPerWriter = 150
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -45,7 +45,7 @@ import Testing
         }
         #expect(store.statistics.lastSequence == UInt64(writers * commitsPerWriter))
         try store.close()
-        let reopened = try LogStore.open(at: "/concurrent", options: Options(), fileSystem: fs)
+        let reopened = try LogStore.open(at: "/concurrent", options: LogStore.Options(), fileSystem: fs)
         let contents = try reopened.contents()
         #expect(contents.count == writers * (commitsPerWriter + 2))
         for writer in 0..<writers {

@@ -12,7 +12,7 @@ import Testing
     /// system and the offsets at which the three frames start.
     static func threeCommits(level: Int = 0) throws -> (FaultInjectingFileSystem, [Int]) {
         let fs = FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.compressionLevel = level
         options.preallocationSize = 0  // the file's size is where the next frame starts
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
@@ -30,7 +30,7 @@ import Testing
 
     static func openError(_ fs: FaultInjectingFileSystem) -> EngineError? {
         do {
-            _ = try LogStore.open(at: dir, options: Options(), fileSystem: fs)
+            _ = try LogStore.open(at: dir, options: LogStore.Options(), fileSystem: fs)
             return nil
         } catch {
             return error
@@ -100,7 +100,7 @@ import Testing
         let (fs, offsets) = try Self.threeCommits()
         let size = fs.contents(of: Self.segment)!.count
         fs.flipBit(in: Self.segment, atByte: size - 3)
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         #expect(store.statistics.lastSequence == 2)
         #expect(store.statistics.recovery.truncatedBytes == UInt64(size - offsets[2]))
         #expect(store.statistics.recovery.reason == "frame checksum mismatch")
@@ -108,7 +108,7 @@ import Testing
 
     @Test func corruptBlockIsNeverReturnedByAPointRead() throws {
         let (fs, offsets) = try Self.threeCommits()
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         // Damage commit 2's value after the index was built (bit rot while the store is open).
         let block = offsets[1] + FormatTesting.frameHeaderSize + 8
         fs.flipBit(in: Self.segment, atByte: block + FormatTesting.blockHeaderSize + 20)
@@ -180,7 +180,7 @@ import Testing
     /// A store of `commits` 1 KB commits in 64 KiB segments (about 60 commits a segment).
     static func multiSegmentStore(commits: Int) throws -> FaultInjectingFileSystem {
         let fs = FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10
         options.compressionLevel = 0
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)

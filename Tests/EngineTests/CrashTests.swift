@@ -43,8 +43,8 @@ import Testing
         return states
     }
 
-    static func options(_ mode: SyncMode) -> Options {
-        var options = Options()
+    static func options(_ mode: LogStore.SyncMode) -> LogStore.Options {
+        var options = LogStore.Options()
         options.syncMode = mode
         options.segmentSize = 64 << 10
         options.blockSize = 4 << 10
@@ -54,7 +54,7 @@ import Testing
 
     /// Runs the workload until the file system stops it; returns (acknowledged, attempted) commits.
     static func runUntilCrash(
-        _ fs: FaultInjectingFileSystem, _ batches: [WriteBatch], _ mode: SyncMode, preallocate: Bool = true
+        _ fs: FaultInjectingFileSystem, _ batches: [WriteBatch], _ mode: LogStore.SyncMode, preallocate: Bool = true
     ) -> (Int, Int) {
         var acknowledged = 0
         var options = options(mode)
@@ -74,7 +74,7 @@ import Testing
     /// Reopens after a crash and checks the recovered state against the prefix states.
     static func checkRecovery(
         _ fs: FaultInjectingFileSystem, states: [[[UInt8]: [UInt8]]], acknowledged: Int, attempted: Int,
-        mode: SyncMode, label: String
+        mode: LogStore.SyncMode, label: String
     ) throws {
         let store = try LogStore.open(at: dir, options: options(mode), fileSystem: fs)
         let recovered = Int(store.statistics.lastSequence)
@@ -92,14 +92,14 @@ import Testing
         try again.close()
     }
 
-    static func operationCount(_ batches: [WriteBatch], _ mode: SyncMode) -> Int {
+    static func operationCount(_ batches: [WriteBatch], _ mode: LogStore.SyncMode) -> Int {
         let fs = FaultInjectingFileSystem()
         _ = runUntilCrash(fs, batches, mode)
         return fs.operationCount
     }
 
-    @Test(arguments: [SyncMode.durable, .none])
-    func powerLossAfterEveryOperationKeepsAPrefixWithEveryAcknowledgedCommit(mode: SyncMode) throws {
+    @Test(arguments: [LogStore.SyncMode.durable, .none])
+    func powerLossAfterEveryOperationKeepsAPrefixWithEveryAcknowledgedCommit(mode: LogStore.SyncMode) throws {
         let batches = Self.batches()
         let states = try Self.prefixStates(batches)
         let total = Self.operationCount(batches, mode)

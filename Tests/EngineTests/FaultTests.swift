@@ -11,7 +11,7 @@ import Testing
 
     /// The contents after committing `batches` to a fresh store.
     static func expected(_ batches: [WriteBatch]) throws -> [[UInt8]: [UInt8]] {
-        var options = Options()
+        var options = LogStore.Options()
         options.preallocationSize = 0
         let store = try LogStore.open(at: "/expected", options: options, fileSystem: FaultInjectingFileSystem())
         for batch in batches { try store.commit(batch) }
@@ -115,24 +115,24 @@ import Testing
     /// takes, and the log would be unreadable past them.
     @Test func reopenAfterAFailedSyncDoesNotFindTheUnsyncedCommit() throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         try store.write { $0.put(bytes("a"), bytes("acknowledged")) }
         fs.failNext(.sync, errno: EIO)
         #expect(throws: EngineError.self) { try store.write { $0.put(bytes("f"), bytes("failed sync")) } }
         try? store.close()
         fs.processCrash()  // no reboot: the page cache survives
-        let reopened = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let reopened = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         #expect(try reopened.contents() == [bytes("a"): bytes("acknowledged")])
         try reopened.write { $0.put(bytes("g"), bytes("durable")) }
         try reopened.close()
         fs.powerLoss()
-        let afterPowerLoss = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let afterPowerLoss = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         #expect(try afterPowerLoss.contents() == [bytes("a"): bytes("acknowledged"), bytes("g"): bytes("durable")])
     }
 
     @Test func writeFailureWhoseCutAlsoFailsMakesTheStoreReadOnly() throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         try store.write { $0.put(bytes("a"), bytes("1")) }
         fs.fail(1, errno: EIO, partialBytes: 5)  // the frame's write
         fs.fail(2, errno: EIO)  // the truncate that would cut it off
@@ -142,14 +142,14 @@ import Testing
         #expect(try store.contents() == [bytes("a"): bytes("1")])
         try? store.close()
         fs.processCrash()
-        let reopened = try LogStore.open(at: Self.dir, options: Options(), fileSystem: fs)
+        let reopened = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         #expect(try reopened.contents() == [bytes("a"): bytes("1")])
         #expect(reopened.statistics.recovery.truncatedBytes >= 5, "the 5 bytes that landed are cut off")
     }
 
     @Test func failedCloseSyncIsReportedInDeferredModes() throws {
         let fs = FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.syncMode = .none
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         try store.write { $0.put(bytes("a"), bytes("1")) }

@@ -10,7 +10,7 @@ import Testing
     /// blocks stored raw (compression level 0).
     static func exampleSegment() throws -> [UInt8] {
         let fs = FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.compressionLevel = 0
         let store = try LogStore.open(at: "/example", options: options, fileSystem: fs)
         let sequence = try store.write { batch in

@@ -48,10 +48,10 @@ import Testing
         return contents
     }
 
-    @Test(arguments: [SyncMode.durable, .none])
-    func concurrentCommitsGetDistinctSequencesAndReplayInTheirOrder(mode: SyncMode) throws {
+    @Test(arguments: [LogStore.SyncMode.durable, .none])
+    func concurrentCommitsGetDistinctSequencesAndReplayInTheirOrder(mode: LogStore.SyncMode) throws {
         let fs = FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.syncMode = mode
         options.segmentSize = 64 << 10
         let store = try LogStore.open(at: "/group", options: options, fileSystem: fs)
@@ -72,7 +72,7 @@ import Testing
 
     @Test func readersSeeEachKeysSequenceOnlyGrowWhileCommitsRace() async throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: "/group", options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: "/group", options: LogStore.Options(), fileSystem: fs)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for committer in 0..<6 {
                 group.addTask {
@@ -105,7 +105,7 @@ import Testing
     /// Power loss at every sync of a run of concurrent committers: every acknowledged commit
     /// survives, every commit is whole or absent, and what survives is a prefix of the sequence.
     @Test func powerLossAtEverySyncKeepsEveryAcknowledgedCommitWhole() throws {
-        var options = Options()
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10
         // How many syncs the workload makes without a crash.
         let probe = FaultInjectingFileSystem()
@@ -136,7 +136,7 @@ extension GroupCommitTests {
     /// written together, with one more sync for all seven.
     @Test func commitsArrivingDuringASyncShareTheNextOne() throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: "/group", options: Options(), fileSystem: fs)
+        let store = try LogStore.open(at: "/group", options: LogStore.Options(), fileSystem: fs)
         let firstWorkloadSync = fs.count(of: .sync) + 1
         fs.beforeEverySync { number in
             guard number == firstWorkloadSync else { return }

@@ -6,7 +6,7 @@ import Testing
     let fs = FaultInjectingFileSystem()
     let dir = "/store"
 
-    func open(_ options: Options = Options()) throws -> LogStore {
+    func open(_ options: LogStore.Options = LogStore.Options()) throws -> LogStore {
         try LogStore.open(at: dir, options: options, fileSystem: fs)
     }
 
@@ -18,6 +18,28 @@ import Testing
         #expect(try store.contains(bytes("a")))
         #expect(try store.value(forKey: bytes("b")) == nil)
         #expect(try !store.contains(bytes("b")))
+    }
+
+    /// `write` and `withValue` with bodies that cannot fail throw `EngineError` itself, so a
+    /// `catch` sees the error's code without a cast; a body that throws gets its own error back.
+    @Test func writeAndWithValueKeepTypedThrowsForBodiesThatCannotFail() throws {
+        let store = try open()
+        let length: Int? = try { () throws(EngineError) -> Int? in
+            try store.write { $0.put(bytes("a"), bytes("apple")) }
+            return try store.withValue(forKey: bytes("a")) { $0.count }
+        }()
+        #expect(length == 5)
+        try store.close()
+        let closed = Result { () throws(EngineError) in try store.write { $0.put(bytes("b"), bytes("x")) } }
+        guard case .failure(let error) = closed else { Issue.record("a closed store took a write"); return }
+        #expect(error.code == .closed)
+
+        struct BodyError: Error {}
+        let reopened = try open()
+        #expect(throws: BodyError.self) { try reopened.write { _ in throw BodyError() } }
+        #expect(throws: BodyError.self) {
+            try reopened.withValue(forKey: bytes("a")) { _ -> Int in throw BodyError() }
+        }
     }
 
     @Test func overwriteReturnsTheLatestValue() throws {
@@ -90,10 +112,10 @@ import Testing
 
     @Test func creatingAStoreMakesItsDirectoryEntryDurable() throws {
         let fs = FaultInjectingFileSystem()
-        try LogStore.open(at: "/parent/store", options: Options(), fileSystem: fs).close()
+        try LogStore.open(at: "/parent/store", options: LogStore.Options(), fileSystem: fs).close()
         #expect(fs.operationLog.contains { $0.kind == .syncDirectory && $0.path == "/parent" })
         let before = fs.operationCount
-        try LogStore.open(at: "/parent/store", options: Options(), fileSystem: fs).close()
+        try LogStore.open(at: "/parent/store", options: LogStore.Options(), fileSystem: fs).close()
         #expect(!fs.operationLog.dropFirst(before).contains { $0.kind == .syncDirectory && $0.path == "/parent" })
     }
 
@@ -173,7 +195,7 @@ import Testing
     }
 
     @Test func segmentsRollOverAndReopenAcrossThem() throws {
-        var options = Options()
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10
         options.compressionLevel = 0
         let store = try open(options)
@@ -228,11 +250,11 @@ import Testing
     }
 
     @Test func optionsOutOfRangeAreRejected() throws {
-        var options = Options()
+        var options = LogStore.Options()
         options.blockSize = 100
         let error = #expect(throws: EngineError.self) { try open(options) }
         #expect(error?.code == .invalidArgument)
-        options = Options()
+        options = LogStore.Options()
         options.compressionLevel = 10
         #expect(throws: EngineError.self) { try open(options) }
     }
@@ -256,7 +278,7 @@ import Testing
     }
 
     @Test func blockCacheServesOtherValuesOfABlockWithoutIO() throws {
-        var options = Options()
+        var options = LogStore.Options()
         options.valueCacheCapacity = 0
         let store = try open(options)
         try store.write { batch in
@@ -268,7 +290,7 @@ import Testing
         for i in 2..<20 { #expect(try store.value(forKey: bytes("k\(i)")) == bytes("value \(i)")) }
         #expect(fs.readCount == before + 1, "the block was read once")
         try store.close()
-        var uncached = Options()
+        var uncached = LogStore.Options()
         uncached.valueCacheCapacity = 0
         uncached.blockCacheCapacity = 0
         let reopened = try open(uncached)

@@ -12,7 +12,7 @@ import Testing
     static func run(seed: UInt64, steps: Int, fileSystem: FaultInjectingFileSystem? = nil) throws {
         var random = SeededGenerator(seed: seed)
         let fs = fileSystem ?? FaultInjectingFileSystem()
-        var options = Options()
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10  // small segments, so rollovers happen
         options.valueCacheCapacity = 4 << 10
         options.blockCacheCapacity = [0, 64 << 10][Int.random(in: 0...1, using: &random)]
@@ -20,7 +20,7 @@ import Testing
         options.compressionLevel = Int.random(in: 0...9, using: &random)
         options.blockSize = [4 << 10, 16 << 10][Int.random(in: 0...1, using: &random)]
         options.blobThreshold = [64, 1000, 4096][Int.random(in: 0...2, using: &random)]
-        options.compaction = CompactionPolicy(
+        options.compaction = LogStore.CompactionPolicy(
             isAutomatic: Bool.random(using: &random), deadRatio: 0.3, minimumBytes: 16 << 10)
         var store = try LogStore.open(at: "/model", options: options, fileSystem: fs)
         var model: [[UInt8]: [UInt8]] = [:]

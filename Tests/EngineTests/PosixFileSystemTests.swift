@@ -43,7 +43,7 @@ import Testing
     @Test func commitsSurviveReopenOnDisk() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        var options = Options()
+        var options = LogStore.Options()
         options.segmentSize = 64 << 10
         options.compressionLevel = 0
         let store = try LogStore.open(at: directory.path, options: options)

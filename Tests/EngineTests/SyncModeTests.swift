@@ -6,8 +6,8 @@ import Testing
 @Suite struct SyncModeTests {
     static let dir = "/sync"
 
-    static func store(_ mode: SyncMode, _ fs: FaultInjectingFileSystem) throws -> LogStore {
-        var options = Options()
+    static func store(_ mode: LogStore.SyncMode, _ fs: FaultInjectingFileSystem) throws -> LogStore {
+        var options = LogStore.Options()
         options.syncMode = mode
         return try LogStore.open(at: dir, options: options, fileSystem: fs)
     }
@@ -38,8 +38,8 @@ import Testing
         #expect(try reopened.contents() == [bytes("a"): bytes("1")])
     }
 
-    @Test(arguments: [SyncMode.none, .deferred(interval: .seconds(3600))])
-    func closeMakesEveryCommitDurable(mode: SyncMode) throws {
+    @Test(arguments: [LogStore.SyncMode.none, .deferred(interval: .seconds(3600))])
+    func closeMakesEveryCommitDurable(mode: LogStore.SyncMode) throws {
         let fs = FaultInjectingFileSystem()
         let store = try Self.store(mode, fs)
         for i in 0..<10 { try store.write { $0.put(bytes("k\(i)"), bytes("v\(i)")) } }

@@ -38,7 +38,7 @@ extension WALStoreContender {
         var baselineSeconds = 0.0
         var before = filled
         var filesBefore: UInt64 = 0
-        let compaction = Result { () throws -> (Statistics.Compaction, Double) in
+        let compaction = Result { () throws -> (LogStore.Statistics.Compaction, Double) in
             Thread.sleep(forTimeInterval: sizes.stallBaselineSeconds)
             before = store.statistics
             filesBefore = StoreFiles.bytesOnDisk(path) - before.preallocatedBytes
@@ -273,8 +273,8 @@ extension WALStoreContender {
     /// A new store holding exactly the live records (each key with its latest value), loaded
     /// 1,000 per commit and closed: its files' size, and its statistics before the close.
     private func freshStore(
-        _ data: DataSet, _ latest: [Int], options: Options, in context: RunContext
-    ) throws -> (files: UInt64, statistics: Statistics) {
+        _ data: DataSet, _ latest: [Int], options: LogStore.Options, in context: RunContext
+    ) throws -> (files: UInt64, statistics: LogStore.Statistics) {
         let path = context.scratch.newStorePath(name + "-fresh")
         defer { ScratchDirectory.delete(path) }
         let store = try LogStore.open(at: path, options: options)

@@ -42,7 +42,7 @@ extension WALStoreContender {
         var rawBytes: Int
     }
 
-    private func buildOpenStores(options: Options, in context: RunContext) throws -> OpenStores {
+    private func buildOpenStores(options: LogStore.Options, in context: RunContext) throws -> OpenStores {
         let records = context.sizes.openRecords
         context.progress("  building the \(name) store of \(records) records and a compacted copy (untimed)")
         let log = context.scratch.newStorePath(name + "-open-log")

@@ -5,9 +5,9 @@ import Engine
 public struct WALStoreContender: StoreContender {
     public let name: String
     /// The options every store is opened with (the defaults: durable, 32 MiB value cache, 32 MiB block cache, zlib 3 in 32 KiB blocks).
-    public let options: Options
+    public let options: LogStore.Options
 
-    public init(name: String = "WALStore", options: Options = Options()) {
+    public init(name: String = "WALStore", options: LogStore.Options = LogStore.Options()) {
         self.name = name
         self.options = options
     }

@@ -53,7 +53,7 @@ let bench = BenchDescription(
             + "(write workloads only), and for assets one plain file per blob (write, fsync, rename, fsync of the directory; "
             + "read(2) in 1 MiB chunks, mmap); limit, preallocated = the same loop over a file zero-filled beforehand; "
             + "assets, compact and open-hints run on WALStore's own API (blobs, compact(), hint files), compact and "
-            + "open-hints with Options.compaction = .manual",
+            + "open-hints with LogStore.Options.compaction = .manual",
     ],
     versions: [sqliteFull: SQLiteContender.version, sqliteNormal: SQLiteContender.version],
     makeContenders: { _ in

@@ -124,15 +124,14 @@ struct BlobReader: Sendable {
         }
     }
 
-    /// Calls `body` with the content in memory: the file mapped (raw blobs; every chunk verified
-    /// first) or inflated into a buffer (compressed blobs).
-    func withContent<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
-        guard reference.encoding == LogFormat.blobEncodingRaw else {
-            return try readAll().withUnsafeBytes(body)
-        }
+    /// The content in memory, verified: the file mapped (raw blobs; every chunk checked first) or
+    /// inflated into a buffer (compressed blobs).
+    func content() throws(EngineError) -> BlobContent {
+        guard reference.encoding == LogFormat.blobEncodingRaw else { return .bytes(try readAll()) }
         let mapping = try file.map()
         let start = LogFormat.blobHeaderSize
-        let content = UnsafeRawBufferPointer(rebasing: mapping.bytes[start..<start + Int(reference.length)])
+        let range = start..<start + Int(reference.length)
+        let content = UnsafeRawBufferPointer(rebasing: mapping.bytes[range])
         // The chunks are hashed in parallel: a mapped read is otherwise bound by hashing on one
         // core.
         let intact = Locked([Bool](repeating: false, count: chunks.count))
@@ -144,7 +143,7 @@ struct BlobReader: Sendable {
             let ok = XXHash64.hash(UnsafeRawBufferPointer(rebasing: mapped.bytes[from..<from + chunk.storedLength])) == chunk.hash
             intact.withLock { $0[index] = ok }
         }
-        DispatchQueue.concurrentPerform(iterations: chunks.count, execute: verify)
+        withExtendedLifetime(mapping) { DispatchQueue.concurrentPerform(iterations: chunks.count, execute: verify) }
         var digest = ContentDigest()
         for (index, chunk) in chunks.enumerated() {
             guard intact.withLock({ $0[index] }) else {
@@ -153,14 +152,32 @@ struct BlobReader: Sendable {
             digest.add(chunk.hash)
         }
         try verifyContent(digest)
-        return try withExtendedLifetime(mapping) { try body(content) }
+        return .mapped(mapping, range)
+    }
+}
+
+/// A value's verified bytes in memory: a buffer, or a range of a mapped file.
+enum BlobContent {
+    case bytes([UInt8])
+    case mapped(MappedFile, Range<Int>)
+
+    /// Calls `body` with the bytes, valid only inside it.
+    func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        switch self {
+        case .bytes(let bytes):
+            // `withUnsafeBytes` rethrows untyped; carry the typed error out in a `Result`.
+            return try bytes.withUnsafeBytes { buffer in Result { () throws(E) -> R in try body(buffer) } }.get()
+        case .mapped(let mapping, let range):
+            defer { withExtendedLifetime(mapping) {} }
+            return try body(UnsafeRawBufferPointer(rebasing: mapping.bytes[range]))
+        }
     }
 }
 
 /// A mapped blob's bytes, shared read-only with the threads that verify its chunks.
 ///
 /// `@unchecked Sendable` because the pointer is not: the memory is a read-only mapping
-/// that nobody writes, and it stays mapped until `withContent` returns, after
+/// that nobody writes, and it stays mapped until `content()` returns, after
 /// `concurrentPerform` (which returns only when every thread is done with it).
 private struct MappedBytes: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
