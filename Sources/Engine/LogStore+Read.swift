@@ -70,17 +70,6 @@ extension LogStore {
         }
     }
 
-    /// The keys under `prefix` in byte order, as they are now; each entry reads its value only when
-    /// asked. Costs in proportion to the number of keys under the prefix (plus a binary search),
-    /// not to the size of the store. An empty prefix scans every key.
-    public func scan(prefix: [UInt8]) throws(EngineError) -> PrefixScan {
-        let (entries, files) = try state.withLock { s throws(EngineError) in
-            guard !s.closed else { throw Self.closedError }
-            return (s.index.entries(withPrefix: prefix), s.files)
-        }
-        return PrefixScan(store: self, entries: entries, files: files)
-    }
-
     /// Where the current version of a key is, as seen under the index lock.
     enum Version {
         case cached([UInt8])
@@ -159,59 +148,6 @@ extension LogStore {
         return try CommitDecoding.block(
             header: block[0..<LogFormat.blockHeaderSize], stored: block[LogFormat.blockHeaderSize...],
             path: file.path, offset: location.blockOffset)
-    }
-}
-
-/// The result of ``LogStore/scan(prefix:)``: keys in byte order, values read on demand.
-///
-/// The scan holds the files its entries point into, so a compaction that runs meanwhile does not
-/// take an inline value away. A blob value, though, is collected by the first compaction after
-/// its key is overwritten or deleted; reading it after that throws
-/// ``EngineError/Code/missingBlob``.
-public struct PrefixScan: Sequence, Sendable {
-    let store: LogStore
-    let entries: [IndexEntry]
-    let files: [UInt64: any StoreFile]
-
-    /// How many keys the scan holds.
-    public var count: Int { entries.count }
-
-    public func makeIterator() -> Iterator { Iterator(scan: self) }
-
-    public struct Iterator: IteratorProtocol {
-        let scan: PrefixScan
-        var position = 0
-
-        public mutating func next() -> ScanEntry? {
-            guard position < scan.entries.count else { return nil }
-            defer { position += 1 }
-            let entry = scan.entries[position]
-            return ScanEntry(
-                store: scan.store, key: entry.key, location: entry.location, blob: entry.blob,
-                file: entry.blob == nil ? scan.files[entry.location.segment] : nil)
-        }
-    }
-}
-
-/// One key of a ``PrefixScan``.
-public struct ScanEntry: Sendable {
-    let store: LogStore
-    /// The key.
-    public let key: [UInt8]
-    let location: Location
-    let blob: BlobReference?
-    let file: (any StoreFile)?
-
-    /// The sequence number of the commit that wrote this version.
-    public var sequence: UInt64 { location.sequence }
-
-    /// True when the value is stored in a blob file.
-    public var isBlob: Bool { blob != nil }
-
-    /// The value as it was when the scan began (reads it from disk or the cache).
-    public func value() throws(EngineError) -> [UInt8] {
-        if let blob { return try store.openBlob(blob).readAll() }
-        return try store.readValue(key: key, at: location, from: file!)
     }
 }
 

@@ -34,7 +34,7 @@ func runDemo(under parent: String) throws {
         let value = try reopened.value(forKey: bytes(key)).map(Text.string) ?? "(absent)"
         print("  value(forKey: \"\(key)\") = \(value)")
     }
-    let scan = try reopened.scan(prefix: bytes("user:"))
+    let scan = Array(try reopened.scan(prefix: bytes("user:")))
     print("scan(prefix: \"user:\") found \(scan.count) keys:")
     for entry in scan {
         print("  \(Text.string(entry.key)) = \(Text.string(try entry.value()))")

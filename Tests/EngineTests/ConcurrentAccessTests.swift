@@ -37,7 +37,7 @@ import Testing
                         if let a, let b {
                             #expect(Int(b.split(separator: "-")[1])! >= Int(a.split(separator: "-")[1])!)
                         }
-                        _ = try store.scan(prefix: bytes("log/\(reader)/")).count
+                        _ = try Array(store.scan(prefix: bytes("log/\(reader)/"))).count
                     }
                 }
             }

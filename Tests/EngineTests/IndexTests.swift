@@ -112,3 +112,10 @@ import Testing
         #expect(compareBytes([0xFF], [0x00, 0x01]) > 0)
     }
 }
+
+extension SortedKeys {
+    /// Every key under `prefix`, in order.
+    func keys(withPrefix prefix: [UInt8]) -> [[UInt8]] {
+        keys(in: .prefix(prefix), after: nil, reverse: false, limit: .max)
+    }
+}

@@ -183,14 +183,17 @@ struct KeyDirectory {
     }
     private var loading = Loading()
 
-    /// The keys under `prefix`, in byte order, with their locations (and blob references).
-    func entries(withPrefix prefix: [UInt8]) -> [IndexEntry] {
+    /// Up to `limit` entries whose keys lie in `range`, ascending (descending when `reverse`),
+    /// starting strictly after `cursor` in that direction when it is given.
+    func entries(in range: LogStore.KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int) -> [IndexEntry] {
         guard let ordered else { return [] }
-        return ordered.keys(withPrefix: prefix).map { key in
-            let hashed = HashedKey(key)
-            let location = locations[hashed]!
-            return IndexEntry(key: key, location: location, blob: location.isBlob ? blobs[hashed] : nil)
-        }
+        return ordered.keys(in: range, after: cursor, reverse: reverse, limit: limit).map(entry)
+    }
+
+    private func entry(_ key: [UInt8]) -> IndexEntry {
+        let hashed = HashedKey(key)
+        let location = locations[hashed]!
+        return IndexEntry(key: key, location: location, blob: location.isBlob ? blobs[hashed] : nil)
     }
 
     /// The blob reference of `key`'s current value, if that value is a blob.

@@ -118,25 +118,75 @@ struct SortedKeys {
         }
     }
 
-    /// The keys that start with `prefix`, in order.
-    func keys(withPrefix prefix: [UInt8]) -> [[UInt8]] {
-        guard !chunks.isEmpty else { return [] }
+    /// Up to `limit` keys in `range`, ascending (descending when `reverse`), starting strictly
+    /// after `cursor` in that direction when it is given: a scan resumes from the last key it
+    /// returned. Costs a binary search plus the keys returned.
+    func keys(in range: LogStore.KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int) -> [[UInt8]] {
+        guard !chunks.isEmpty, limit > 0 else { return [] }
         var result: [[UInt8]] = []
-        let start = KeyPrefix.of(prefix)
-        var c = chunkIndex(for: prefix, prefix: start)
-        var position = Self.lowerBound(chunks[c], prefix, prefix: start)
-        while c < chunks.count {
-            let chunk = chunks[c].keys
-            while position < chunk.count {
-                guard hasPrefix(chunk[position], prefix) else { return result }
-                result.append(chunk[position])
-                position += 1
+        if !reverse {
+            // The first position at or past the low end and past the cursor.
+            var (c, position) = (0, 0)
+            switch range.lower {
+            case .unbounded: break
+            case .inclusive(let key): (c, position) = self.position(of: key, after: false)
+            case .exclusive(let key): (c, position) = self.position(of: key, after: true)
             }
-            c += 1
-            position = 0
+            if let cursor {
+                let resume = self.position(of: cursor, after: true)
+                if (resume.0, resume.1) > (c, position) { (c, position) = resume }
+            }
+            while c < chunks.count {
+                let chunk = chunks[c].keys
+                while position < chunk.count {
+                    guard range.isBelowUpper(chunk[position]), result.count < limit else { return result }
+                    result.append(chunk[position])
+                    position += 1
+                }
+                c += 1
+                position = 0
+            }
+        } else {
+            // One before the first position past the high end and at or past the cursor.
+            var (c, position) = (chunks.count, 0)
+            switch range.upper {
+            case .unbounded: break
+            case .inclusive(let key): (c, position) = self.position(of: key, after: true)
+            case .exclusive(let key): (c, position) = self.position(of: key, after: false)
+            }
+            if let cursor {
+                let resume = self.position(of: cursor, after: false)
+                if (resume.0, resume.1) < (c, position) { (c, position) = resume }
+            }
+            while true {
+                // Step back one key.
+                if position == 0 {
+                    guard c > 0 else { return result }
+                    c -= 1
+                    position = chunks[c].keys.count
+                }
+                position -= 1
+                let key = chunks[c].keys[position]
+                guard range.isAboveLower(key), result.count < limit else { return result }
+                result.append(key)
+            }
         }
         return result
     }
+
+    /// The position (chunk, index) of the first key ≥ `key` (> `key` when `after`), normalized
+    /// so that the index is inside its chunk or the position is (`chunks.count`, 0), the end.
+    private func position(of key: [UInt8], after: Bool) -> (Int, Int) {
+        let prefix = KeyPrefix.of(key)
+        let c = chunkIndex(for: key, prefix: prefix)
+        var position = Self.lowerBound(chunks[c], key, prefix: prefix)
+        if after, position < chunks[c].keys.count, chunks[c].prefixes[position] == prefix,
+            compareBytes(chunks[c].keys[position], key) == 0 {
+            position += 1
+        }
+        return position < chunks[c].keys.count ? (c, position) : (c + 1 < chunks.count ? (c + 1, 0) : (chunks.count, 0))
+    }
+
 }
 
 /// The first eight bytes of a key as a big-endian integer, zero-padded: if `of(a) < of(b)` then
