@@ -160,7 +160,8 @@ extension LogStore {
     }
 
     /// Starts the next segment. The finished one is synced first, in every sync mode, so that a
-    /// power loss can never keep a later segment's frames while dropping an earlier one's tail.
+    /// power loss can never keep a later segment's frames while dropping an earlier one's tail;
+    /// its hint file is then written in the background (``scheduleSegmentHints()``).
     func rollOver(_ w: inout WriterState) throws(EngineError) {
         try trimPreallocation(&w)
         try syncIfNeeded(&w)
@@ -182,5 +183,7 @@ extension LogStore {
             s.activeSegment = number
             s.index.noteSegment(number)
         }
+        compaction.withLock { $0.pendingSegmentHints.append(number - 1) }
+        scheduleSegmentHints()
     }
 }

@@ -108,7 +108,9 @@ extension LogStore {
             compaction.withLock { $0.last = report }
             return report
         }
-        var bytesBefore = compaction.withLock { c in c.hintBytes.values.reduce(0, +) }
+        var bytesBefore = compaction.withLock { c in
+            c.hintBytes.values.reduce(0, +) + c.segmentHintBytes.filter { $0.key < boundary }.values.reduce(0, +)
+        }
         for (_, file) in inputs { bytesBefore += try file.size() }
 
         // 2. Copy the live records into new packs (temporary names until all are written).
@@ -200,6 +202,7 @@ extension LogStore {
         compaction.withLock { c in
             c.manifest = manifest
             c.hintBytes = Dictionary(uniqueKeysWithValues: run.packs.map { ($0.number, $0.hintBytes) })
+            c.segmentHintBytes = c.segmentHintBytes.filter { $0.key >= boundary }
         }
         // The compaction drops its own reference to each replaced file before looking whether
         // anything else (a scan, a read in flight) still holds it.
@@ -212,9 +215,8 @@ extension LogStore {
             let name = PackFile.isPack(id) ? PackFile.name(PackFile.number(ofFileID: id)) : SegmentFile.name(id)
             if heldElsewhere == nil, !compaction.withLock({ $0.stopping }) { cutDown(path + "/" + name) }
             try? fileSystem.removeFile(path + "/" + name)
-            if PackFile.isPack(id) {
-                try? fileSystem.removeFile(path + "/" + PackFile.hintName(PackFile.number(ofFileID: id)))
-            }
+            let hint = PackFile.isPack(id) ? PackFile.hintName(PackFile.number(ofFileID: id)) : SegmentHint.name(id)
+            try? fileSystem.removeFile(path + "/" + hint)
         }
         try? fileSystem.syncDirectory(path)
 

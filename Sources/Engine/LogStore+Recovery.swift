@@ -18,10 +18,16 @@ struct RecoveredLog {
     var nextPackNumber: UInt64 = 1
     /// The size of each pack's hint file, by pack number.
     var hintBytes: [UInt64: UInt64] = [:]
+    /// The size of each sealed segment's hint file, by segment number.
+    var segmentHintBytes: [UInt64: UInt64] = [:]
+    /// Sealed segments replayed because their hint was missing or damaged: their hints are
+    /// written in the background after open.
+    var segmentsNeedingHints: [UInt64] = []
 
     /// Opens the store's files (FORMAT.md, "Recovery"): reads the manifest, removes what an
     /// interrupted compaction left, loads each pack's hint file (rebuilding a missing or damaged
-    /// one from its pack), replays the segments written since the last compaction, and leaves
+    /// one from its pack), loads each sealed segment's hint file (replaying the segment when its
+    /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
     /// header rewritten. Finally removes blob files no key references.
     static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
@@ -69,14 +75,21 @@ struct RecoveredLog {
 
     /// Removes the temporary manifest, temporary packs and hints, packs and hints the manifest
     /// does not list (written by a compaction that did not finish, or replaced by one that did),
-    /// and segments older than the manifest's log start (compacted into its packs). Best effort:
+    /// segments older than the manifest's log start (compacted into its packs), and segment hints
+    /// that are temporary or describe no sealed segment of the log. Best effort:
     /// a file that cannot be removed is ignored by open all the same, and tried again next time.
     private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) {
         let packs = Set(manifest.packs)
+        let segments = Set(names.compactMap(SegmentFile.number(fromName:)))
+        let newest = segments.max()
         var removed = 0
         for name in names {
             var leftover = name == LogFormat.manifestTemporaryName
-            if let number = PackFile.number(fromName: name) {
+            if let number = SegmentHint.number(fromName: name) {
+                // Only a sealed segment that is still part of the log has a hint.
+                leftover = name.hasSuffix(LogFormat.temporarySuffix) || number < manifest.logStart
+                    || !segments.contains(number) || number == newest
+            } else if let number = PackFile.number(fromName: name) {
                 nextPackNumber = max(nextPackNumber, number + 1)
                 leftover = name.hasSuffix(LogFormat.temporarySuffix) || !packs.contains(number)
             } else if let number = SegmentFile.number(fromName: name) {
@@ -147,12 +160,19 @@ struct RecoveredLog {
                 "segment \(gap.0 + 1) is missing between \(gap.0) and \(gap.1)",
                 path: directory + "/" + SegmentFile.name(gap.0 + 1), offset: 0)
         }
+        let present = Set(names)
         for number in numbers {
             let path = directory + "/" + SegmentFile.name(number)
             let file = try fileSystem.openFile(path, create: false)
-            var reader = try LogReader(file: file, segmentNumber: number, isNewest: number == newest)
             files[number] = file
             index.noteSegment(number)
+            if number != newest {
+                if try loadHint(of: number, file: file, present: present, directory: directory, fileSystem: fileSystem) {
+                    continue
+                }
+                recovery.segmentsReplayed += 1
+            }
+            var reader = try LogReader(file: file, segmentNumber: number, isNewest: number == newest)
             guard try reader.readHeader() else {
                 // A crash while the newest segment was being created: start it again.
                 recovery.truncatedBytes = reader.fileSize
@@ -182,6 +202,47 @@ struct RecoveredLog {
         // could keep a later commit and lose these.
         try activeFile!.sync()
         activeNumber = newest
+    }
+
+    /// Loads the index entries of sealed segment `number` from its hint file; false when the hint
+    /// is missing or unusable, and the segment must be replayed (its hint is then written again
+    /// after open, unless the file holds a hint of another format version, which is left alone).
+    private mutating func loadHint(
+        of number: UInt64, file: any StoreFile, present: Set<String>, directory: String, fileSystem: any FileSystem
+    ) throws(EngineError) -> Bool {
+        let name = SegmentHint.name(number)
+        let segmentLength = try file.size()
+        let hint: SegmentHint
+        do throws(SegmentHint.Unusable) {
+            guard present.contains(name), let hintFile = try? fileSystem.openFile(directory + "/" + name, create: false) else {
+                throw .invalid("missing")
+            }
+            hint = try SegmentHint.load(hintFile, number: number, segmentLength: segmentLength, firstSequence: lastSequence + 1)
+            segmentHintBytes[number] = (try? hintFile.size()) ?? 0
+        } catch {
+            if case .invalid = error { segmentsNeedingHints.append(number) }
+            return false
+        }
+        var puts: [IndexEntry] = []
+        puts.reserveCapacity(hint.entries.count)
+        var recordBytes = 0
+        for entry in hint.entries {
+            if let location = entry.location {
+                puts.append(IndexEntry(key: entry.key, location: location, blob: entry.blob))
+                recordBytes += Int(location.recordSize)
+            }
+        }
+        index.load(sortedEntries: puts, expectedTotal: index.count + puts.count)
+        for entry in hint.entries where entry.location == nil {
+            let size = SegmentHint.recordSize(keyLength: entry.key.count, valueLength: nil, isBlob: false)
+            index.delete(entry.key, tombstoneIn: number, recordSize: size)
+            recordBytes += size
+        }
+        // Records the segment's later records replaced: dead in it from the start.
+        index.countDead(Int(hint.recordBytes) - recordBytes, in: number)
+        lastSequence = hint.firstSequence + hint.frameCount - 1
+        recovery.segmentHintsLoaded += 1
+        return true
     }
 
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {

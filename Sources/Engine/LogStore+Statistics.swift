@@ -3,7 +3,7 @@ extension LogStore {
     /// `fstat` per segment and pack. After ``close()`` the figures are those of an empty store.
     public var statistics: Statistics {
         let (hintBytes, manifestBytes, last) = compaction.withLock { c in
-            (c.hintBytes.values.reduce(0, +), c.manifest.packs.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last)
+            (c.hintBytes.values.reduce(0, +) + c.segmentHintBytes.values.reduce(0, +), c.manifest.packs.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last)
         }
         return state.withLock { s in
             var segments: [Statistics.Segment] = []

@@ -52,6 +52,12 @@ public final class LogStore: Sendable {
         var nextPack: UInt64
         /// Hint file sizes by pack number (for ``statistics``).
         var hintBytes: [UInt64: UInt64]
+        /// Segment hint file sizes by segment number (for ``statistics``).
+        var segmentHintBytes: [UInt64: UInt64]
+        /// Sealed segments whose hint file is still to be written, oldest first.
+        var pendingSegmentHints: [UInt64]
+        /// A background job writing segment hints is scheduled or running.
+        var hintsScheduled = false
         /// A background compaction is scheduled or running.
         var scheduled = false
         /// ``close()`` has begun: a running compaction stops at its next step.
@@ -97,8 +103,11 @@ public final class LogStore: Sendable {
         var closed = false
     }
 
-    /// Opens the store in the directory at `path`, creating it if needed, and recovers it: replays
-    /// every segment, rebuilds the index, and cuts off a torn frame at the end of the log.
+    /// Opens the store in the directory at `path`, creating it if needed, and recovers it: loads
+    /// the index entries of compacted packs and sealed segments from their hint files, replays
+    /// the newest segment (and any sealed one whose hint is missing or fails a check), and cuts
+    /// off a torn frame at the end of the log. Open's work follows what was written since the
+    /// last segment was sealed, plus one small hint file read per sealed segment and pack.
     ///
     /// - Throws: ``EngineError`` — ``EngineError/Code/locked`` when the store is open elsewhere;
     ///   ``EngineError/Code/corruption`` (naming file and offset) when a checksum fails anywhere but
@@ -129,6 +138,7 @@ public final class LogStore: Sendable {
         }
         let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log)
         store.startDeferredSync()
+        store.scheduleSegmentHints()
         return store
     }
 
@@ -138,7 +148,8 @@ public final class LogStore: Sendable {
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
         self.compaction = Locked(CompactionState(
-            manifest: log.manifest, nextPack: log.nextPackNumber, hintBytes: log.hintBytes))
+            manifest: log.manifest, nextPack: log.nextPackNumber, hintBytes: log.hintBytes,
+            segmentHintBytes: log.segmentHintBytes, pendingSegmentHints: log.segmentsNeedingHints))
         self.fileSystem = fileSystem
         self.directoryLock = lock
         self.writer = Locked(WriterState(

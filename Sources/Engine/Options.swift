@@ -32,6 +32,12 @@ extension LogStore {
         /// file under `blobs/`, and the log holds a 33-byte reference. ``WriteBatch/putExternal(_:_:)``
         /// stores a value as a blob whatever its size.
         public var blobThreshold: Int = 64 << 10
+        /// Write a hint file beside each sealed segment, in the background once the segment is
+        /// sealed (and after open, for sealed segments found without one), so that open reads
+        /// the segment's keys from it instead of replaying the segment's frames: open's work then
+        /// follows what was written since the last segment was sealed, not the size of the log.
+        /// Hints are derived data: open replays a segment whose hint is missing or damaged.
+        public var writesSegmentHints = true
         /// When compaction runs on its own; ``LogStore/compact()`` runs it on demand.
         public var compaction = CompactionPolicy()
 

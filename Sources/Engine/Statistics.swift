@@ -27,6 +27,12 @@ extension LogStore {
             public var rebuiltHints = 0
             /// Blob files removed because no key references them (and temporary blob files).
             public var removedBlobs = 0
+            /// Sealed segments whose keys open read from their hint files.
+            public var segmentHintsLoaded = 0
+            /// Sealed segments open replayed frame by frame, because their hint file was missing
+            /// (not yet written, or from before hints) or failed a check. The newest segment is
+            /// always replayed and is not counted.
+            public var segmentsReplayed = 0
         }
 
         /// What one compaction did (``LogStore/compact()``).

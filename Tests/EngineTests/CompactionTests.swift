@@ -15,6 +15,9 @@ import Testing
         options.preallocationSize = 8 << 10
         options.blobThreshold = 2000
         options.compaction = .manual
+        // Segment hints are written by a background job whose file operations would interleave
+        // with the counted ones; SegmentHintTests injects faults into hint writing on its own.
+        options.writesSegmentHints = false
         return options
     }
 

@@ -48,33 +48,30 @@ enum HintFile {
         return size
     }
 
-    private static func varintSize(_ value: Int) -> Int {
-        var size = 1
-        var v = value >> 7
-        while v > 0 {
-            size += 1
-            v >>= 7
-        }
-        return size
-    }
-
     /// Writes the hint of pack `packNumber` under a temporary name and syncs it; returns that
     /// name's path, for the caller to rename into place, and the file's size.
     static func writeTemporary(
         _ entries: [IndexEntry], packNumber: UInt64, directory: String, fileSystem: any FileSystem
     ) throws(EngineError) -> (path: String, size: UInt64) {
         let path = directory + "/" + PackFile.hintName(packNumber) + LogFormat.temporarySuffix
+        let bytes = encode(entries, packNumber: packNumber)
+        try writeSynced(bytes, to: path, fileSystem: fileSystem)
+        return (path, UInt64(bytes.count))
+    }
+
+    /// Writes `bytes` as the whole of the file at `path` (created or emptied first), syncing in
+    /// steps like a pack (``PackWriter/syncStep``), so a large file never leaves a long sync for a
+    /// commit to wait behind.
+    static func writeSynced(_ bytes: [UInt8], to path: String, fileSystem: any FileSystem) throws(EngineError) {
         let file = try fileSystem.openFile(path, create: true)
         try file.truncate(to: 0)
-        let bytes = encode(entries, packNumber: packNumber)
         var offset = 0
-        repeat {  // in synced steps, like the pack (PackWriter.syncStep)
+        repeat {
             let end = min(offset + PackWriter.syncStep, bytes.count)
             try file.write(Array(bytes[offset..<end]), at: UInt64(offset))
             try file.sync()
             offset = end
         } while offset < bytes.count
-        return (path, UInt64(bytes.count))
     }
 
     /// The entry count a hint file's header declares (unverified: only a size hint for the

@@ -94,6 +94,13 @@ enum LogFormat {
     static let hintMagic: [UInt8] = Array("WALSHINT".utf8)
     /// magic(8) version(2) flags(2) pack number(8) entry count(8) reserved(4).
     static let hintHeaderSize = 32
+    /// A sealed segment's hint file sits beside it with this suffix (`<n>.walhint`).
+    static let segmentHintSuffix = ".walhint"
+    /// "WALSSEGH": bytes 0..<8 of every segment hint file.
+    static let segmentHintMagic: [UInt8] = Array("WALSSEGH".utf8)
+    /// magic(8) version(2) flags(2) segment number(8) segment length(8) first sequence(8)
+    /// frame count(8) record bytes(8) entry count(8) reserved(4).
+    static let segmentHintHeaderSize = 64
     /// The manifest's file name, and the name it is written under before the rename.
     static let manifestName = "MANIFEST"
     static let manifestTemporaryName = "MANIFEST-tmp"

@@ -119,6 +119,12 @@ struct KeyDirectory {
         }
     }
 
+    /// Counts `bytes` of records in `file` as dead without a key: records a segment hint left out
+    /// because later records in the same segment replaced them.
+    mutating func countDead(_ bytes: Int, in file: UInt64) {
+        usage[file, default: SegmentUsage()].deadBytes += bytes
+    }
+
     mutating func noteSegment(_ segment: UInt64) {
         if usage[segment] == nil { usage[segment] = SegmentUsage() }
     }

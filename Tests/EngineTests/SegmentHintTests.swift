@@ -1,0 +1,255 @@
+@testable import Engine
+import EngineTestSupport
+import Testing
+
+/// Sealed segments' hint files: open loads them instead of replaying, gets exactly the state
+/// replay gets, and falls back to replay whenever a hint cannot be trusted.
+@Suite struct SegmentHintTests {
+    static let dir = "/hints"
+
+    /// Small segments so a workload seals several; hints written only when the test asks
+    /// (``LogStore/writePendingSegmentHints()``), so every file operation happens at a known point.
+    static func options() -> LogStore.Options {
+        var options = LogStore.Options()
+        options.segmentSize = 64 << 10
+        options.blockSize = 4 << 10
+        options.preallocationSize = 8 << 10
+        options.blobThreshold = 3000
+        options.compaction = .manual
+        options.writesSegmentHints = false
+        return options
+    }
+
+    static func open(_ fs: FaultInjectingFileSystem) throws -> LogStore {
+        try LogStore.open(at: dir, options: options(), fileSystem: fs)
+    }
+
+    /// Puts (some large enough to be blobs), overwrites within and across segments, deletes of
+    /// present and absent keys: about six sealed segments.
+    static func fill(_ store: LogStore, seed: UInt64 = 3) throws -> [[UInt8]: [UInt8]] {
+        var random = SeededGenerator(seed: seed)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for _ in 0..<80 {
+            var batch = WriteBatch()
+            for _ in 0..<Int.random(in: 1...12, using: &random) {
+                let key = bytes("key/\(Int.random(in: 0..<400, using: &random))")
+                if Int.random(in: 0..<6, using: &random) == 0 {
+                    batch.delete(key)
+                    model[key] = nil
+                } else {
+                    let length = [10, 300, 900, 2500, 4000][Int.random(in: 0...4, using: &random)]
+                    let value = random.bytes(length)  // incompressible: the segments fill up
+                    batch.put(key, value)
+                    model[key] = value
+                }
+            }
+            try store.commit(batch)
+        }
+        #expect(store.statistics.segments.count >= 5, "the workload must seal several segments")
+        return model
+    }
+
+    /// What must be the same whether open replayed the segments or read their hints.
+    struct Picture: Equatable {
+        var contents: [[UInt8]: [UInt8]]
+        var segments: [LogStore.Statistics.Segment]
+        var keyCount: Int
+        var lastSequence: UInt64
+        var blobCount: Int
+
+        init(_ store: LogStore) throws {
+            contents = try store.contents()
+            let statistics = store.statistics
+            segments = statistics.segments
+            keyCount = statistics.keyCount
+            lastSequence = statistics.lastSequence
+            blobCount = statistics.blobCount
+        }
+    }
+
+    static func hintNames(_ fs: FaultInjectingFileSystem) -> [String] {
+        fs.names(in: dir).filter { $0.hasSuffix(".walhint") }.sorted()
+    }
+
+    /// A store whose sealed segments all have hints, and the picture replay gives of it.
+    static func hintedStore() throws -> (FaultInjectingFileSystem, Picture, [[UInt8]: [UInt8]]) {
+        let fs = FaultInjectingFileSystem()
+        let store = try open(fs)
+        let model = try fill(store)
+        try store.close()
+        let replayed = try open(fs)
+        let picture = try Picture(replayed)
+        #expect(picture.contents == model)
+        #expect(replayed.statistics.recovery.segmentsReplayed == picture.segments.count - 1)
+        replayed.writePendingSegmentHints()
+        try replayed.close()
+        #expect(hintNames(fs).count == picture.segments.count - 1, "one hint per sealed segment")
+        return (fs, picture, model)
+    }
+
+    @Test func openLoadsSealedSegmentsFromHintsAndSeesWhatReplaySees() throws {
+        let (fs, replayed, model) = try Self.hintedStore()
+        let store = try Self.open(fs)
+        let recovery = store.statistics.recovery
+        #expect(recovery.segmentHintsLoaded == replayed.segments.count - 1)
+        #expect(recovery.segmentsReplayed == 0)
+        #expect(try Picture(store) == replayed, "hints must give the index replay gives, byte counts included")
+        // And the store goes on: commits after a hinted open, another reopen.
+        try store.write { $0.put(bytes("after"), bytes("hints")) }
+        try store.close()
+        let again = try Self.open(fs)
+        var expected = model
+        expected[bytes("after")] = bytes("hints")
+        #expect(try again.contents() == expected)
+    }
+
+    @Test func aRolloverQueuesTheSealedSegmentsHint() throws {
+        let fs = FaultInjectingFileSystem()
+        let store = try Self.open(fs)
+        let model = try Self.fill(store)
+        #expect(Self.hintNames(fs).isEmpty, "writesSegmentHints = false: nothing is written on its own")
+        store.writePendingSegmentHints()
+        let sealed = store.statistics.segments.dropLast().map { SegmentHint.name($0.number) }
+        #expect(Self.hintNames(fs) == sealed)
+        #expect(store.statistics.bytesOnDisk > store.statistics.segments.reduce(0) { $0 + $1.bytesOnDisk },
+                "hint files count in bytesOnDisk")
+        try store.close()
+        let reopened = try Self.open(fs)
+        #expect(reopened.statistics.recovery.segmentsReplayed == 0)
+        #expect(try reopened.contents() == model)
+    }
+
+    /// Every kind of damage a hint can suffer makes open replay that segment and get the same
+    /// state; the hint is then written again (but a hint of another version is left alone).
+    @Test func aHintThatFailsAnyCheckIsIgnoredAndItsSegmentReplayed() throws {
+        let (base, replayed, _) = try Self.hintedStore()
+        let name = Self.hintNames(base)[1]
+        let path = Self.dir + "/" + name
+        let original = try #require(base.contents(of: path))
+        let number = try #require(SegmentHint.number(fromName: name))
+        let segmentLength = UInt64(try #require(base.contents(of: Self.dir + "/" + SegmentFile.name(number))).count)
+        let hint = try SegmentHint.load(
+            try base.clone().openFile(path, create: false), number: number, segmentLength: segmentLength,
+            firstSequence: try #require(Self.decodedFirstSequence(original)))
+
+        var damaged: [(String, [UInt8])] = []
+        for offset in [0, 9, 13, 21, 29, 37, 45, 53, 61, 64, 70, original.count / 2, original.count - 5, original.count - 1] {
+            var bytes = original
+            bytes[offset] ^= 0x10
+            damaged.append(("bit flipped at \(offset)", bytes))
+        }
+        damaged.append(("cut to 40 bytes", Array(original.prefix(40))))
+        damaged.append(("cut by one byte", Array(original.dropLast())))
+        damaged.append(("empty", []))
+        // Well-formed (checksummed) hints that describe something else.
+        var other = hint
+        other.segmentLength += 1
+        damaged.append(("another segment length", other.encoded()))
+        other = hint
+        other.firstSequence += 1
+        for index in other.entries.indices { other.entries[index].sequence += 1 }
+        damaged.append(("a first sequence that does not follow", other.encoded()))
+        other = hint
+        other.segment += 1
+        damaged.append(("another segment's number", other.encoded()))
+        other = hint
+        other.entries.swapAt(0, 1)
+        damaged.append(("keys out of order", other.encoded()))
+        other = hint
+        other.recordBytes = 1
+        damaged.append(("fewer record bytes than its entries", other.encoded()))
+        other = hint
+        other.entries[0].location!.blockOffset = segmentLength
+        damaged.append(("a block outside the segment", other.encoded()))
+        var foreign = other.encoded()
+        foreign.replaceSubrange(0..<8, with: bytes("WALSHINT"))
+        damaged.append(("a pack hint's magic", foreign))
+
+        for (label, bytes) in damaged {
+            let fs = base.clone()
+            fs.setContents(bytes, of: path)
+            let store = try Self.open(fs)
+            #expect(store.statistics.recovery.segmentsReplayed == 1, "\(label)")
+            #expect(try Picture(store) == replayed, "\(label)")
+            store.writePendingSegmentHints()
+            let rewritten = fs.contents(of: path) == original  // compared apart: a failure prints no bytes
+            #expect(rewritten, "\(label): the hint is written again")
+            try store.close()
+        }
+    }
+
+    @Test func aHintOfAnotherFormatVersionIsLeftAsItIs() throws {
+        let (fs, replayed, _) = try Self.hintedStore()
+        let path = Self.dir + "/" + Self.hintNames(fs)[0]
+        var future = try #require(fs.contents(of: path))
+        future[8] = 3  // version 3
+        let crc = checksum(future.dropLast(4))
+        future.replaceSubrange(future.count - 4..<future.count, with: withUnsafeBytes(of: crc.littleEndian, Array.init))
+        fs.setContents(future, of: path)
+        let store = try Self.open(fs)
+        #expect(store.statistics.recovery.segmentsReplayed == 1)
+        #expect(try Picture(store) == replayed)
+        store.writePendingSegmentHints()
+        try store.close()
+        let untouched = fs.contents(of: path) == future
+        #expect(untouched, "a newer build's file is not overwritten")
+    }
+
+    /// Compaction replaces the sealed segments and their hints; a hint left over (a crash before
+    /// its removal) describes no segment of the log and open removes it, as it does a temporary
+    /// hint or one beside the newest segment.
+    @Test func hintsOfReplacedOrNewestSegmentsAndTemporaryOnesAreRemoved() throws {
+        let (fs, _, model) = try Self.hintedStore()
+        let stale = Self.hintNames(fs)
+        let store = try Self.open(fs)
+        try store.compact()
+        #expect(Self.hintNames(fs).isEmpty, "compaction removes the hints of the segments it replaced")
+        try store.close()
+        // Put back what a crash could leave: the old hints, a temporary one, one beside the newest.
+        let newest = try #require(fs.names(in: Self.dir).compactMap(SegmentFile.number(fromName:)).max())
+        let leftovers = stale + [SegmentHint.name(newest), SegmentHint.name(newest - 1) + "-tmp"]
+        for name in leftovers {
+            try fs.openFile(Self.dir + "/" + name, create: true).write([1, 2, 3], at: 0)
+        }
+        #expect(Self.hintNames(fs).count == stale.count + 1)
+        let reopened = try Self.open(fs)
+        #expect(reopened.statistics.recovery.removedLeftovers == leftovers.count)
+        #expect(Self.hintNames(fs).isEmpty)
+        #expect(try reopened.contents() == model)
+    }
+
+    /// Power loss at every file operation of writing the hints: the store opens whole each time,
+    /// from whatever hints are complete and by replay for the rest.
+    @Test func powerLossAtEveryOperationOfHintWritingLosesNothing() throws {
+        let base = FaultInjectingFileSystem()
+        let store = try Self.open(base)
+        let model = try Self.fill(store, seed: 9)
+        try store.close()
+        base.powerLoss()  // everything the store wrote was synced: nothing is lost here
+        let probe = base.clone()
+        let counting = try Self.open(probe)
+        let before = probe.operationCount
+        counting.writePendingSegmentHints()
+        let operations = probe.operationCount - before
+        try counting.close()
+        #expect(operations > 10)
+        for crashAt in 1...operations {
+            let fs = base.clone()
+            let writer = try Self.open(fs)
+            fs.crash(atOperation: crashAt)
+            writer.writePendingSegmentHints()
+            fs.powerLoss()
+            let reopened = try Self.open(fs)
+            let recovery = reopened.statistics.recovery
+            #expect(try reopened.contents() == model, "power loss at operation \(crashAt)")
+            #expect(recovery.segmentHintsLoaded + recovery.segmentsReplayed == reopened.statistics.segments.count - 1)
+            try reopened.close()
+        }
+    }
+
+    /// A hint's first sequence, read from its header (bytes 28..<36).
+    static func decodedFirstSequence(_ bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= 36 else { return nil }
+        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[28 + $1]) << (8 * UInt64($1)) }
+    }
+}
