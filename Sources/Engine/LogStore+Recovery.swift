@@ -81,14 +81,13 @@ struct RecoveredLog {
     private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) {
         let packs = Set(manifest.packs)
         let segments = Set(names.compactMap(SegmentFile.number(fromName:)))
-        let newest = segments.max()
         var removed = 0
         for name in names {
             var leftover = name == LogFormat.manifestTemporaryName
             if let number = SegmentHint.number(fromName: name) {
-                // Only a sealed segment that is still part of the log has a hint.
+                // Only a segment that is still part of the log has a hint.
                 leftover = name.hasSuffix(LogFormat.temporarySuffix) || number < manifest.logStart
-                    || !segments.contains(number) || number == newest
+                    || !segments.contains(number)
             } else if let number = PackFile.number(fromName: name) {
                 nextPackNumber = max(nextPackNumber, number + 1)
                 leftover = name.hasSuffix(LogFormat.temporarySuffix) || !packs.contains(number)
@@ -166,15 +165,19 @@ struct RecoveredLog {
             let file = try fileSystem.openFile(path, create: false)
             files[number] = file
             index.noteSegment(number)
+            // A segment hint stands in for the frames it covers: all of a sealed segment's, or the
+            // first ones of the newest (those written before its last clean close).
+            let covered = try loadHint(of: number, file: file, isNewest: number == newest, present: present, directory: directory, fileSystem: fileSystem)
             if number != newest {
-                if try loadHint(of: number, file: file, present: present, directory: directory, fileSystem: fileSystem) {
-                    continue
-                }
+                if covered != nil { continue }
                 recovery.segmentsReplayed += 1
             }
             var reader = try LogReader(file: file, segmentNumber: number, isNewest: number == newest)
             guard try reader.readHeader() else {
-                // A crash while the newest segment was being created: start it again.
+                // A crash while the newest segment was being created: start it again. (Its hint,
+                // if any, cannot have passed its checks against a file this short; it is removed so
+                // that it can never describe the segment's new frames.)
+                try? fileSystem.removeFile(directory + "/" + SegmentHint.name(number))
                 recovery.truncatedBytes = reader.fileSize
                 recovery.reason = reader.tornTail?.reason
                 let fresh = try SegmentFile.create(number: number, in: directory, fileSystem: fileSystem)
@@ -184,8 +187,10 @@ struct RecoveredLog {
                 allocatedEnd = writeOffset
                 break
             }
+            if let covered { reader.resume(at: covered) }
             while let frame = try reader.nextFrame() {
                 try apply(frame, segment: number, path: path)
+                recovery.replayedBytes += UInt64(frame.bytes.count)
             }
             allocatedEnd = reader.fileSize
             if let torn = reader.tornTail {
@@ -204,24 +209,32 @@ struct RecoveredLog {
         activeNumber = newest
     }
 
-    /// Loads the index entries of sealed segment `number` from its hint file; false when the hint
-    /// is missing or unusable, and the segment must be replayed (its hint is then written again
-    /// after open, unless the file holds a hint of another format version, which is left alone).
+    /// Loads the index entries of segment `number` from its hint file and returns how many of
+    /// the segment's bytes the hint covers; nil when the hint is missing or unusable, and the
+    /// segment must be replayed whole (a sealed segment's hint is then written again after open,
+    /// unless the file holds a hint of another format version, which is left alone).
     private mutating func loadHint(
-        of number: UInt64, file: any StoreFile, present: Set<String>, directory: String, fileSystem: any FileSystem
-    ) throws(EngineError) -> Bool {
+        of number: UInt64, file: any StoreFile, isNewest: Bool, present: Set<String>, directory: String,
+        fileSystem: any FileSystem
+    ) throws(EngineError) -> UInt64? {
         let name = SegmentHint.name(number)
-        let segmentLength = try file.size()
+        guard present.contains(name) else {
+            if !isNewest { segmentsNeedingHints.append(number) }
+            return nil
+        }
+        let fileSize = try file.size()
         let hint: SegmentHint
         do throws(SegmentHint.Unusable) {
-            guard present.contains(name), let hintFile = try? fileSystem.openFile(directory + "/" + name, create: false) else {
-                throw .invalid("missing")
+            guard let hintFile = try? fileSystem.openFile(directory + "/" + name, create: false) else {
+                throw .invalid("hint file cannot be opened")
             }
-            hint = try SegmentHint.load(hintFile, number: number, segmentLength: segmentLength, firstSequence: lastSequence + 1)
+            hint = try SegmentHint.load(
+                hintFile, number: number, fileSize: fileSize, isNewest: isNewest, firstSequence: lastSequence + 1)
+            try hint.checkLastFrame(in: file)
             segmentHintBytes[number] = (try? hintFile.size()) ?? 0
         } catch {
-            if case .invalid = error { segmentsNeedingHints.append(number) }
-            return false
+            if case .invalid = error, !isNewest { segmentsNeedingHints.append(number) }
+            return nil
         }
         var puts: [IndexEntry] = []
         puts.reserveCapacity(hint.entries.count)
@@ -242,7 +255,7 @@ struct RecoveredLog {
         index.countDead(Int(hint.recordBytes) - recordBytes, in: number)
         lastSequence = hint.firstSequence + hint.frameCount - 1
         recovery.segmentHintsLoaded += 1
-        return true
+        return hint.coveredLength
     }
 
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {

@@ -39,14 +39,25 @@ extension LogStore {
         }
     }
 
-    /// Builds the hint of sealed segment `number` by reading its frames, writes it under a
-    /// temporary name, syncs it, renames it into place and syncs the directory: a hint that open
-    /// finds is always whole (FORMAT.md, "Segment hint files").
-    private func writeSegmentHint(of number: UInt64, _ file: any StoreFile) {
+    /// Builds the hint of segment `number`'s first `length` bytes (all of a sealed segment's),
+    /// reading only the frames its current hint does not cover, writes it under a temporary
+    /// name, syncs it, renames it into place and syncs the directory: a hint that open finds is
+    /// always whole (FORMAT.md, "Segment hint files"). `length` must not pass the synced part
+    /// of the segment: a hint never describes frames a power loss could still take away.
+    func writeSegmentHint(of number: UInt64, _ file: any StoreFile, upTo length: UInt64? = nil) {
         let hintPath = path + "/" + SegmentHint.name(number)
         let temporary = hintPath + LogFormat.temporarySuffix
         do throws(EngineError) {
-            let bytes = try SegmentHint.build(from: file, number: number).encoded()
+            var end = length ?? 0
+            if length == nil { end = try file.size() }
+            var previous: SegmentHint?
+            if let hintFile = try? fileSystem.openFile(hintPath, create: false),
+                let hint = try? SegmentHint.load(hintFile, number: number, fileSize: end, isNewest: true, firstSequence: nil),
+                (try? hint.checkLastFrame(in: file)) != nil {
+                if hint.coveredLength == end { return }  // nothing new to describe
+                previous = hint
+            }
+            let bytes = try SegmentHint.build(from: file, number: number, upTo: end, extending: previous).encoded()
             try HintFile.writeSynced(bytes, to: temporary, fileSystem: fileSystem)
             try fileSystem.rename(temporary, to: hintPath)
             try fileSystem.syncDirectory(path)

@@ -177,9 +177,10 @@ public final class LogStore: Sendable {
         }
     }
 
-    /// Syncs what is unsynced, then releases the directory lock. Idempotent; after it every call
-    /// but ``close()`` throws ``EngineError/Code/closed``. When it returns, every commit that
-    /// returned is durable, whatever the sync mode.
+    /// Syncs what is unsynced, writes the active segment's hint file (so that the next open
+    /// replays nothing; ``LogStore/Options/writesSegmentHints``), then releases the directory lock.
+    /// Idempotent; after it every call but ``close()`` throws ``EngineError/Code/closed``. When it
+    /// returns, every commit that returned is durable, whatever the sync mode.
     ///
     /// - Throws: the final sync's error. The store is closed all the same.
     public func close() throws(EngineError) {
@@ -190,16 +191,20 @@ public final class LogStore: Sendable {
         task?.cancel()
         compaction.withLock { $0.stopping = true }
         compactionGate.withLock { _ in }  // a running compaction notices `stopping` and ends
-        let failure = writer.withLock { w -> EngineError? in
-            guard !w.closed else { return nil }
+        let (failure, active) = writer.withLock { w -> (EngineError?, (UInt64, any StoreFile, UInt64)?) in
+            guard !w.closed else { return (nil, nil) }
             w.closed = true
             do throws(EngineError) {
                 try trimPreallocation(&w)
                 try syncIfNeeded(&w)
-                return nil
+                return (nil, (w.activeNumber, w.active, w.writeOffset))
             } catch {
-                return error
+                return (error, nil)
             }
+        }
+        // A clean close leaves a hint of the active segment too, so the next open replays nothing.
+        if options.writesSegmentHints, let (number, file, end) = active, end > UInt64(LogFormat.segmentHeaderSize) {
+            writeSegmentHint(of: number, file, upTo: end)
         }
         let wasOpen = state.withLock { s in
             defer {

@@ -27,12 +27,17 @@ extension LogStore {
             public var rebuiltHints = 0
             /// Blob files removed because no key references them (and temporary blob files).
             public var removedBlobs = 0
-            /// Sealed segments whose keys open read from their hint files.
+            /// Segments whose keys open read from their hint files: sealed segments, and the
+            /// newest when the store was last closed cleanly (then only the frames written since are
+            /// replayed).
             public var segmentHintsLoaded = 0
             /// Sealed segments open replayed frame by frame, because their hint file was missing
             /// (not yet written, or from before hints) or failed a check. The newest segment is
             /// always replayed and is not counted.
             public var segmentsReplayed = 0
+            /// Bytes of frames open replayed (verified and decoded one by one): what was written
+            /// since the segments' hints were made.
+            public var replayedBytes: UInt64 = 0
         }
 
         /// What one compaction did (``LogStore/compact()``).

@@ -15,6 +15,9 @@ import Testing
         var options = LogStore.Options()
         options.compressionLevel = level
         options.preallocationSize = 0  // the file's size is where the next frame starts
+        // No segment hint: open replays and verifies every frame (the path these tests damage).
+        // What a hint changes is in `damageUnderASegmentHintIsReportedWhenTheValueIsRead`.
+        options.writesSegmentHints = false
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
         var offsets: [Int] = []
         for i in 1...3 {
@@ -183,6 +186,7 @@ import Testing
         var options = LogStore.Options()
         options.segmentSize = 64 << 10
         options.compressionLevel = 0
+        options.writesSegmentHints = false
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
         for i in 0..<commits { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
         try store.close()
@@ -227,5 +231,29 @@ import Testing
         #expect(error?.code == .corruption)
         #expect(error?.path == older)
         #expect(error?.offset.map { $0 < UInt64(size) } == true)
+    }
+
+    /// With the clean close's segment hint, open reads the keys from the hint and does not
+    /// verify the frames it covers: a flipped bit there is found when the value is read, as
+    /// corruption naming the segment and the block, and the damaged bytes are never returned.
+    @Test func damageUnderASegmentHintIsReportedWhenTheValueIsRead() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = LogStore.Options()
+        options.compressionLevel = 0
+        options.preallocationSize = 0
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        var offsets: [Int] = []
+        for i in 1...3 {
+            offsets.append(fs.contents(of: Self.segment)!.count)
+            try store.write { $0.put(bytes("key\(i)"), bytes(String(repeating: "value \(i) ", count: 30))) }
+        }
+        try store.close()
+        fs.flipBit(in: Self.segment, atByte: offsets[1] + 60)
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(reopened.statistics.recovery.segmentHintsLoaded == 1)
+        #expect(try reopened.value(forKey: bytes("key1")) == bytes(String(repeating: "value 1 ", count: 30)))
+        let error = #expect(throws: EngineError.self) { try reopened.value(forKey: bytes("key2")) }
+        #expect(error?.code == .corruption)
+        #expect(error?.path == Self.segment)
     }
 }

@@ -128,9 +128,10 @@ import Testing
         let original = try #require(base.contents(of: path))
         let number = try #require(SegmentHint.number(fromName: name))
         let segmentLength = UInt64(try #require(base.contents(of: Self.dir + "/" + SegmentFile.name(number))).count)
+        let first: UInt64 = try #require(Self.decodedFirstSequence(original))
         let hint = try SegmentHint.load(
-            try base.clone().openFile(path, create: false), number: number, segmentLength: segmentLength,
-            firstSequence: try #require(Self.decodedFirstSequence(original)))
+            try base.clone().openFile(path, create: false), number: number, fileSize: segmentLength, isNewest: false,
+            firstSequence: first)
 
         var damaged: [(String, [UInt8])] = []
         for offset in [0, 9, 13, 21, 29, 37, 45, 53, 61, 64, 70, original.count / 2, original.count - 5, original.count - 1] {
@@ -143,8 +144,11 @@ import Testing
         damaged.append(("empty", []))
         // Well-formed (checksummed) hints that describe something else.
         var other = hint
-        other.segmentLength += 1
+        other.coveredLength += 1
         damaged.append(("another segment length", other.encoded()))
+        other = hint
+        other.lastFrameOffset -= 1
+        damaged.append(("a last frame that is not there", other.encoded()))
         other = hint
         other.firstSequence += 1
         for index in other.entries.indices { other.entries[index].sequence += 1 }
@@ -197,7 +201,7 @@ import Testing
 
     /// Compaction replaces the sealed segments and their hints; a hint left over (a crash before
     /// its removal) describes no segment of the log and open removes it, as it does a temporary
-    /// hint or one beside the newest segment.
+    /// hint.
     @Test func hintsOfReplacedOrNewestSegmentsAndTemporaryOnesAreRemoved() throws {
         let (fs, _, model) = try Self.hintedStore()
         let stale = Self.hintNames(fs)
@@ -207,11 +211,11 @@ import Testing
         try store.close()
         // Put back what a crash could leave: the old hints, a temporary one, one beside the newest.
         let newest = try #require(fs.names(in: Self.dir).compactMap(SegmentFile.number(fromName:)).max())
-        let leftovers = stale + [SegmentHint.name(newest), SegmentHint.name(newest - 1) + "-tmp"]
+        let leftovers = stale + [SegmentHint.name(newest) + "-tmp"]
         for name in leftovers {
             try fs.openFile(Self.dir + "/" + name, create: true).write([1, 2, 3], at: 0)
         }
-        #expect(Self.hintNames(fs).count == stale.count + 1)
+        #expect(Self.hintNames(fs).count == stale.count)
         let reopened = try Self.open(fs)
         #expect(reopened.statistics.recovery.removedLeftovers == leftovers.count)
         #expect(Self.hintNames(fs).isEmpty)
@@ -247,9 +251,111 @@ import Testing
         }
     }
 
-    /// A hint's first sequence, read from its header (bytes 28..<36).
+    /// A hint's first sequence, read from its header (bytes 36..<44).
     static func decodedFirstSequence(_ bytes: [UInt8]) -> UInt64? {
-        guard bytes.count >= 36 else { return nil }
-        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[28 + $1]) << (8 * UInt64($1)) }
+        guard bytes.count >= 44 else { return nil }
+        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[36 + $1]) << (8 * UInt64($1)) }
+    }
+
+    // MARK: The newest segment
+
+    /// Options that write hints as an app's store does (the background job included), in one
+    /// segment large enough that nothing rolls over.
+    static func appOptions(_ mode: LogStore.SyncMode = .durable) -> LogStore.Options {
+        var options = LogStore.Options()
+        options.syncMode = mode
+        options.compaction = .manual
+        return options
+    }
+
+    static func commitBatches(_ store: LogStore, _ range: Range<Int>, into model: inout [[UInt8]: [UInt8]]) throws {
+        for round in range {
+            try store.write { batch in
+                for index in 0..<20 {
+                    let key = bytes("k\((round * 7 + index) % 150)")
+                    let value = bytes("round \(round) value \(index) " + String(repeating: "x", count: round % 50))
+                    batch.put(key, value)
+                    model[key] = value
+                }
+                if round % 5 == 0 {
+                    batch.delete(bytes("k\(round % 150)"))
+                    model[bytes("k\(round % 150)")] = nil
+                }
+            }
+        }
+    }
+
+    /// A clean close leaves a hint of the active segment: the next open replays nothing. After a
+    /// crash, open loads that hint and replays only the frames written since; the next clean close
+    /// extends the hint.
+    @Test func openAfterACleanCloseReplaysNothingAndAfterACrashOnlyWhatFollowedIt() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
+        try Self.commitBatches(store, 0..<60, into: &model)
+        try store.close()
+        #expect(Self.hintNames(fs) == [SegmentHint.name(1)])
+
+        let clean = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
+        #expect(clean.statistics.recovery.replayedBytes == 0)
+        #expect(clean.statistics.recovery.segmentHintsLoaded == 1)
+        #expect(try clean.contents() == model)
+        let before = fs.contents(of: Self.dir + "/" + SegmentFile.name(1))!.count
+        try Self.commitBatches(clean, 60..<90, into: &model)
+        let appended = fs.contents(of: Self.dir + "/" + SegmentFile.name(1))!.count - before
+        fs.processCrash()  // killed: no close, no new hint
+
+        let crashed = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
+        let replayed = crashed.statistics.recovery.replayedBytes
+        #expect(replayed > 0 && replayed <= UInt64(appended), "only the frames after the hint are replayed")
+        #expect(crashed.statistics.recovery.segmentHintsLoaded == 1)
+        #expect(try crashed.contents() == model)
+        try Self.commitBatches(crashed, 90..<100, into: &model)
+        try crashed.close()
+
+        let again = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
+        #expect(again.statistics.recovery.replayedBytes == 0, "the close extended the hint")
+        #expect(try again.contents() == model)
+    }
+
+    /// In `.none` mode the close hint covers only synced frames; commits after it that a power
+    /// loss takes leave the hint valid, and open restores at least the closed state.
+    @Test func aPowerLossAfterTheCloseHintKeepsAtLeastTheClosedState() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.appOptions(.none), fileSystem: fs)
+        try Self.commitBatches(store, 0..<40, into: &model)
+        try store.close()
+        let closed = model
+        let reopened = try LogStore.open(at: Self.dir, options: Self.appOptions(.none), fileSystem: fs)
+        try Self.commitBatches(reopened, 40..<70, into: &model)
+        fs.powerLoss()  // the unsynced commits are gone
+        let recovered = try LogStore.open(at: Self.dir, options: Self.appOptions(.none), fileSystem: fs)
+        #expect(recovered.statistics.recovery.segmentHintsLoaded == 1)
+        #expect(try recovered.contents() == closed)
+    }
+
+    /// A hint is checked against the last frame it describes: beside another segment of the same
+    /// number (and at least its size) it is not used, and that segment is replayed.
+    @Test func aHintBesideAnotherSegmentOfTheSameNumberIsNotUsed() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
+        try Self.commitBatches(store, 0..<30, into: &model)
+        try store.close()
+
+        let other = FaultInjectingFileSystem()
+        var otherModel: [[UInt8]: [UInt8]] = [:]
+        let otherStore = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: other)
+        try Self.commitBatches(otherStore, 5..<45, into: &otherModel)
+        try otherStore.close()
+        let segment = Self.dir + "/" + SegmentFile.name(1)
+        let replacement = try #require(other.contents(of: segment))
+        #expect(replacement.count >= fs.contents(of: segment)!.count)
+        fs.setContents(replacement, of: segment)
+
+        let opened = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
+        #expect(opened.statistics.recovery.segmentHintsLoaded == 0)
+        #expect(try opened.contents() == otherModel)
     }
 }

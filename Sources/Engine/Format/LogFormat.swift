@@ -98,9 +98,9 @@ enum LogFormat {
     static let segmentHintSuffix = ".walhint"
     /// "WALSSEGH": bytes 0..<8 of every segment hint file.
     static let segmentHintMagic: [UInt8] = Array("WALSSEGH".utf8)
-    /// magic(8) version(2) flags(2) segment number(8) segment length(8) first sequence(8)
-    /// frame count(8) record bytes(8) entry count(8) reserved(4).
-    static let segmentHintHeaderSize = 64
+    /// magic(8) version(2) flags(2) segment number(8) covered length(8) last frame offset(8)
+    /// first sequence(8) frame count(8) record bytes(8) entry count(8) reserved(4).
+    static let segmentHintHeaderSize = 72
     /// The manifest's file name, and the name it is written under before the rename.
     static let manifestName = "MANIFEST"
     static let manifestTemporaryName = "MANIFEST-tmp"

@@ -86,6 +86,12 @@ struct LogReader {
         return true
     }
 
+    /// Continues reading at `offset`, a frame boundary past the header that the caller knows from
+    /// a segment hint: the frames before it are not read.
+    mutating func resume(at offset: UInt64) {
+        validLength = offset
+    }
+
     /// The next verified frame, or nil at the end of the segment (check ``tornTail``). Zero bytes
     /// running to the end of the file are preallocated space: the clean end of the segment.
     mutating func nextFrame() throws(EngineError) -> Frame? {

@@ -1,6 +1,7 @@
-/// Segment hint files (FORMAT.md, "Segment hint files"): beside each sealed segment, the last
-/// operation on each key it holds, in key order, so that open learns the segment's keys without
-/// reading or inflating its frames. Derived data: a hint that fails any check is ignored and the
+/// Segment hint files (FORMAT.md, "Segment hint files"): beside a segment, the last operation on
+/// each key its first frames hold (all of them, for a sealed segment; those written before the
+/// last clean close, for the newest), in key order, so that open learns those keys without
+/// reading or inflating the frames. Derived data: a hint that fails any check is ignored and the
 /// segment is replayed instead.
 struct SegmentHint: Equatable {
     /// The last operation on one key in the segment.
@@ -13,9 +14,12 @@ struct SegmentHint: Equatable {
     }
 
     var segment: UInt64
-    /// The segment file's size when the hint was made: a segment of another size is not the one
-    /// described.
-    var segmentLength: UInt64
+    /// The hint describes the frames in the segment's first `coveredLength` bytes: the whole file
+    /// for a sealed segment.
+    var coveredLength: UInt64
+    /// Where the last frame described starts: open checks that frame's header, so a hint never
+    /// describes another segment that happens to bear the same number and size.
+    var lastFrameOffset: UInt64
     var firstSequence: UInt64
     var frameCount: UInt64
     /// The raw sizes of every record in the segment, superseded ones included.
@@ -46,20 +50,37 @@ struct SegmentHint: Equatable {
         return size
     }
 
-    /// Reads sealed segment `number` frame by frame, verifying each (as replay does), and returns
-    /// its hint. Throws what the reader throws for a damaged segment.
-    static func build(from file: any StoreFile, number: UInt64) throws(EngineError) -> SegmentHint {
+    /// Reads segment `number` frame by frame, verifying each (as replay does), up to `length`
+    /// bytes (a frame boundary; the whole file when nil), and returns its hint. With `previous`,
+    /// a hint of the segment's first frames, only the frames after those are read. Throws what
+    /// the reader throws for a damaged segment.
+    static func build(
+        from file: any StoreFile, number: UInt64, upTo length: UInt64? = nil, extending previous: SegmentHint? = nil
+    ) throws(EngineError) -> SegmentHint {
         var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
         _ = try reader.readHeader()
+        let end = length ?? reader.fileSize
         var last: [HashedKey: Entry] = [:]
-        var first: UInt64?
-        var frames: UInt64 = 0
-        var recordBytes: UInt64 = 0
-        while let frame = try reader.nextFrame() {
-            first = first ?? frame.sequence
-            frames += 1
+        var hint = SegmentHint(
+            segment: number, coveredLength: 0, lastFrameOffset: 0, firstSequence: 0, frameCount: 0,
+            recordBytes: 0, entries: [])
+        if let previous {
+            hint = previous
+            last.reserveCapacity(previous.entries.count)
+            for entry in previous.entries { last[HashedKey(entry.key)] = entry }
+            reader.resume(at: previous.coveredLength)
+        }
+        while reader.validLength < end, let frame = try reader.nextFrame() {
+            if hint.frameCount == 0 { hint.firstSequence = frame.sequence }
+            guard frame.sequence == hint.firstSequence + hint.frameCount else {
+                throw .corruption(
+                    "frame sequence \(frame.sequence) where \(hint.firstSequence + hint.frameCount) was expected",
+                    path: file.path, offset: frame.offset)
+            }
+            hint.frameCount += 1
+            hint.lastFrameOffset = frame.offset
             for record in try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
-                recordBytes += UInt64(record.recordSize)
+                hint.recordBytes += UInt64(record.recordSize)
                 var entry = Entry(key: record.key, sequence: frame.sequence, location: nil, blob: record.blob)
                 if record.valueLength != nil {
                     entry.location = Location(
@@ -69,9 +90,9 @@ struct SegmentHint: Equatable {
                 last[HashedKey(record.key)] = entry
             }
         }
-        return SegmentHint(
-            segment: number, segmentLength: reader.fileSize, firstSequence: first ?? 0, frameCount: frames,
-            recordBytes: recordBytes, entries: last.values.sorted { compareBytes($0.key, $1.key) < 0 })
+        hint.coveredLength = reader.validLength
+        hint.entries = last.values.sorted { compareBytes($0.key, $1.key) < 0 }
+        return hint
     }
 
     func encoded() -> [UInt8] {
@@ -80,7 +101,8 @@ struct SegmentHint: Equatable {
         writer.append(LogFormat.formatVersion)
         writer.append(UInt16(0))
         writer.append(segment)
-        writer.append(segmentLength)
+        writer.append(coveredLength)
+        writer.append(lastFrameOffset)
         writer.append(firstSequence)
         writer.append(frameCount)
         writer.append(recordBytes)
@@ -115,11 +137,12 @@ struct SegmentHint: Equatable {
         case unsupportedVersion(UInt16)
     }
 
-    /// Reads and checks the hint of segment `number`, whose file is `segmentLength` bytes and
-    /// whose first frame must have sequence `firstSequence`. Every length and offset is checked
-    /// against its bound before it is used; nothing here can trap or over-allocate.
+    /// Reads and checks the hint of segment `number`, whose file is `fileSize` bytes (all of
+    /// them covered by the hint, for a sealed segment; at least the covered ones, for the newest)
+    /// and whose first frame must have sequence `firstSequence` (when given). Every length and offset is
+    /// checked against its bound before it is used; nothing here can trap or over-allocate.
     static func load(
-        _ file: any StoreFile, number: UInt64, segmentLength: UInt64, firstSequence: UInt64
+        _ file: any StoreFile, number: UInt64, fileSize: UInt64, isNewest: Bool, firstSequence: UInt64?
     ) throws(Unusable) -> SegmentHint {
         let headerSize = LogFormat.segmentHintHeaderSize
         guard let size = try? file.size() else { throw .invalid("hint file cannot be read") }
@@ -141,15 +164,23 @@ struct SegmentHint: Equatable {
         let flags = reader.readUInt16()!
         let segment = reader.readUInt64()!
         let length = reader.readUInt64()!
+        let lastFrame = reader.readUInt64()!
         let first = reader.readUInt64()!
         let frames = reader.readUInt64()!
         let recordBytes = reader.readUInt64()!
         let count = reader.readUInt64()!
         let reserved = reader.readUInt32()!
         guard flags == 0, reserved == 0, segment == number else { throw .invalid("hint header does not describe segment \(number)") }
-        guard length == segmentLength else { throw .invalid("hint describes \(length) bytes of a \(segmentLength)-byte segment") }
-        guard first == firstSequence, frames >= 1, frames <= length, first <= UInt64.max - frames else {
-            throw .invalid("hint's frames \(first) + \(frames) do not follow sequence \(firstSequence - 1)")
+        guard isNewest ? length <= fileSize : length == fileSize else {
+            throw .invalid("hint describes \(length) bytes of a \(fileSize)-byte segment")
+        }
+        guard length >= UInt64(LogFormat.segmentHeaderSize + LogFormat.frameHeaderSize),
+            lastFrame >= UInt64(LogFormat.segmentHeaderSize), lastFrame <= length - UInt64(LogFormat.frameHeaderSize)
+        else {
+            throw .invalid("hint's last frame at \(lastFrame) lies outside its \(length) bytes")
+        }
+        guard first == firstSequence ?? first, frames >= 1, frames <= length, first <= UInt64.max - frames else {
+            throw .invalid("hint's frames \(first) + \(frames) do not follow sequence \((firstSequence ?? 0) &- 1)")
         }
         // An entry is at least a kind, a key length, a key byte and a sequence step.
         guard count <= UInt64(reader.remaining / 4) else { throw .invalid("hint declares \(count) entries in \(reader.remaining) bytes") }
@@ -194,8 +225,24 @@ struct SegmentHint: Equatable {
         guard reader.isAtEnd else { throw .invalid("bytes follow the last entry") }
         guard sizes <= recordBytes else { throw .invalid("entries hold \(sizes) record bytes of the \(recordBytes) declared") }
         return SegmentHint(
-            segment: number, segmentLength: length, firstSequence: first, frameCount: frames,
-            recordBytes: recordBytes, entries: entries)
+            segment: number, coveredLength: length, lastFrameOffset: lastFrame, firstSequence: first,
+            frameCount: frames, recordBytes: recordBytes, entries: entries)
+    }
+
+    /// Checks that the segment holds the frame the hint names last: a verified frame header at
+    /// ``lastFrameOffset`` with the hint's last sequence, ending exactly at ``coveredLength``.
+    func checkLastFrame(in file: any StoreFile) throws(Unusable) {
+        guard let header = try? file.read(at: lastFrameOffset, count: LogFormat.frameHeaderSize),
+            header.count == LogFormat.frameHeaderSize
+        else { throw .invalid("the segment's last described frame cannot be read") }
+        var reader = ByteReader(header[...])
+        _ = reader.readUInt32()
+        let headerChecksum = reader.readUInt32()!
+        let length = UInt64(reader.readUInt32()!)
+        let sequence = reader.readUInt64()!
+        guard checksum(header.dropFirst(8)) == headerChecksum, sequence == firstSequence + frameCount - 1,
+            lastFrameOffset + UInt64(LogFormat.frameHeaderSize) + length == coveredLength
+        else { throw .invalid("the segment's frame at \(lastFrameOffset) is not the one the hint describes last") }
     }
 }
 
