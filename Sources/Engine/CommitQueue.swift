@@ -10,6 +10,8 @@ final class CommitQueue: Sendable {
     private struct State {
         var waiting: [CommitTicket] = []
         var leaderActive = false
+        /// A test's action, due once `waiting` holds `count` tickets (``whenWaiting(reach:_:)``).
+        var watcher: (count: Int, action: @Sendable () -> Void)?
     }
     private let state = Locked(State())
 
@@ -21,12 +23,30 @@ final class CommitQueue: Sendable {
 
     /// Queues `ticket`; true when its committer must lead now.
     func enqueue(_ ticket: CommitTicket) -> Bool {
-        state.withLock { s in
+        let (leads, due) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
             s.waiting.append(ticket)
-            guard !s.leaderActive else { return false }
+            var due: (@Sendable () -> Void)?
+            if let watcher = s.watcher, s.waiting.count >= watcher.count {
+                due = watcher.action
+                s.watcher = nil
+            }
+            guard !s.leaderActive else { return (false, due) }
             s.leaderActive = true
-            return true
+            return (true, due)
         }
+        due?()
+        return leads
+    }
+
+    /// Calls `action` once, on the committing thread, as soon as `count` commits are queued
+    /// (a test's way to hold a leader until the others are waiting behind it).
+    func whenWaiting(reach count: Int, _ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            if s.waiting.count >= count { return true }
+            s.watcher = (count, action)
+            return false
+        }
+        if now { action() }
     }
 
     /// Removes and returns the group the leader (`waiting[0]`) writes.
