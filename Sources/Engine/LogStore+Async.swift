@@ -65,7 +65,8 @@ extension LogStore {
     /// synchronous `value(forKey:)`.
     ///
     /// An absent key, or a value in the value cache, is answered on the calling thread from
-    /// memory, without I/O. Anything else — the `pread` and check of an inline value's block, or
+    /// memory, without I/O (it takes the index lock, which is held only for in-memory
+    /// work, for a moment). Anything else — the `pread` and check of an inline value's block, or
     /// a blob's chunks, every one verified — is read on one of the engine's I/O threads while the
     /// calling task is suspended.
     ///
@@ -108,7 +109,9 @@ extension LogStore {
 /// last chunk; a chunk that fails its checks is never returned. After a failure, asking again
 /// fails the same way. Each iteration starts again from the first chunk.
 public struct ValueChunks: AsyncSequence, Sendable {
+    /// A chunk of the value: at most 1 MiB, verified.
     public typealias Element = [UInt8]
+    /// Iterating fails only with the engine's error.
     public typealias Failure = EngineError
 
     private let stream: ValueStream
@@ -122,7 +125,9 @@ public struct ValueChunks: AsyncSequence, Sendable {
 
     /// Reads the chunks of a ``ValueChunks`` in order.
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+        /// A chunk of the value: at most 1 MiB, verified.
         public typealias Element = [UInt8]
+        /// Iterating fails only with the engine's error.
         public typealias Failure = EngineError
 
         private var stream: ValueStream
@@ -149,15 +154,6 @@ public struct ValueChunks: AsyncSequence, Sendable {
         /// whatever `actor` is.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(EngineError) -> [UInt8]? {
             try await next()
-        }
-    }
-}
-
-extension IOThreads {
-    /// ``run(_:)`` for a body that cannot fail.
-    func runInfallible<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withUnsafeContinuation { (continuation: UnsafeContinuation<T, Never>) in
-            submit { continuation.resume(returning: body()) }
         }
     }
 }

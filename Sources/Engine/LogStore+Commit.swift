@@ -30,7 +30,7 @@ extension LogStore {
     /// Commits `batch` like ``commit(_:)``, without blocking the calling task's thread.
     ///
     /// Only the batch's validation runs on the caller's thread (an invalid batch throws
-    /// ``EngineError/Code/invalidArgument`` before anything is handed over). Everything that
+    /// ``EngineError/Code/invalidArgument`` before anything is handed over); it takes no lock. Everything that
     /// touches files or takes long — writing and syncing its blobs, encoding and compressing the
     /// batch, and, should this commit lead its group, the group's `pwrite` and sync — runs on
     /// the engine's own I/O threads, never on a Swift-concurrency cooperative thread. While it
@@ -44,7 +44,10 @@ extension LogStore {
     @discardableResult
     public func commit(_ batch: WriteBatch) async throws(EngineError) -> UInt64 {
         try batch.validate(blobThreshold: options.blobThreshold)
-        guard !batch.isEmpty else { return try lastCommittedSequence() }
+        guard !batch.isEmpty else {
+            // The writer lock can be held across a group's sync: not to be waited for here.
+            return try await IOThreads.shared.run { () throws(EngineError) in try self.lastCommittedSequence() }
+        }
         return try await IOThreads.shared.start { finish in self.commitOnIOThread(batch, finish: finish) }
     }
 

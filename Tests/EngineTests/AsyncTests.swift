@@ -112,7 +112,7 @@ func onExecutor<T: Sendable>(
 
     /// How long a held sync waits for the test before giving up: a bound against hanging if the
     /// engine is broken, not a timing assertion (the test fails when it is reached).
-    static let holdLimit = DispatchTime.now() + .seconds(60)
+    static var holdLimit: DispatchTime { .now() + .seconds(60) }
 
     // MARK: No I/O on the caller's thread
 
