@@ -29,12 +29,13 @@ extension LogStore {
 
     /// Commits `batch` like ``commit(_:)``, without blocking the calling task's thread.
     ///
-    /// Only the batch's validation runs on the caller's thread (an invalid batch throws
-    /// ``EngineError/Code/invalidArgument`` before anything is handed over); it takes no lock. Everything that
-    /// touches files or takes long — writing and syncing its blobs, encoding and compressing the
-    /// batch, and, should this commit lead its group, the group's `pwrite` and sync — runs on
-    /// the engine's own I/O threads, never on a Swift-concurrency cooperative thread. While it
-    /// waits for its group to be written the task is suspended, and holds no thread at all.
+    /// Only the batch's validation, which takes no lock, runs on the caller's thread (an invalid
+    /// batch throws ``EngineError/Code/invalidArgument`` before anything is handed over).
+    /// Everything that touches files, locks or takes long — writing and syncing its blobs,
+    /// encoding and compressing the batch, and, should this commit lead its group, the group's
+    /// `pwrite` and sync — runs on the engine's own I/O threads, never on a Swift-concurrency
+    /// cooperative thread. While it waits for its group to be written the task is suspended,
+    /// and holds no thread at all.
     ///
     /// When this returns, the commit is as durable as ``commit(_:)`` would have made it: in
     /// ``LogStore/SyncMode/durable`` mode it survives power loss. The commit runs to completion
