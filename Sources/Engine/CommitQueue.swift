@@ -10,6 +10,8 @@ final class CommitQueue: Sendable {
     private struct State {
         var waiting: [CommitTicket] = []
         var leaderActive = false
+        /// A test's action, due once `waiting` holds `count` tickets (``whenWaiting(reach:_:)``).
+        var watcher: (count: Int, action: @Sendable () -> Void)?
     }
     private let state = Locked(State())
 
@@ -21,12 +23,30 @@ final class CommitQueue: Sendable {
 
     /// Queues `ticket`; true when its committer must lead now.
     func enqueue(_ ticket: CommitTicket) -> Bool {
-        state.withLock { s in
+        let (leads, due) = state.withLock { s -> (Bool, (@Sendable () -> Void)?) in
             s.waiting.append(ticket)
-            guard !s.leaderActive else { return false }
+            var due: (@Sendable () -> Void)?
+            if let watcher = s.watcher, s.waiting.count >= watcher.count {
+                due = watcher.action
+                s.watcher = nil
+            }
+            guard !s.leaderActive else { return (false, due) }
             s.leaderActive = true
-            return true
+            return (true, due)
         }
+        due?()
+        return leads
+    }
+
+    /// Calls `action` once, on the committing thread, as soon as `count` commits are queued
+    /// (a test's way to hold a leader until the others are waiting behind it).
+    func whenWaiting(reach count: Int, _ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { s -> Bool in
+            if s.waiting.count >= count { return true }
+            s.watcher = (count, action)
+            return false
+        }
+        if now { action() }
     }
 
     /// Removes and returns the group the leader (`waiting[0]`) writes.
@@ -64,53 +84,56 @@ final class CommitQueue: Sendable {
 }
 
 /// One commit in the queue, and how its committer learns what became of it: a blocked thread
-/// (``waitBlocking()``) or a suspended task (``waitSuspending()``).
+/// (``waitBlocking()``), or a callback (an `async` commit, whose task stays suspended meanwhile
+/// and whose callback never blocks: it resumes the task, or hands leadership to an I/O thread).
 final class CommitTicket: Sendable {
-    enum Role: Sendable {
-        case waiting
+    enum Outcome: Sendable {
         /// The committer must lead the next group (which will include its own commit).
         case lead
         /// A leader wrote the commit: its sequence number, or the error that stopped it.
         case done(Result<UInt64, EngineError>)
     }
 
-    private struct State {
-        var role = Role.waiting
-        var continuation: CheckedContinuation<Void, Never>?
+    private enum Waiter: Sendable {
+        /// A thread blocked in ``waitBlocking()``; the outcome is left in the box for it.
+        case thread(DispatchSemaphore, Locked<Outcome?>)
+        /// Called with the outcome on the resolving thread (the leader's).
+        case callback(@Sendable (CommitTicket, Outcome) -> Void)
     }
 
     let encoded: EncodedCommit
-    private let state = Locked(State())
-    private let semaphore = DispatchSemaphore(value: 0)
+    private let waiter: Waiter
 
-    init(_ encoded: EncodedCommit) { self.encoded = encoded }
-
-    /// Tells the waiting committer its role: resumes its task, or wakes its thread.
-    func resolve(_ role: Role) {
-        let continuation = state.withLock { s in
-            s.role = role
-            defer { s.continuation = nil }
-            return s.continuation
-        }
-        if let continuation { continuation.resume() } else { semaphore.signal() }
+    /// A ticket whose committer will wait in ``waitBlocking()``.
+    init(_ encoded: EncodedCommit) {
+        self.encoded = encoded
+        waiter = .thread(DispatchSemaphore(value: 0), Locked(nil))
     }
 
-    /// Blocks the calling thread until ``resolve(_:)``.
-    func waitBlocking() -> Role {
+    /// A ticket whose outcome goes to `onResolve`, called once, on the thread that resolves it.
+    /// It must not block: it runs inside the leader's round.
+    init(_ encoded: EncodedCommit, onResolve: @escaping @Sendable (CommitTicket, Outcome) -> Void) {
+        self.encoded = encoded
+        waiter = .callback(onResolve)
+    }
+
+    /// Tells the waiting committer its outcome (once per ticket): wakes its thread, or calls its
+    /// callback.
+    func resolve(_ outcome: Outcome) {
+        switch waiter {
+        case .thread(let semaphore, let box):
+            box.withLock { $0 = outcome }
+            semaphore.signal()
+        case .callback(let onResolve):
+            onResolve(self, outcome)
+        }
+    }
+
+    /// Blocks the calling thread until ``resolve(_:)`` (a ticket made with `init(_:)`).
+    func waitBlocking() -> Outcome {
+        let internalError = Outcome.done(.failure(EngineError(.io, "internal error: a commit ticket woke without an outcome")))
+        guard case .thread(let semaphore, let box) = waiter else { return internalError }
         semaphore.wait()
-        return state.withLock { $0.role }
-    }
-
-    /// Suspends the calling task, without blocking its thread, until ``resolve(_:)``.
-    func waitSuspending() async -> Role {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resolved = state.withLock { s in
-                guard case .waiting = s.role else { return true }
-                s.continuation = continuation
-                return false
-            }
-            if resolved { continuation.resume() }
-        }
-        return state.withLock { $0.role }
+        return box.withLock { $0 } ?? internalError
     }
 }

@@ -2,10 +2,13 @@ extension LogStore {
     /// Commits `batch` atomically and returns its sequence number.
     ///
     /// The batch is checked before a byte is written (an invalid one throws
-    /// ``EngineError/Code/invalidArgument`` and changes nothing), encoded and compressed on the
-    /// calling thread, then appended to the log as one frame. When this returns in
-    /// ``LogStore/SyncMode/durable`` mode the commit survives power loss; see ``LogStore/SyncMode`` for the others.
-    /// An empty batch writes nothing and returns the last sequence number.
+    /// ``EngineError/Code/invalidArgument`` and changes nothing), its blobs written and synced and
+    /// the batch encoded and compressed on the calling thread, then appended to the log as one
+    /// frame by group commit: the calling thread either waits for the leader of its group or,
+    /// as leader, performs the group's `pwrite` and sync itself. When this returns in
+    /// ``LogStore/SyncMode/durable`` mode the commit survives power loss; see
+    /// ``LogStore/SyncMode`` for the others. An empty batch writes nothing and returns the last
+    /// sequence number.
     ///
     /// - Throws: ``EngineError``. A failed write is cut off the log and the store stays usable. A
     ///   failed sync makes the store read-only (``EngineError/Code/readOnly`` from then on): the
@@ -13,33 +16,40 @@ extension LogStore {
     ///   showing every acknowledged commit. Reopen the store to write again.
     @discardableResult
     public func commit(_ batch: WriteBatch) throws(EngineError) -> UInt64 {
-        guard let (ticket, blobs) = try prepare(batch) else { return try lastCommittedSequence() }
+        try batch.validate(blobThreshold: options.blobThreshold)
+        guard !batch.isEmpty else { return try lastCommittedSequence() }
+        let (encoded, blobs) = try encode(batch)
         defer { releaseBlobs(blobs) }
-        if !queue.enqueue(ticket) {
-            switch ticket.waitBlocking() {
-            case .done(let result): return try result.get()
-            case .lead: break
-            case .waiting: preconditionFailure("a commit ticket woke while still waiting")
-            }
+        let ticket = CommitTicket(encoded)
+        if !queue.enqueue(ticket), case .done(let result) = ticket.waitBlocking() {
+            return try result.get()
         }
         return try lead(ticket)
     }
 
-    /// Commits `batch` like ``commit(_:)``, suspending the calling task instead of blocking its
-    /// thread while other commits are written. A task that ends up leading a group performs that
-    /// group's write and sync on its own thread.
+    /// Commits `batch` like ``commit(_:)``, without blocking the calling task's thread.
+    ///
+    /// Only the batch's validation, which takes no lock, runs on the caller's thread (an invalid
+    /// batch throws ``EngineError/Code/invalidArgument`` before anything is handed over).
+    /// Everything that touches files, locks or takes long — writing and syncing its blobs,
+    /// encoding and compressing the batch, and, should this commit lead its group, the group's
+    /// `pwrite` and sync — runs on the engine's own I/O threads, never on a Swift-concurrency
+    /// cooperative thread. While it waits for its group to be written the task is suspended,
+    /// and holds no thread at all.
+    ///
+    /// When this returns, the commit is as durable as ``commit(_:)`` would have made it: in
+    /// ``LogStore/SyncMode/durable`` mode it survives power loss. The commit runs to completion
+    /// even if the task is cancelled meanwhile.
+    ///
+    /// - Throws: ``EngineError``, as ``commit(_:)`` does.
     @discardableResult
     public func commit(_ batch: WriteBatch) async throws(EngineError) -> UInt64 {
-        guard let (ticket, blobs) = try prepare(batch) else { return try lastCommittedSequence() }
-        defer { releaseBlobs(blobs) }
-        if !queue.enqueue(ticket) {
-            switch await ticket.waitSuspending() {
-            case .done(let result): return try result.get()
-            case .lead: break
-            case .waiting: preconditionFailure("a commit ticket woke while still waiting")
-            }
+        try batch.validate(blobThreshold: options.blobThreshold)
+        guard !batch.isEmpty else {
+            // The writer lock can be held across a group's sync: not to be waited for here.
+            return try await IOThreads.shared.run { () throws(EngineError) in try self.lastCommittedSequence() }
         }
-        return try lead(ticket)
+        return try await IOThreads.shared.start { finish in self.commitOnIOThread(batch, finish: finish) }
     }
 
     /// Builds a batch in `body` and commits it; see ``commit(_:)``. Nothing is written if `body`
@@ -60,15 +70,40 @@ extension LogStore {
         return try commit(batch)
     }
 
-    /// Validates a batch, writes its blobs (durably), and encodes (compresses) it, all on the
-    /// calling thread, outside every lock. Returns nil for an empty batch; else the ticket and
-    /// the ids of the blobs written, pending until the commit returns.
-    private func prepare(_ batch: WriteBatch) throws(EngineError) -> (CommitTicket, [UInt64])? {
-        try batch.validate(blobThreshold: options.blobThreshold)
-        guard !batch.isEmpty else { return nil }
+    /// Writes a validated, non-empty batch's blobs (durably) and encodes (compresses) it, on the
+    /// calling thread, outside every lock. Returns the encoded commit and the ids of the blobs
+    /// written, pending until the commit returns.
+    private func encode(_ batch: WriteBatch) throws(EngineError) -> (EncodedCommit, [UInt64]) {
         let (operations, blobs) = try writeBlobs(batch.operations)
-        let encoded = EncodedCommit(operations, level: options.compressionLevel, blockSize: options.blockSize)
-        return (CommitTicket(encoded), blobs)
+        return (EncodedCommit(operations, level: options.compressionLevel, blockSize: options.blockSize), blobs)
+    }
+
+    /// The `async` commit's work, on an I/O thread: encode `batch`, queue it, and lead its group
+    /// now or wait for the group's leader without holding the thread. `finish` gets the outcome,
+    /// once: here, on the leader's thread (which resolves the ticket), or on the I/O thread that
+    /// leads a later group when leadership is handed to this commit.
+    private func commitOnIOThread(_ batch: WriteBatch, finish: @escaping @Sendable (Result<UInt64, EngineError>) -> Void) {
+        let encoded: EncodedCommit
+        let blobs: [UInt64]
+        do throws(EngineError) {
+            (encoded, blobs) = try encode(batch)
+        } catch {
+            return finish(.failure(error))
+        }
+        let done = { @Sendable (result: Result<UInt64, EngineError>) in
+            self.releaseBlobs(blobs)
+            finish(result)
+        }
+        let ticket = CommitTicket(encoded) { ticket, outcome in
+            switch outcome {
+            case .done(let result):
+                done(result)
+            case .lead:
+                // Called by the previous leader on its way out: lead on an I/O thread, not on its.
+                IOThreads.shared.submit { done(Result { () throws(EngineError) in try self.lead(ticket) }) }
+            }
+        }
+        if queue.enqueue(ticket) { done(Result { () throws(EngineError) in try self.lead(ticket) }) }
     }
 
     private func lastCommittedSequence() throws(EngineError) -> UInt64 {

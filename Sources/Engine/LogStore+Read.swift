@@ -1,5 +1,6 @@
 extension LogStore {
-    /// The latest committed value for `key`, or nil when the key is absent.
+    /// The latest committed value for `key`, or nil when the key is absent, read on the calling
+    /// thread (the `async` variant reads on the engine's I/O threads).
     ///
     /// An inline value costs one `pread` of the block holding it, its crc32 verified, at most one
     /// block inflated; or no I/O at all when the value, or its block, is cached. A blob is read
@@ -20,7 +21,9 @@ extension LogStore {
     }
 
     /// The value of `key` as a stream of verified chunks (of at most 1 MiB), or nil when the key
-    /// is absent: a blob is never loaded whole. An inline value comes as one chunk.
+    /// is absent: a blob is never loaded whole. An inline value comes as one chunk. Every read,
+    /// here and in ``ValueStream/next()``, runs on the calling thread; ``valueChunks(forKey:)``
+    /// is the `async` counterpart.
     public func valueStream(forKey key: [UInt8]) throws(EngineError) -> ValueStream? {
         try withCurrentVersion(of: key) { version throws(EngineError) in
             switch version {
@@ -34,7 +37,7 @@ extension LogStore {
     /// Calls `body` with the bytes of `key`'s value in memory and returns its result, or returns
     /// nil when the key is absent. A raw-stored blob is **mapped** (`mmap`), not copied, after
     /// every chunk's checksum is verified; a compressed blob is inflated into a buffer first. The
-    /// bytes are valid only inside `body`.
+    /// bytes are valid only inside `body`. The reads, checks and `body` run on the calling thread.
     ///
     /// - Throws: the engine's ``EngineError`` (as for ``value(forKey:)``), or what `body` throws.
     public func withValue<Result>(
@@ -172,7 +175,7 @@ public struct ValueStream: Sendable {
         length = reader.reference.length
     }
 
-    /// The next chunk, or nil after the last.
+    /// The next chunk, or nil after the last, read and verified on the calling thread.
     ///
     /// - Throws: ``EngineError/Code/corruption`` naming the blob file when a chunk (or, at the
     ///   end, the whole value) fails its checksum; the chunk is not returned.

@@ -10,13 +10,19 @@
 ///
 /// ## Concurrency
 /// `LogStore` is `Sendable`: any number of threads and tasks may read and commit at once.
-/// Commits are encoded and compressed on their callers' threads, then written by **group
-/// commit**: commits that arrive while a write and sync are in flight are appended together with
-/// one `pwrite` and one sync in the next round, and each caller returns when its own commit is
-/// durable. The `async` ``commit(_:)`` suspends its task instead of blocking a thread while it
-/// waits. Readers take only a short index lock, so **a reader never waits for a writer's
-/// fsync**. A commit becomes visible to readers when it has been written (and, in
-/// ``LogStore/SyncMode/durable`` mode, synced).
+/// Commits are written by **group commit**: commits that arrive while a write and sync are in
+/// flight are appended together with one `pwrite` and one sync in the next round, and each
+/// caller returns when its own commit is durable. Readers take only a short index lock, so **a
+/// reader never waits for a writer's fsync**. A commit becomes visible to readers when it has
+/// been written (and, in ``LogStore/SyncMode/durable`` mode, synced).
+///
+/// The synchronous methods do their work, I/O included, on the calling thread: call them from
+/// threads of your own. The `async` methods (`open`, `commit(_:)`, `value(forKey:)`,
+/// ``valueChunks(forKey:)``, `sync()`, `compact()`, `close()`) run the same code on the
+/// engine's own I/O threads — two POSIX threads shared by every store in the process, neither
+/// Dispatch's nor Swift concurrency's — and suspend the calling task until it is done, so they
+/// never block a cooperative thread in a system call. The background sync of
+/// ``LogStore/SyncMode/deferred`` runs on those threads too.
 ///
 /// Only one ``LogStore`` may have a directory open at a time, in this process or any other: the
 /// directory's `LOCK` file is held with `flock` until ``close()``.
@@ -104,10 +110,14 @@ public final class LogStore: Sendable {
     }
 
     /// Opens the store in the directory at `path`, creating it if needed, and recovers it: loads
-    /// the index entries of compacted packs and sealed segments from their hint files, replays
-    /// the newest segment (and any sealed one whose hint is missing or fails a check), and cuts
-    /// off a torn frame at the end of the log. Open's work follows what was written since the
-    /// last segment was sealed, plus one small hint file read per sealed segment and pack.
+    /// the index entries of compacted packs and of segments from their hint files, replays the
+    /// frames no hint covers (those written since the last clean close or rollover, and any
+    /// segment whose hint is missing or fails a check), and cuts off a torn frame at the end of
+    /// the log. All of it runs on the calling thread; the `async` variant runs it on the engine's
+    /// I/O threads.
+    ///
+    /// When it returns, the store is open and every commit recovered from the log is readable;
+    /// a directory it created is durable.
     ///
     /// - Throws: ``EngineError`` — ``EngineError/Code/locked`` when the store is open elsewhere;
     ///   ``EngineError/Code/corruption`` (naming file and offset) when a checksum fails anywhere but
@@ -166,8 +176,8 @@ public final class LogStore: Sendable {
         try? close()
     }
 
-    /// Makes every commit written so far durable. A no-op in ``LogStore/SyncMode/durable`` mode, where
-    /// each commit is synced before it returns.
+    /// Makes every commit written so far durable, with an `fdatasync` on the calling thread. A
+    /// no-op in ``LogStore/SyncMode/durable`` mode, where each commit is synced before it returns.
     ///
     /// - Throws: the sync's ``EngineError``; the store is then read-only (``EngineError/Code/readOnly``).
     public func sync() throws(EngineError) {
@@ -177,10 +187,12 @@ public final class LogStore: Sendable {
         }
     }
 
-    /// Syncs what is unsynced, writes the active segment's hint file (so that the next open
-    /// replays nothing; ``LogStore/Options/writesSegmentHints``), then releases the directory lock.
-    /// Idempotent; after it every call but ``close()`` throws ``EngineError/Code/closed``. When it
-    /// returns, every commit that returned is durable, whatever the sync mode.
+    /// Waits for a running compaction (or segment hint) to stop, syncs what is unsynced, writes
+    /// the active segment's hint file (so that the next open replays nothing;
+    /// ``LogStore/Options/writesSegmentHints``), then releases the directory lock, all on the
+    /// calling thread. Idempotent; after it every call but `close()` throws
+    /// ``EngineError/Code/closed``. When it returns, every commit that returned is durable,
+    /// whatever the sync mode.
     ///
     /// - Throws: the final sync's error. The store is closed all the same.
     public func close() throws(EngineError) {
@@ -275,12 +287,15 @@ public final class LogStore: Sendable {
 
     private func startDeferredSync() {
         guard case .deferred(let interval) = options.syncMode else { return }
+        // The task only sleeps; each sync runs on an I/O thread, never on a cooperative thread.
         let task = Task.detached { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
-                try? self.writer.withLock { w throws(EngineError) in
-                    if !w.closed { try self.syncIfNeeded(&w) }
+                try? await IOThreads.shared.run { () throws(EngineError) in
+                    try self.writer.withLock { w throws(EngineError) in
+                        if !w.closed { try self.syncIfNeeded(&w) }
+                    }
                 }
             }
         }

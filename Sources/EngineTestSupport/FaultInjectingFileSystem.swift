@@ -83,6 +83,21 @@ package final class FaultInjectingFileSystem: FileSystem {
     let state = Locked(State())
     /// Called before every sync, outside the file system's lock, with the sync's number.
     let syncHook = Locked<(@Sendable (Int) -> Void)?>(nil)
+    /// Called at the start of every call into the file system or one of its files.
+    let accessHook = Locked<(@Sendable (Access) -> Void)?>(nil)
+
+    /// Every kind of call into the file system or one of its files, reads and queries included.
+    package enum AccessKind: String, Sendable, CaseIterable {
+        case createDirectory, listDirectory, open, remove, rename, syncDirectory, lock
+        case read, write, sync, size, truncate, linkCount, map
+    }
+
+    /// One call into the file system, as ``onEveryAccess(_:)`` reports it.
+    package struct Access: Sendable, CustomStringConvertible {
+        package var kind: AccessKind
+        package var path: String
+        package var description: String { "\(kind) \(path)" }
+    }
 
     package init() {}
 
@@ -131,6 +146,18 @@ package final class FaultInjectingFileSystem: FileSystem {
     /// threads pile up behind it.
     package func beforeEverySync(_ hook: @escaping @Sendable (Int) -> Void) {
         syncHook.withLock { $0 = hook }
+    }
+
+    /// Calls `hook` at the start of every call into the file system or one of its files, on the
+    /// calling thread and outside the file system's lock: a test's way to see which thread does
+    /// each piece of I/O.
+    package func onEveryAccess(_ hook: @escaping @Sendable (Access) -> Void) {
+        accessHook.withLock { $0 = hook }
+    }
+
+    /// Reports a call to the ``onEveryAccess(_:)`` hook, if there is one.
+    func observe(_ kind: AccessKind, _ path: String) {
+        if let hook = accessHook.withLock({ $0 }) { hook(Access(kind: kind, path: path)) }
     }
 
     /// The machine lost power: every file reverts to its last synced bytes, the directory to its
@@ -193,14 +220,16 @@ package final class FaultInjectingFileSystem: FileSystem {
     // MARK: FileSystem
 
     package func createDirectory(_ path: String) throws(EngineError) -> Bool {
-        try state.withLock { s throws(EngineError) in
+        observe(.createDirectory, path)
+        return try state.withLock { s throws(EngineError) in
             try s.checkAlive(path)
             return s.directories.insert(path).inserted
         }
     }
 
     package func listDirectory(_ path: String) throws(EngineError) -> [String] {
-        try state.withLock { s throws(EngineError) in
+        observe(.listDirectory, path)
+        return try state.withLock { s throws(EngineError) in
             try s.checkAlive(path)
             let prefix = path + "/"
             return s.names.keys.filter { $0.hasPrefix(prefix) && !$0.dropFirst(prefix.count).contains("/") }
@@ -209,7 +238,8 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func openFile(_ path: String, create: Bool) throws(EngineError) -> any StoreFile {
-        try state.withLock { s throws(EngineError) -> any StoreFile in
+        observe(.open, path)
+        return try state.withLock { s throws(EngineError) -> any StoreFile in
             try s.checkAlive(path)
             if s.names[path] == nil {
                 guard create else {
@@ -229,6 +259,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func removeFile(_ path: String) throws(EngineError) {
+        observe(.remove, path)
         try state.withLock { s throws(EngineError) in
             try s.checkAlive(path)
             guard s.names[path] != nil else {
@@ -246,6 +277,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func rename(_ from: String, to: String) throws(EngineError) {
+        observe(.rename, from)
         try state.withLock { s throws(EngineError) in
             try s.checkAlive(from)
             guard let id = s.names[from] else {
@@ -258,6 +290,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func syncDirectory(_ path: String) throws(EngineError) {
+        observe(.syncDirectory, path)
         try state.withLock { s throws(EngineError) in
             try s.checkAlive(path)
             try s.performOrThrow(.syncDirectory, path)
@@ -271,7 +304,8 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func lockFile(_ path: String) throws(EngineError) -> any FileLock {
-        try state.withLock { s throws(EngineError) -> any FileLock in
+        observe(.lock, path)
+        return try state.withLock { s throws(EngineError) -> any FileLock in
             try s.checkAlive(path)
             guard !s.locks.contains(path) else {
                 throw EngineError(.locked, "the store is open elsewhere", path: path, systemCall: "flock", errno: 11)
@@ -352,7 +386,8 @@ final class FaultFile: StoreFile {
     }
 
     func read(at offset: UInt64, count: Int) throws(EngineError) -> [UInt8] {
-        try fileSystem.state.withLock { s throws(EngineError) in
+        fileSystem.observe(.read, path)
+        return try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             s.largestRead = max(s.largestRead, count)
             s.readCount += 1
@@ -363,6 +398,7 @@ final class FaultFile: StoreFile {
     }
 
     func write(_ bytes: [UInt8], at offset: UInt64) throws(EngineError) {
+        fileSystem.observe(.write, path)
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             let fault = s.perform(.write, path)
@@ -379,6 +415,7 @@ final class FaultFile: StoreFile {
     }
 
     func sync() throws(EngineError) {
+        fileSystem.observe(.sync, path)
         if let hook = fileSystem.syncHook.withLock({ $0 }) {
             hook(fileSystem.state.withLock { $0.kindCounts[.sync, default: 0] } + 1)
         }
@@ -393,7 +430,8 @@ final class FaultFile: StoreFile {
     }
 
     func size() throws(EngineError) -> UInt64 {
-        try fileSystem.state.withLock { s throws(EngineError) in
+        fileSystem.observe(.size, path)
+        return try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             return UInt64(s.nodes[node]!.current.count)
         }
@@ -402,13 +440,15 @@ final class FaultFile: StoreFile {
     /// The number of names that map to this file's node (this file system has no hard links
     /// of its own, but ``linkFile(_:to:)`` makes one for tests).
     func linkCount() throws(EngineError) -> UInt64 {
-        try fileSystem.state.withLock { s throws(EngineError) in
+        fileSystem.observe(.linkCount, path)
+        return try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             return UInt64(s.names.values.filter { $0 == node }.count)
         }
     }
 
     func truncate(to size: UInt64) throws(EngineError) {
+        fileSystem.observe(.truncate, path)
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
             try s.performOrThrow(.truncate, path)
@@ -425,6 +465,7 @@ final class FaultFile: StoreFile {
 
 extension FaultFile {
     func map() throws(EngineError) -> MappedFile {
+        fileSystem.observe(.map, path)
         let bytes = try read(at: 0, count: Int(try size()))
         // A private copy stands in for the kernel's mapping.
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)

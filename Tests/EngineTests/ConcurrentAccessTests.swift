@@ -7,7 +7,7 @@ import Testing
 @Suite struct ConcurrentAccessTests {
     @Test func concurrentWritersAndReadersSeeOnlyWholeCommits() async throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: "/concurrent", options: LogStore.Options(), fileSystem: fs)
+        let store = try await LogStore.open(at: "/concurrent", options: LogStore.Options(), fileSystem: fs)
         let writers = 4
         let commitsPerWriter = 150
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -44,8 +44,8 @@ import Testing
             try await group.waitForAll()
         }
         #expect(store.statistics.lastSequence == UInt64(writers * commitsPerWriter))
-        try store.close()
-        let reopened = try LogStore.open(at: "/concurrent", options: LogStore.Options(), fileSystem: fs)
+        try await store.close()
+        let reopened = try await LogStore.open(at: "/concurrent", options: LogStore.Options(), fileSystem: fs)
         let contents = try reopened.contents()
         #expect(contents.count == writers * (commitsPerWriter + 2))
         for writer in 0..<writers {

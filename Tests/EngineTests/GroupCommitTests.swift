@@ -72,7 +72,7 @@ import Testing
 
     @Test func readersSeeEachKeysSequenceOnlyGrowWhileCommitsRace() async throws {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: "/group", options: LogStore.Options(), fileSystem: fs)
+        let store = try await LogStore.open(at: "/group", options: LogStore.Options(), fileSystem: fs)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for committer in 0..<6 {
                 group.addTask {
@@ -99,7 +99,7 @@ import Testing
             try await group.waitForAll()
         }
         #expect(store.statistics.lastSequence == 6 * 80)
-        for committer in 0..<6 { #expect(try store.value(forKey: bytes("own/\(committer)")) == bytes("79")) }
+        for committer in 0..<6 { #expect(try await store.value(forKey: bytes("own/\(committer)")) == bytes("79")) }
     }
 
     /// Power loss at every sync of a run of concurrent committers: every acknowledged commit

@@ -60,6 +60,6 @@ import Testing
         }
         #expect(fs.count(of: .sync) == before + 1)
         fs.powerLoss()
-        #expect(try Self.store(.durable, fs).value(forKey: bytes("a")) == bytes("1"))
+        #expect(try await Self.store(.durable, fs).value(forKey: bytes("a")) == bytes("1"))
     }
 }
