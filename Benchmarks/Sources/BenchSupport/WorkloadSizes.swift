@@ -19,7 +19,7 @@ public struct WorkloadSizes: Sendable, Codable {
     /// Seconds of single-record commits that `compact` times without a compaction, before it
     /// starts one: the baseline of the stall figures.
     public var stallBaselineSeconds: Double
-    /// Records in the store that `open-hints` opens.
+    /// Records in the stores that `open-hints` and `index-memory` open.
     public var openRecords: Int
 
     /// The log `compact` builds when named in `--workloads` (times the scale).
@@ -48,7 +48,8 @@ public struct WorkloadSizes: Sendable, Codable {
                 : named(.compact) ? Self.fullCompactLogBytes : Self.defaultRunCompactLogBytes)
         stallBaselineSeconds = options.quick ? 1 : 2
         openRecords = options.recordCount
-            * (options.quick || named(.openHints) ? Self.fullOpenRecordsPerRecord : Self.defaultRunOpenRecordsPerRecord)
+            * (options.quick || named(.openHints) || named(.indexMemory)
+                ? Self.fullOpenRecordsPerRecord : Self.defaultRunOpenRecordsPerRecord)
     }
 
     /// The line under the data set's in the table's header that gives these sizes, for those of
@@ -63,8 +64,8 @@ public struct WorkloadSizes: Sendable, Codable {
             parts.append("compact overwrites until the log holds \(TableFormat.bytes(UInt64(compactLogBytes))), "
                 + "\(TableFormat.fixed(stallBaselineSeconds, 0)) s of baseline commits")
         }
-        if workloads.contains(.openHints) {
-            parts.append("open-hints opens \(TableFormat.count(Double(openRecords))) records")
+        if workloads.contains(.openHints) || workloads.contains(.indexMemory) {
+            parts.append("open-hints and index-memory open \(TableFormat.count(Double(openRecords))) records")
         }
         return parts.isEmpty ? nil : "sizes: " + parts.joined(separator: "; ")
     }
