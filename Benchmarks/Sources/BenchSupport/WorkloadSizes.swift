@@ -1,5 +1,5 @@
-/// How much `assets`, `compact` and `open-hints` write: set by `--quick`, `--scale`,
-/// `--compact-bytes`, and by whether `--workloads` names `compact` or `open-hints`. Their full
+/// How much `assets`, `compact`, `open-hints` and `index-memory` write: set by `--quick`,
+/// `--scale`, `--compact-bytes`, `--full`, and by whether `--workloads` names them. Their full
 /// sizes (a gigabyte of log; a million records) take a minute or two each, too long for the
 /// default run of every workload, which uses smaller ones.
 public struct WorkloadSizes: Sendable, Codable {
@@ -42,7 +42,7 @@ public struct WorkloadSizes: Sendable, Codable {
             AssetClass(bytes: mebibyte, count: scaled(options.quick ? 8 : 64)),
             AssetClass(bytes: 64 * mebibyte, count: scaled(options.quick ? 1 : 4)),
         ]
-        func named(_ workload: Workload) -> Bool { options.workloads?.contains(workload) ?? false }
+        func named(_ workload: Workload) -> Bool { options.full || (options.workloads?.contains(workload) ?? false) }
         compactLogBytes = options.compactBytes ?? scaled(
             options.quick ? Self.quickCompactLogBytes
                 : named(.compact) ? Self.fullCompactLogBytes : Self.defaultRunCompactLogBytes)
