@@ -3,7 +3,7 @@
 public enum EngineTables {
     public static func markdown(_ rows: [ResultRow], subject: String, plainFiles: String) -> [String] {
         var figures: [(String, String)] = []
-        func ms(_ seconds: Double) -> String { TableFormat.fixed(seconds * 1e3, 1) + " ms" }
+        func ms(_ seconds: Double) -> String { TableFormat.count(seconds * 1e3) + " ms" }
         for (part, words) in [(EnginePart.logReplay, "never compacted (log replay)"), (EnginePart.hintFiles, "after compact() (hint files)")] {
             guard let row = rows.row(.openHints, subject, part: part) else { continue }
             let records = TableFormat.count(row.median.figures[Figure.records] ?? 0)
