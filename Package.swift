@@ -14,11 +14,6 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
-        // glibc's <malloc.h> (libc6-dev), for the example's heap measurement only.
-        .systemLibrary(
-            name: "CMalloc",
-            providers: [.apt(["libc6-dev"])]
-        ),
         .target(
             name: "Engine",
             dependencies: ["CZlib"]
@@ -30,7 +25,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "WALStoreExample",
-            dependencies: ["Engine", "CMalloc"]
+            dependencies: ["Engine"]
         ),
         // A child process for the lock test: tries to open a store and reports by exit code.
         .executableTarget(

@@ -44,10 +44,18 @@ let package = Package(
             name: "CLMDB",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // glibc's <malloc.h> (libc6-dev): mallinfo2() and malloc_trim() for index-memory (Linux).
+        .systemLibrary(
+            name: "CMalloc",
+            providers: [.apt(["libc6-dev"])]
+        ),
         // Data, workloads, timing, the table and the WALStore contender, shared by both benches.
         .target(
             name: "BenchSupport",
-            dependencies: [.product(name: "Engine", package: "WALStore")]
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .target(name: "CMalloc", condition: .when(platforms: [.linux])),
+            ]
         ),
         // WALStore against SQLite and the physical limit of write(2) + fdatasync.
         .executableTarget(

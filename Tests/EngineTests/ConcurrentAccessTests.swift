@@ -2,8 +2,8 @@ import Engine
 import EngineTestSupport
 import Testing
 
-/// `LogStore` is `Sendable`: threads and tasks may commit and read at once. (Group commit and the
-/// full concurrent model and crash tests belong to the concurrency issue.)
+/// `LogStore` is `Sendable`: threads and tasks may commit and read at once. (Group commit, and
+/// power loss under concurrent committers, are tested in `GroupCommitTests`.)
 @Suite struct ConcurrentAccessTests {
     @Test func concurrentWritersAndReadersSeeOnlyWholeCommits() async throws {
         let fs = FaultInjectingFileSystem()

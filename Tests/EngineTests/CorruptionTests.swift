@@ -2,7 +2,7 @@ import Engine
 import EngineTestSupport
 import Testing
 
-/// Invariant 6 of DESIGN.md: corruption is detected and named by file and offset, corrupt bytes
+/// Invariant 6 of ARCHITECTURE.md: corruption is detected and named by file and offset, corrupt bytes
 /// are never returned, and hostile lengths allocate nothing.
 @Suite struct CorruptionTests {
     static let dir = "/corrupt"

@@ -3,7 +3,7 @@ import EngineTestSupport
 import Testing
 
 /// Crash at every I/O operation of a scripted workload, reopen, and check invariants 1–3 of
-/// DESIGN.md: every commit present entirely or not at all, every acknowledged durable commit
+/// ARCHITECTURE.md: every commit present entirely or not at all, every acknowledged durable commit
 /// present, and the recovered state a prefix of the commit order.
 @Suite struct CrashTests {
     static let dir = "/crash"

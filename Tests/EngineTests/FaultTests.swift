@@ -5,7 +5,7 @@ import Engine
 import EngineTestSupport
 import Testing
 
-/// EIO and ENOSPC on each write and each sync of a workload: invariants 7 and 8 of DESIGN.md.
+/// EIO and ENOSPC on each write and each sync of a workload: invariants 7 and 8 of ARCHITECTURE.md.
 @Suite struct FaultTests {
     static let dir = CrashTests.dir
 

@@ -16,6 +16,8 @@ public struct BenchDescription {
     public var references: [String]
     /// Headings of the ratio columns, by reference (default "vs <name>").
     public var columnTitles: [String: String]
+    /// The references that are the fastest of several contenders (SQLite's two layouts).
+    public var referenceGroups: [ReferenceGroup]
     /// Lines printed above the table that say what each contender is.
     public var legend: [String]
     /// Library versions, by contender, for the JSON report.
@@ -24,12 +26,19 @@ public struct BenchDescription {
     public var makeContenders: (DataSet) -> [any Contender]
     /// Extra lines for under the table, computed from the rows.
     public var notes: ([ResultRow], DataSet) -> [String]
+    /// The project's targets, judged on the rows: printed after the notes, met or MISS.
+    public var goals: ([ResultRow], DataSet) -> [Goal]
+    /// Lines printed last, after the goals (walstore-bench: the README's tables in Markdown).
+    public var appendix: ([ResultRow], DataSet, [Goal]) -> [String]
 
     public init(
         tool: String, title: String, available: [Workload], defaults: [Workload], subject: String = "WALStore",
-        references: [String], columnTitles: [String: String] = [:], legend: [String], versions: [String: String],
+        references: [String], columnTitles: [String: String] = [:], referenceGroups: [ReferenceGroup] = [],
+        legend: [String], versions: [String: String],
         makeContenders: @escaping (DataSet) -> [any Contender],
-        notes: @escaping ([ResultRow], DataSet) -> [String] = { _, _ in [] }
+        notes: @escaping ([ResultRow], DataSet) -> [String] = { _, _ in [] },
+        goals: @escaping ([ResultRow], DataSet) -> [Goal] = { _, _ in [] },
+        appendix: @escaping ([ResultRow], DataSet, [Goal]) -> [String] = { _, _, _ in [] }
     ) {
         self.tool = tool
         self.title = title
@@ -38,10 +47,13 @@ public struct BenchDescription {
         self.subject = subject
         self.references = references
         self.columnTitles = columnTitles
+        self.referenceGroups = referenceGroups
         self.legend = legend
         self.versions = versions
         self.makeContenders = makeContenders
         self.notes = notes
+        self.goals = goals
+        self.appendix = appendix
     }
 }
 
@@ -50,6 +62,9 @@ public enum BenchMain {
     /// Runs the bench described by `bench` with `arguments` (without the program name) and
     /// returns the exit status: 0 done, 1 an error, 2 a bad command line.
     public static func run(_ bench: BenchDescription, arguments: [String]) -> Int32 {
+        if arguments.count == 2, arguments[0] == MemoryProbe.flag {
+            return MemoryProbe.run(path: arguments[1])
+        }
         let options: BenchOptions
         switch BenchOptions.parse(arguments, available: bench.available) {
         case .success(let parsed):
@@ -90,9 +105,10 @@ public enum BenchMain {
         let workloads = options.workloads ?? bench.defaults
         let runner = BenchmarkRun(
             contenders: bench.makeContenders(data), workloads: workloads, repetitions: options.repetitions,
-            subject: bench.subject, references: bench.references, sizes: options.sizes)
+            subject: bench.subject, references: bench.references, groups: bench.referenceGroups, sizes: options.sizes)
         let rows = try runner.run(data: data, scratch: scratch) { printError($0) }
         let notes = bench.notes(rows, data)
+        let goals = bench.goals(rows, data)
         let totalSeconds = Stopwatch.seconds(start.duration(to: clock.now))
 
         var lines = [bench.title, machine.line]
@@ -113,10 +129,21 @@ public enum BenchMain {
         lines.append(contentsOf: bench.legend)
         lines.append("")
         lines.append(ResultTable(
-            rows: rows, subject: bench.subject, references: bench.references, columnTitles: bench.columnTitles).render())
+            rows: rows, subject: bench.subject, references: bench.references, columnTitles: bench.columnTitles,
+            groups: bench.referenceGroups).render())
         if !notes.isEmpty {
             lines.append("")
             lines.append(contentsOf: notes)
+        }
+        if !goals.isEmpty {
+            lines.append("")
+            lines.append("goals (the project's targets; MISS = not reached in this run):")
+            lines.append(contentsOf: goals.map { "  " + $0.line })
+        }
+        let appendix = bench.appendix(rows, data, goals)
+        if !appendix.isEmpty {
+            lines.append("")
+            lines.append(contentsOf: appendix)
         }
         lines.append("")
         lines.append("total time: \(TableFormat.fixed(totalSeconds, 1)) s")
@@ -128,7 +155,7 @@ public enum BenchMain {
                 syncRecords: data.syncCount, repetitions: options.repetitions, scale: options.scale, quick: options.quick,
                 rawBytes: data.rawBytes, keyBytes: 16, valueBytesMinimum: data.valueLengths.minimum,
                 valueBytesMean: data.valueLengths.mean, valueBytesMaximum: data.valueLengths.maximum,
-                sizes: options.sizes, versions: bench.versions, rows: rows, notes: notes)
+                sizes: options.sizes, versions: bench.versions, rows: rows, notes: notes, goals: goals)
             try report.write(to: path)
             printError("wrote \(path)")
         }

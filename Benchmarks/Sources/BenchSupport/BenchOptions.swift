@@ -4,6 +4,9 @@ public struct BenchOptions: Sendable {
     public var quick = false
     /// `--scale X`: multiplies the number of records.
     public var scale = 1.0
+    /// `--full`: every workload at its full size, as if `--workloads` named them all: the run
+    /// whose Markdown tables README.md shows.
+    public var full = false
     /// `--workloads a,b,c`; nil runs the bench's default list.
     public var workloads: [Workload]?
     /// `--json FILE`: where to write every figure as JSON.
@@ -58,6 +61,8 @@ public struct BenchOptions: Sendable {
             switch flag {
             case "--quick":
                 options.quick = true
+            case "--full":
+                options.full = true
             case "-h", "--help":
                 options.help = true
             case "--scale":
@@ -93,6 +98,9 @@ public struct BenchOptions: Sendable {
                 return .failure(UsageError(message: "unknown argument '\(argument)'"))
             }
         }
+        if options.quick && options.full {
+            return .failure(UsageError(message: "--quick and --full exclude each other"))
+        }
         return .success(options)
     }
 
@@ -115,10 +123,11 @@ public struct BenchOptions: Sendable {
     public static func usage(tool: String, available: [Workload], defaults: [Workload]) -> String {
         let compacts = available.contains(.compact)
         var text = """
-            usage: \(tool) [--quick] [--scale X] [--workloads a,b,c]\(compacts ? " [--compact-bytes SIZE]" : "") \
+            usage: \(tool) [--quick | --full] [--scale X] [--workloads a,b,c]\(compacts ? " [--compact-bytes SIZE]" : "") \
             [--json FILE] [--dir PATH]
 
               --quick            N = \(quickRecords) records (times the scale) and 1 repetition instead of 3
+              --full             the workloads run at full size, as when --workloads names them (README's run)
               --scale X          multiply N (default \(defaultRecords)) by X
               --workloads LIST   comma-separated workloads to run (default: \(defaults.map(\.rawValue).joined(separator: ",")))
 
@@ -126,7 +135,8 @@ public struct BenchOptions: Sendable {
         if compacts {
             text += """
                   --compact-bytes S  the log compact builds before compacting, e.g. 256M (default: 1G times the
-                                     scale when --workloads names compact, 128M in the default run, 32M with --quick)
+                                     scale with --full or when --workloads names compact, 128M in the default run,
+                                     32M with --quick)
 
                 """
         }

@@ -29,6 +29,8 @@ public struct BenchReport: Codable, Sendable {
     public var rows: [ResultRow]
     /// The notes printed under the table.
     public var notes: [String]
+    /// The goals judged on the run.
+    public var goals: [Goal]
 
     /// Writes the report as pretty-printed JSON to `path`.
     public func write(to path: String) throws {

@@ -12,13 +12,16 @@ public struct BenchmarkRun {
     public var subject: String
     /// The contenders the subject is compared to, one ratio column each.
     public var references: [String]
+    /// The references that are the fastest of several contenders.
+    public var groups: [ReferenceGroup]
     /// The sizes of `assets`, `compact` and `open-hints`.
     public var sizes: WorkloadSizes
 
     public init(
         contenders: [any Contender], workloads: [Workload], repetitions: Int, subject: String, references: [String],
-        sizes: WorkloadSizes = WorkloadSizes(BenchOptions())
+        groups: [ReferenceGroup] = [], sizes: WorkloadSizes = WorkloadSizes(BenchOptions())
     ) {
+        self.groups = groups
         self.contenders = contenders
         self.workloads = workloads
         self.repetitions = repetitions
@@ -68,7 +71,7 @@ public struct BenchmarkRun {
                 }
             }
         }
-        rows.computeRatios(subject: subject, references: references)
+        rows.computeRatios(subject: subject, references: references, groups: groups)
         return rows
     }
 

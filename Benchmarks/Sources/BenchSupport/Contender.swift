@@ -59,9 +59,6 @@ public protocol StoreContender: Contender {
     /// Opens the store at `path` for `threads` writer threads (one connection each where the
     /// store needs that). Throws for stores the bench does not run concurrently.
     func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter
-    /// Opens the store for the `open` workload, doing whatever makes the open real: for SQLite a
-    /// `SELECT count(*)`; for most stores just ``open(_:)``.
-    func openAndTouch(_ path: String) throws -> any BenchStore
 }
 
 extension StoreContender {
@@ -70,9 +67,5 @@ extension StoreContender {
 
     public func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
         throw BenchError("\(name) is not run with concurrent writers")
-    }
-
-    public func openAndTouch(_ path: String) throws -> any BenchStore {
-        try open(path)
     }
 }

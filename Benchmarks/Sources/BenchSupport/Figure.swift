@@ -69,4 +69,17 @@ public enum Figure {
     public static let records = "records"
     public static let segments = "segments"
     public static let packs = "packs"
+
+    // `index-memory`, on both rows (``MemoryProbe``).
+
+    /// Growth of the child process's anonymous resident memory over the open, in bytes, and per key.
+    public static let rssGrowth = "rssGrowthBytes"
+    public static let rssPerKey = "rssGrowthBytesPerKey"
+    /// Growth of glibc's heap in use over the open, in bytes, and per key.
+    public static let heapGrowth = "heapGrowthBytes"
+    public static let heapPerKey = "heapGrowthBytesPerKey"
+    /// `statistics.indexBytesPerKey`, the engine's own estimate.
+    public static let engineEstimatePerKey = "engineEstimateBytesPerKey"
+    /// `statistics.cacheBytes` right after the open.
+    public static let valueCacheBytes = "valueCacheBytes"
 }

@@ -1,5 +1,36 @@
 /// The workloads, written once for every store contender.
 extension StoreContender {
+    /// `readrandom-cold` in its two parts (``measureColdReads(in:)``); every other workload as
+    /// ``measure(_:in:)``'s one sample.
+    public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
+        workload == .readrandomCold ? try measureColdReads(in: context) : [Measurement(try measure(workload, in: context))]
+    }
+
+    /// `readrandom-cold`: the store reopened with the OS page cache of its files dropped before
+    /// and after the open (the open may read them back), then N point reads (uniform, with
+    /// repeats). Two parts from that one pass: the first ``Workload/coldFirstReads`` reads on
+    /// their own (part "first 1,000"), before the caches fill, and all N (no part), most of which
+    /// find their pages already read by an earlier one.
+    public func measureColdReads(in context: RunContext) throws -> [Measurement] {
+        let data = context.data
+        let path = try context.fixture(for: self)
+        let bytesOnDisk = try context.fixtureSize(for: self)
+        try StoreFiles.dropPageCache(path)
+        let store = try open(path)
+        defer { try? store.close() }
+        try StoreFiles.dropPageCache(path)
+        let first = min(Workload.coldFirstReads, data.readOrder.count)
+        let (firstBytes, firstSeconds) = try Stopwatch.time { try readRandom(store, data, data.readOrder[..<first]) }
+        let (restBytes, restSeconds) = try Stopwatch.time { try readRandom(store, data, data.readOrder[first...]) }
+        return [
+            Measurement(part: Workload.coldFirstReadsPart, Sample(
+                seconds: firstSeconds, operations: first, rawBytes: firstBytes, bytesOnDisk: bytesOnDisk)),
+            Measurement(Sample(
+                seconds: firstSeconds + restSeconds, operations: data.readOrder.count, rawBytes: firstBytes + restBytes,
+                bytesOnDisk: bytesOnDisk)),
+        ]
+    }
+
     public func measure(_ workload: Workload, in context: RunContext) throws -> Sample {
         let data = context.data
         switch workload {
@@ -39,12 +70,7 @@ extension StoreContender {
             _ = try readRandom(store, data)
             return try timedReadRandom(store, data, bytesOnDisk: try context.fixtureSize(for: self))
         case .readrandomCold:
-            let path = try context.fixture(for: self)
-            try StoreFiles.dropPageCache(path)
-            let store = try open(path)
-            defer { try? store.close() }
-            try StoreFiles.dropPageCache(path)
-            return try timedReadRandom(store, data, bytesOnDisk: try context.fixtureSize(for: self))
+            return try measureColdReads(in: context).first { $0.part == nil }!.sample
         case .readseq:
             let path = try context.fixture(for: self)
             let store = try open(path)
@@ -57,13 +83,25 @@ extension StoreContender {
             return Sample(seconds: seconds, operations: data.count, rawBytes: data.rawBytes,
                           bytesOnDisk: try context.fixtureSize(for: self))
         case .open:
+            // Open plus the first point read, the same for every store: what an app waits for
+            // before it shows its first record. Some stores read everything at open (WALStore
+            // replays its log), others only on demand (SQLite reads its schema, then the pages
+            // of the B-tree path to the key).
             let path = try context.fixture(for: self)
             try StoreFiles.dropPageCache(path)
-            let (store, seconds) = try Stopwatch.time { try openAndTouch(path) }
+            let probe = data.records[data.count / 2]
+            let (store, seconds) = try Stopwatch.time { () throws -> any BenchStore in
+                let store = try open(path)
+                guard try store.valueLength(probe.key) == probe.value.count else {
+                    try? store.close()
+                    throw BenchError("\(name): the first point read after open found no value of the right length")
+                }
+                return store
+            }
             try store.close()
             return Sample(seconds: seconds, operations: 1, rawBytes: data.rawBytes,
                           bytesOnDisk: try context.fixtureSize(for: self))
-        case .openHints, .compact, .assets:
+        case .openHints, .indexMemory, .compact, .assets:
             throw BenchError("\(name) does not run \(workload.rawValue): it needs WALStore's own API")
         }
     }
@@ -145,10 +183,11 @@ extension StoreContender {
             bytesPerCommit: Self.growth(from: before, to: after, commits: records.count))
     }
 
-    /// One pass of `readrandom`, checking every value's length.
-    private func readRandom(_ store: any BenchStore, _ data: DataSet) throws -> Int {
+    /// One pass of `readrandom` over `order` (all of ``DataSet/readOrder`` by default), checking
+    /// every value's length.
+    private func readRandom(_ store: any BenchStore, _ data: DataSet, _ order: ArraySlice<Int>? = nil) throws -> Int {
         var bytes = 0
-        for index in data.readOrder {
+        for index in order ?? data.readOrder[...] {
             let record = data.records[index]
             guard let length = try store.valueLength(record.key), length == record.value.count else {
                 throw BenchError("\(name): key #\(index) is missing or has a value of the wrong length")

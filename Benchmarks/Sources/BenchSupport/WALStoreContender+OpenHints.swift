@@ -8,9 +8,8 @@ extension WALStoreContender {
     /// empty segment the compaction left). Both stores are built once per run, untimed; each open
     /// is checked for the right key count and for hint files used, not rebuilt.
     func measureOpenHints(in context: RunContext) throws -> [Measurement] {
-        var options = self.options
-        options.compaction = .manual
-        let stores = try context.shared("open-hints " + name) { try buildOpenStores(options: options, in: context) }
+        let options = openOptions
+        let stores = try openStores(in: context)
         return try [(EnginePart.logReplay, stores.log), (EnginePart.hintFiles, stores.hinted)].map { part, path in
             try StoreFiles.dropPageCache(path)
             let (store, seconds) = try Stopwatch.time { try LogStore.open(at: path, options: options) }
@@ -33,8 +32,22 @@ extension WALStoreContender {
         }
     }
 
+    /// The options `open-hints` and `index-memory` open their stores with: the contender's, with
+    /// compaction manual.
+    var openOptions: LogStore.Options {
+        var options = self.options
+        options.compaction = .manual
+        return options
+    }
+
+    /// The stores of ``buildOpenStores(options:in:)``, built on first use and shared by
+    /// `open-hints` and `index-memory` for the whole run.
+    func openStores(in context: RunContext) throws -> OpenStores {
+        try context.shared("open-hints " + name) { try buildOpenStores(options: openOptions, in: context) }
+    }
+
     /// The two closed stores of `open-hints`: the log as written, and a compacted copy.
-    private struct OpenStores {
+    struct OpenStores {
         var log: String
         var hinted: String
         var records: Int
@@ -42,7 +55,7 @@ extension WALStoreContender {
         var rawBytes: Int
     }
 
-    private func buildOpenStores(options: LogStore.Options, in context: RunContext) throws -> OpenStores {
+    func buildOpenStores(options: LogStore.Options, in context: RunContext) throws -> OpenStores {
         let records = context.sizes.openRecords
         context.progress("  building the \(name) store of \(records) records and a compacted copy (untimed)")
         let log = context.scratch.newStorePath(name + "-open-log")

@@ -24,13 +24,16 @@ public struct WALStoreContender: StoreContender {
     /// Every workload, those on the engine's own API included.
     public func supports(_ workload: Workload) -> Bool { true }
 
-    /// `assets`, `compact` and `open-hints` in several parts (their own files); every other
+    /// `assets`, `compact`, `open-hints`, `index-memory` and `readrandom-cold` in several parts;
+    /// every other
     /// workload through the shared code of `StoreContender+Workloads.swift`.
     public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
         switch workload {
         case .assets: try measureAssets(in: context)
         case .compact: try measureCompaction(in: context)
         case .openHints: try measureOpenHints(in: context)
+        case .indexMemory: try measureIndexMemory(in: context)
+        case .readrandomCold: try measureColdReads(in: context)
         default: [Measurement(try measure(workload, in: context))]
         }
     }

@@ -11,11 +11,16 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     case delete
     case open
     case openHints = "open-hints"
+    case indexMemory = "index-memory"
     case compact
     case assets
 
     /// Records per durable commit in the fill, overwrite and delete workloads.
     public static let bulkBatchSize = 1_000
+    /// The reads `readrandom-cold` also times on their own, first after the reopen.
+    public static let coldFirstReads = 1_000
+    /// The name of that part of `readrandom-cold`.
+    public static let coldFirstReadsPart = "first 1,000"
     /// Writer threads of `fillsync-concurrent`.
     public static let concurrentThreads = 8
 
@@ -23,15 +28,15 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     public var writes: Bool {
         switch self {
         case .fillseq, .fillbatch100, .fillsync, .fillsyncConcurrent, .overwrite, .delete: true
-        case .readrandomWarm, .readrandomCold, .readseq, .open, .openHints, .compact, .assets: false
+        case .readrandomWarm, .readrandomCold, .readseq, .open, .openHints, .indexMemory, .compact, .assets: false
         }
     }
 
-    /// True for the workloads that use WALStore's own API (blobs, compaction, hint files) and so
-    /// run on WALStore only (`assets` also on the physical limit: plain files).
+    /// True for the workloads that use WALStore's own API (blobs, compaction, hint files, its
+    /// statistics) and so run on WALStore only (`assets` also on the plain loop: plain files).
     public var usesEngineAPI: Bool {
         switch self {
-        case .openHints, .compact, .assets: true
+        case .openHints, .indexMemory, .compact, .assets: true
         default: false
         }
     }
@@ -51,11 +56,13 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         case .fillsyncConcurrent: "as fillsync, from 8 threads committing at once"
         case .overwrite: "N puts to existing keys in random order, 1,000 per durable commit"
         case .readrandomWarm: "N point reads of random keys, second pass (caches warm)"
-        case .readrandomCold: "N point reads of random keys right after reopening with the OS page cache dropped"
+        case .readrandomCold:
+            "N point reads of random keys right after reopening with the OS page cache dropped; the first 1,000 also on their own"
         case .readseq: "scan every record in key order reading every value (store freshly opened)"
         case .delete: "delete all N keys, 1,000 per durable commit"
-        case .open: "open the store of N records with the OS page cache dropped"
+        case .open: "open the store of N records with the OS page cache dropped, plus its first point read"
         case .openHints: "open 10 N records (2 N in the default run) cold: log replay, and hint files after compact()"
+        case .indexMemory: "open-hints' two stores opened in a fresh child process: its memory growth per key (RSS, heap)"
         case .compact:
             "overwrite N keys to a 1 GiB log (128 MiB in the default run), compact() beside one-record commits "
                 + "and reads: space, stalls; runs once"

@@ -1,5 +1,5 @@
-/// How much `assets`, `compact` and `open-hints` write: set by `--quick`, `--scale`,
-/// `--compact-bytes`, and by whether `--workloads` names `compact` or `open-hints`. Their full
+/// How much `assets`, `compact`, `open-hints` and `index-memory` write: set by `--quick`,
+/// `--scale`, `--compact-bytes`, `--full`, and by whether `--workloads` names them. Their full
 /// sizes (a gigabyte of log; a million records) take a minute or two each, too long for the
 /// default run of every workload, which uses smaller ones.
 public struct WorkloadSizes: Sendable, Codable {
@@ -19,7 +19,7 @@ public struct WorkloadSizes: Sendable, Codable {
     /// Seconds of single-record commits that `compact` times without a compaction, before it
     /// starts one: the baseline of the stall figures.
     public var stallBaselineSeconds: Double
-    /// Records in the store that `open-hints` opens.
+    /// Records in the stores that `open-hints` and `index-memory` open.
     public var openRecords: Int
 
     /// The log `compact` builds when named in `--workloads` (times the scale).
@@ -42,13 +42,14 @@ public struct WorkloadSizes: Sendable, Codable {
             AssetClass(bytes: mebibyte, count: scaled(options.quick ? 8 : 64)),
             AssetClass(bytes: 64 * mebibyte, count: scaled(options.quick ? 1 : 4)),
         ]
-        func named(_ workload: Workload) -> Bool { options.workloads?.contains(workload) ?? false }
+        func named(_ workload: Workload) -> Bool { options.full || (options.workloads?.contains(workload) ?? false) }
         compactLogBytes = options.compactBytes ?? scaled(
             options.quick ? Self.quickCompactLogBytes
                 : named(.compact) ? Self.fullCompactLogBytes : Self.defaultRunCompactLogBytes)
         stallBaselineSeconds = options.quick ? 1 : 2
         openRecords = options.recordCount
-            * (options.quick || named(.openHints) ? Self.fullOpenRecordsPerRecord : Self.defaultRunOpenRecordsPerRecord)
+            * (options.quick || named(.openHints) || named(.indexMemory)
+                ? Self.fullOpenRecordsPerRecord : Self.defaultRunOpenRecordsPerRecord)
     }
 
     /// The line under the data set's in the table's header that gives these sizes, for those of
@@ -63,8 +64,8 @@ public struct WorkloadSizes: Sendable, Codable {
             parts.append("compact overwrites until the log holds \(TableFormat.bytes(UInt64(compactLogBytes))), "
                 + "\(TableFormat.fixed(stallBaselineSeconds, 0)) s of baseline commits")
         }
-        if workloads.contains(.openHints) {
-            parts.append("open-hints opens \(TableFormat.count(Double(openRecords))) records")
+        if workloads.contains(.openHints) || workloads.contains(.indexMemory) {
+            parts.append("open-hints and index-memory open \(TableFormat.count(Double(openRecords))) records")
         }
         return parts.isEmpty ? nil : "sizes: " + parts.joined(separator: "; ")
     }

@@ -3,29 +3,34 @@ import Glibc
 #endif
 import BenchSupport
 
-/// The physical limit of a write workload: the same number of syncs as WALStore made, each after
-/// appending the bytes WALStore's files grew by per commit, written by a plain loop of
-/// `write(2)` + `fdatasync` to one file. No store can make the same commits durable faster
-/// without writing less or syncing less often.
+/// The plain loop beside a write workload: the same number of syncs as WALStore made, each after
+/// writing the bytes WALStore's files grew by per commit, done by a loop of `write(2)` +
+/// `fdatasync` on one file, with no format, checksum, compression or index in between. It is a
+/// floor for WALStore's own format (what its commits would cost if encoding them were free), not
+/// a bound for SQLite, which writes other bytes (pages, a WAL) in another pattern.
+///
+/// With `preallocated` (the reference column), the file is first zero-filled to its final size
+/// and synced (untimed), and the loop overwrites it in place: the timed syncs need not update the
+/// file's size, as WALStore's need not, since it zero-fills its active segment ahead of its last
+/// frame. Without, the loop appends, and each sync also writes the file's new size.
 ///
 /// For `fillsync-concurrent` this is one sync per commit, like `fillsync`: WALStore's group
 /// commit shares syncs between threads, so it can beat this line there.
 ///
-/// With `preallocated`, the file is first zero-filled to its final size and synced (untimed), so
-/// the timed syncs overwrite allocated blocks and need not update the file's size: the limit for
-/// a log that preallocates, as WALStore's active segment does.
-///
-/// For `assets` (not preallocated) it is plain files instead, one per blob: ``PlainFileAssets``.
+/// For `assets` (when `measuresAssets`) it is plain files instead, one per blob:
+/// ``PlainFileAssets``.
 struct PhysicalLimit: Contender {
     let name: String
     /// The contender whose sample of the same repetition sets the bytes and syncs.
     let reference: String
-    /// Zero-fill the file to its final size before the timed loop.
+    /// Zero-fill the file to its final size before the timed loop, and overwrite it in place.
     let preallocated: Bool
+    /// Also run `assets`, on plain files.
+    let measuresAssets: Bool
 
-    /// The write workloads; and `assets` (not preallocated), whose limit is plain files.
+    /// The write workloads; and `assets` when `measuresAssets`.
     func supports(_ workload: Workload) -> Bool {
-        workload.writes || (workload == .assets && !preallocated)
+        workload.writes || (workload == .assets && measuresAssets)
     }
 
     /// `assets` on plain files (``PlainFileAssets``); every other workload as ``measure(_:in:)``.

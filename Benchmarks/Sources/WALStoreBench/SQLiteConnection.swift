@@ -8,7 +8,7 @@ let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 /// One SQLite connection to `kv.sqlite` in a store directory, set up the way the bench measures
 /// it: WAL journal, the given `synchronous`, a 64 MiB page cache (WALStore's default cache
 /// budget: 32 MiB of values plus 32 MiB of blocks; SQLite's default is 2 MiB), a busy timeout, and the table
-/// `kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`.
+/// `kv(k BLOB PRIMARY KEY, v BLOB)` in one of two layouts (``Layout``).
 ///
 /// Used by one thread at a time.
 final class SQLiteConnection {
@@ -18,6 +18,25 @@ final class SQLiteConnection {
         case full = "FULL"
         /// No fsync at commit (only at checkpoints): a power loss can take recent commits.
         case normal = "NORMAL"
+    }
+
+    /// How the table is laid out. With ~300-byte rows the rowid table is SQLite's faster layout
+    /// for inserts and opens (its rows are in rowid order, its key index holds only keys and
+    /// rowids); `WITHOUT ROWID` keeps whole rows in one B-tree ordered by key, which a point read
+    /// walks once instead of twice. The bench runs both and compares with the faster one.
+    enum Layout: String {
+        /// `kv(k BLOB PRIMARY KEY, v BLOB)`: a rowid table plus a unique index on `k`.
+        case rowid
+        /// `kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID`: one B-tree keyed by `k`.
+        case withoutRowid = "WITHOUT ROWID"
+
+        /// The `CREATE TABLE` statement.
+        var createTable: String {
+            switch self {
+            case .rowid: "CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB)"
+            case .withoutRowid: "CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID"
+            }
+        }
     }
 
     let handle: OpaquePointer
@@ -32,7 +51,7 @@ final class SQLiteConnection {
     static func databasePath(in directory: String) -> String { directory + "/kv.sqlite" }
 
     /// Opens (creating) the database in `directory` (created too) and sets it up.
-    init(directory: String, synchronous: Synchronous) throws {
+    init(directory: String, synchronous: Synchronous, layout: Layout) throws {
         try ScratchDirectory.create(directory)
         path = Self.databasePath(in: directory)
         var db: OpaquePointer?
@@ -47,7 +66,7 @@ final class SQLiteConnection {
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=\(synchronous.rawValue)")
         try execute("PRAGMA cache_size=-\(Self.cacheKiB)")
-        try execute("CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID")
+        try execute(layout.createTable)
     }
 
     deinit {

@@ -1,15 +1,31 @@
 import BenchSupport
 import CSQLite
 
-/// SQLite 3 in WAL mode with `synchronous` FULL or NORMAL, through prepared statements:
-/// `BEGIN` / `INSERT OR REPLACE` ... / `COMMIT` per batch, `SELECT v FROM kv WHERE k = ?`, and
-/// `SELECT k, v FROM kv ORDER BY k`.
+/// SQLite 3 in WAL mode with `synchronous` FULL or NORMAL and the table in one of its two layouts,
+/// through prepared statements: `BEGIN` / `INSERT OR REPLACE` ... / `COMMIT` per batch,
+/// `SELECT v FROM kv WHERE k = ?`, and `SELECT k, v FROM kv ORDER BY k`.
 struct SQLiteContender: StoreContender {
     let name: String
     let synchronous: SQLiteConnection.Synchronous
+    let layout: SQLiteConnection.Layout
+
+    /// "SQLite FULL rowid", "SQLite FULL WITHOUT ROWID", ...
+    static func name(_ synchronous: SQLiteConnection.Synchronous, _ layout: SQLiteConnection.Layout) -> String {
+        "SQLite \(synchronous.rawValue) \(layout.rawValue)"
+    }
+
+    init(synchronous: SQLiteConnection.Synchronous, layout: SQLiteConnection.Layout) {
+        self.name = Self.name(synchronous, layout)
+        self.synchronous = synchronous
+        self.layout = layout
+    }
+
+    private func connect(_ path: String) throws -> SQLiteConnection {
+        try SQLiteConnection(directory: path, synchronous: synchronous, layout: layout)
+    }
 
     func open(_ path: String) throws -> any BenchStore {
-        try SQLiteStore(SQLiteConnection(directory: path, synchronous: synchronous), immediate: false)
+        try SQLiteStore(connect(path), immediate: false)
     }
 
     /// One connection per thread; `BEGIN IMMEDIATE` so that a writer waits for the write lock in
@@ -17,16 +33,9 @@ struct SQLiteContender: StoreContender {
     func openConcurrent(_ path: String, threads: Int) throws -> any ConcurrentWriter {
         var stores: [SQLiteStore] = []
         for _ in 0..<threads {
-            stores.append(try SQLiteStore(SQLiteConnection(directory: path, synchronous: synchronous), immediate: true))
+            stores.append(try SQLiteStore(connect(path), immediate: true))
         }
         return SQLiteConcurrentWriter(stores: stores)
-    }
-
-    /// Open plus `SELECT count(*) FROM kv`, so that the open reads the database.
-    func openAndTouch(_ path: String) throws -> any BenchStore {
-        let store = try SQLiteStore(SQLiteConnection(directory: path, synchronous: synchronous), immediate: false)
-        _ = try store.count()
-        return store
     }
 
     /// The SQLite library's version.
@@ -43,7 +52,6 @@ final class SQLiteStore: BenchStore {
     private let remove: SQLiteStatement
     private let select: SQLiteStatement
     private let scan: SQLiteStatement
-    private let countAll: SQLiteStatement
 
     init(_ connection: SQLiteConnection, immediate: Bool) throws {
         self.connection = connection
@@ -54,7 +62,6 @@ final class SQLiteStore: BenchStore {
         remove = try connection.prepare("DELETE FROM kv WHERE k = ?1")
         select = try connection.prepare("SELECT v FROM kv WHERE k = ?1")
         scan = try connection.prepare("SELECT k, v FROM kv ORDER BY k")
-        countAll = try connection.prepare("SELECT count(*) FROM kv")
     }
 
     /// Runs `body` inside `BEGIN` ... `COMMIT` (rolled back if it throws).
@@ -106,13 +113,6 @@ final class SQLiteStore: BenchStore {
             bytes += key.count + value.count
         }
         return (count, bytes)
-    }
-
-    /// `SELECT count(*) FROM kv`.
-    func count() throws -> Int {
-        defer { countAll.reset() }
-        guard try countAll.step() else { throw BenchError("SELECT count(*) returned no row") }
-        return Int(countAll.integer(0))
     }
 
     /// Moves the WAL into the database and truncates it, so the files show the database's size.
