@@ -259,7 +259,8 @@ struct RecoveredLog {
     }
 
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {
-        guard frame.sequence == lastSequence + 1 else {
+        // lastSequence < maxSequence: the manifest's, a hint's and every accepted frame's are.
+        guard frame.sequence == lastSequence + 1, frame.sequence < LogFormat.maxSequence else {
             throw .corruption(
                 "frame sequence \(frame.sequence) where \(lastSequence + 1) was expected", path: path, offset: frame.offset)
         }

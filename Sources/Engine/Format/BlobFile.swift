@@ -205,10 +205,11 @@ func hex16(_ value: UInt64) -> String {
     return String(repeating: "0", count: 16 - hex.count) + hex
 }
 
-/// The value of exactly 16 lower-case hex digits, or nil.
+/// The file number written as exactly 16 lower-case hex digits, or nil: nil too for a number
+/// outside 1 ... ``LogFormat/maxFileNumber``, which the engine never writes.
 func parseHex16(_ digits: Substring) -> UInt64? {
-    guard digits.count == 16, digits.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }) else {
-        return nil
-    }
-    return UInt64(digits, radix: 16)
+    guard digits.count == 16, digits.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }),
+        let number = UInt64(digits, radix: 16), (1...LogFormat.maxFileNumber).contains(number)
+    else { return nil }
+    return number
 }

@@ -26,7 +26,7 @@ struct BlobReference: Sendable, Equatable {
             let fileLength = reader.readUInt64(), let checksum = reader.readUInt64(),
             let encoding = reader.readUInt8(),
             encoding == LogFormat.blobEncodingRaw || encoding == LogFormat.blobEncodingZlib,
-            length <= LogFormat.maxBlobLength
+            length <= LogFormat.maxBlobLength, (1...LogFormat.maxFileNumber).contains(id)
         else { return nil }
         return BlobReference(id: id, length: length, fileLength: fileLength, checksum: checksum, encoding: encoding)
     }

@@ -5,6 +5,13 @@ enum LogFormat {
 
     /// Segment file names: 16 lower-case hex digits of the segment number, then this suffix.
     static let segmentSuffix = ".wal"
+    /// Segment, pack and blob numbers run from 1 to this (2^48). A name with 16 hex digits outside
+    /// that range is not one the engine writes: open ignores such a file like any other foreign
+    /// file, and never derives a number from it (so no arithmetic on it can overflow).
+    static let maxFileNumber: UInt64 = 1 << 48
+    /// Commit sequence numbers run from 1 to this (2^62); a sequence read from disk above it is
+    /// corruption, so `sequence + 1` never overflows.
+    static let maxSequence: UInt64 = 1 << 62
     /// The lock file in the store directory.
     static let lockFileName = "LOCK"
 

@@ -50,10 +50,17 @@ struct Manifest: Sendable, Equatable {
         logStart = reader.readUInt64()!
         lastSequence = reader.readUInt64()!
         let count = Int(reader.readUInt32()!)
-        guard logStart >= 1, reader.remaining == count * 8 else {
-            throw .corruption("manifest declares \(count) packs in \(reader.remaining) bytes, log start \(logStart)", path: path, offset: 32)
+        guard (1...LogFormat.maxFileNumber).contains(logStart), lastSequence < LogFormat.maxSequence,
+            reader.remaining == count * 8
+        else {
+            throw .corruption(
+                "manifest declares \(count) packs in \(reader.remaining) bytes, log start \(logStart), last sequence \(lastSequence)",
+                path: path, offset: 16)
         }
         packs = (0..<count).map { _ in reader.readUInt64()! }
+        if let bad = packs.first(where: { !(1...LogFormat.maxFileNumber).contains($0) }) {
+            throw .corruption("manifest names pack number \(bad), outside 1 ... \(LogFormat.maxFileNumber)", path: path, offset: 36)
+        }
     }
 
     /// The state before any compaction: no packs, the log replayed from segment 1.

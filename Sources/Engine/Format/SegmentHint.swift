@@ -72,7 +72,7 @@ struct SegmentHint: Equatable {
         }
         while reader.validLength < end, let frame = try reader.nextFrame() {
             if hint.frameCount == 0 { hint.firstSequence = frame.sequence }
-            guard frame.sequence == hint.firstSequence + hint.frameCount else {
+            guard frame.sequence < LogFormat.maxSequence, frame.sequence == hint.firstSequence + hint.frameCount else {
                 throw .corruption(
                     "frame sequence \(frame.sequence) where \(hint.firstSequence + hint.frameCount) was expected",
                     path: file.path, offset: frame.offset)
@@ -179,7 +179,9 @@ struct SegmentHint: Equatable {
         else {
             throw .invalid("hint's last frame at \(lastFrame) lies outside its \(length) bytes")
         }
-        guard first == firstSequence ?? first, frames >= 1, frames <= length, first <= UInt64.max - frames else {
+        guard first == firstSequence ?? first, frames >= 1, frames <= length, first >= 1,
+            first < LogFormat.maxSequence - frames
+        else {
             throw .invalid("hint's frames \(first) + \(frames) do not follow sequence \((firstSequence ?? 0) &- 1)")
         }
         // An entry is at least a kind, a key length, a key byte and a sequence step.
