@@ -113,14 +113,19 @@ struct RecoveredLog {
         for (number, hint) in zip(manifest.packs, hints) {
             // Present: checkManifestFiles saw it.
             let file = try fileSystem.openFile(directory + "/" + PackFile.name(number), create: false)
+            // One small read: a pack of another version (or not ours) is refused even when its
+            // hint spares open from reading it.
+            try PackFile.checkHeader(of: file, number: number)
             let size = try file.size()
             let hintPath = directory + "/" + PackFile.hintName(number)
             var entries: [IndexEntry]
-            do {
+            do throws(EngineError) {
                 guard let hint else { throw EngineError.corruption("hint file is missing", path: hintPath, offset: 0) }
                 entries = try HintFile.load(hint, packNumber: number, packSize: size)
                 hintBytes[number] = try hint.size()
             } catch {
+                // Damage: rebuild from the pack. A newer build's hint is left as it is.
+                guard error.code != .unsupportedFormat else { throw error }
                 entries = try PackFile.scan(file, number: number)
                 let hint = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
                 try fileSystem.rename(hint.path, to: hintPath)
@@ -169,7 +174,11 @@ struct RecoveredLog {
             // first ones of the newest (those written before its last clean close).
             let covered = try loadHint(of: number, file: file, isNewest: number == newest, present: present, directory: directory, fileSystem: fileSystem)
             if number != newest {
-                if covered != nil { continue }
+                if covered != nil {
+                    // The frames are the hint's, but the header is checked: one small read.
+                    try SegmentFile.checkHeader(of: file, number: number)
+                    continue
+                }
                 recovery.segmentsReplayed += 1
             }
             var reader = try LogReader(file: file, segmentNumber: number, isNewest: number == newest)
@@ -233,8 +242,14 @@ struct RecoveredLog {
             try hint.checkLastFrame(in: file)
             segmentHintBytes[number] = (try? hintFile.size()) ?? 0
         } catch {
-            if case .invalid = error, !isNewest { segmentsNeedingHints.append(number) }
-            return nil
+            switch error {
+            case .invalid:
+                if !isNewest { segmentsNeedingHints.append(number) }
+                return nil
+            case .unsupportedVersion(let version):
+                try LogFormat.checkVersion(version, of: "segment hint", path: directory + "/" + name)
+                return nil
+            }
         }
         var puts: [IndexEntry] = []
         puts.reserveCapacity(hint.entries.count)

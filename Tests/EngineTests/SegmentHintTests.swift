@@ -182,23 +182,6 @@ import Testing
         }
     }
 
-    @Test func aHintOfAnotherFormatVersionIsLeftAsItIs() throws {
-        let (fs, replayed, _) = try Self.hintedStore()
-        let path = Self.dir + "/" + Self.hintNames(fs)[0]
-        var future = try #require(fs.contents(of: path))
-        future[8] = 3  // version 3
-        let crc = checksum(future.dropLast(4))
-        future.replaceSubrange(future.count - 4..<future.count, with: withUnsafeBytes(of: crc.littleEndian, Array.init))
-        fs.setContents(future, of: path)
-        let store = try Self.open(fs)
-        #expect(store.statistics.recovery.segmentsReplayed == 1)
-        #expect(try Picture(store) == replayed)
-        store.writePendingSegmentHints()
-        try store.close()
-        let untouched = fs.contents(of: path) == future
-        #expect(untouched, "a newer build's file is not overwritten")
-    }
-
     /// Compaction replaces the sealed segments and their hints; a hint left over (a crash before
     /// its removal) describes no segment of the log and open removes it, as it does a temporary
     /// hint.

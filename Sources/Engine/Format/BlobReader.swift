@@ -30,6 +30,12 @@ struct BlobReader: Sendable {
                 systemCall: error.systemCall, errno: error.errno)
         }
         let size = try file.size()
+        let header = try file.read(at: 0, count: Int(min(size, UInt64(LogFormat.blobHeaderSize))))
+        let covered = LogFormat.blobHeaderSize - 4  // all but the header's own crc32
+        // A file that is not ours at all, before any size or checksum calls it damaged.
+        if header.count >= 8 {
+            try LogFormat.checkMagic(header, LogFormat.blobMagic, checksumAt: covered, of: "blob", path: path)
+        }
         guard size == reference.fileLength else {
             throw .corruption(
                 "blob file is \(size) bytes but its reference says \(reference.fileLength) (truncated or overwritten)",
@@ -40,11 +46,10 @@ struct BlobReader: Sendable {
         guard size >= UInt64(LogFormat.blobHeaderSize) + tableSize else {
             throw .corruption("blob file of \(size) bytes cannot hold its header and \(count) chunk entries", path: path, offset: 0)
         }
-        let header = try file.read(at: 0, count: LogFormat.blobHeaderSize)
-        let covered = LogFormat.blobHeaderSize - 4  // all but the header's own crc32
         guard header.count == LogFormat.blobHeaderSize,
             checksum(header[0..<covered]) == loadUInt32(header[...], at: covered)
         else { throw .corruption("blob header checksum mismatch", path: path, offset: 0) }
+        try LogFormat.checkVersion(loadUInt16(header[...], at: 8), of: "blob", path: path)
         guard header[0..<covered].elementsEqual(BlobFile.header(for: reference)[0..<covered]) else {
             throw .corruption("blob header does not match the reference (another blob's file?)", path: path, offset: 0)
         }

@@ -134,3 +134,9 @@ func loadUInt32(_ bytes: ArraySlice<UInt8>, at offset: Int) -> UInt32 {
     for i in 0..<4 { value |= UInt32(bytes[offset + i]) << (8 * i) }
     return value
 }
+
+/// The little-endian `u16` at index `offset` of `bytes` (an index of the slice, not a distance
+/// from its start); the caller has checked that two bytes are there.
+func loadUInt16(_ bytes: ArraySlice<UInt8>, at offset: Int) -> UInt16 {
+    UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+}

@@ -88,7 +88,9 @@ enum HintFile {
     }
 
     /// Reads and verifies the hint of pack `packNumber` (whose file is `packSize` bytes).
-    /// Throws ``EngineError/Code/corruption`` for any damage; the caller then scans the pack.
+    /// Throws ``EngineError/Code/corruption`` for any damage, and the caller then scans the pack;
+    /// ``EngineError/Code/unsupportedFormat`` for a checksummed hint of another format version,
+    /// which the caller must leave alone.
     static func load(_ file: any StoreFile, packNumber: UInt64, packSize: UInt64) throws(EngineError) -> [IndexEntry] {
         let size = try file.size()
         guard size >= UInt64(LogFormat.hintHeaderSize + 4), size <= UInt64(Int32.max) * 64 else {
@@ -99,8 +101,12 @@ enum HintFile {
             throw .corruption("hint file checksum mismatch", path: file.path, offset: 0)
         }
         var reader = ByteReader(bytes.dropLast(4))
-        guard reader.readBytes(8)!.elementsEqual(LogFormat.hintMagic), reader.readUInt16()! == LogFormat.formatVersion,
-            reader.readUInt16()! == 0, reader.readUInt64()! == packNumber
+        guard reader.readBytes(8)!.elementsEqual(LogFormat.hintMagic) else {
+            throw .corruption("not a hint file (bad magic)", path: file.path, offset: 0)
+        }
+        // Checksummed and ours, but written by another version: refused, never rewritten.
+        try LogFormat.checkVersion(reader.readUInt16()!, of: "hint", path: file.path)
+        guard reader.readUInt16()! == 0, reader.readUInt64()! == packNumber
         else { throw .corruption("hint header does not describe pack \(packNumber)", path: file.path, offset: 0) }
         let count = reader.readUInt64()!
         guard reader.readUInt32()! == 0, count <= UInt64(reader.remaining / minimumEntrySize) else {

@@ -19,6 +19,37 @@ enum LogFormat {
     static let segmentMagic: [UInt8] = Array("WALSTORE".utf8)
     /// The only format version this build reads and writes.
     static let formatVersion: UInt16 = 2
+
+    /// The version rule (FORMAT.md, "Version rules") for a header whose checksum has passed:
+    /// another format version is ``EngineError/Code/unsupportedFormat`` (a newer build's file:
+    /// nothing is changed), never corruption. `kind` names the file in the message.
+    static func checkVersion(_ version: UInt16, of kind: String, path: String) throws(EngineError) {
+        guard version == formatVersion else {
+            throw EngineError(
+                .unsupportedFormat,
+                "\(kind) format version \(version) is not supported (this build reads \(formatVersion)); open the store with the build that wrote it",
+                path: path, offset: 8)
+        }
+    }
+
+    /// The magic check that comes before any checksum, so that a file that is not one of ours is
+    /// reported as such (``EngineError/Code/unsupportedFormat``) rather than as damage. A header
+    /// whose checksum (of `bytes[0..<checksumAt]`, stored at `checksumAt`) passes once our magic
+    /// is put back is one of ours with damaged magic: that is left to the checksum check, which
+    /// reports corruption.
+    static func checkMagic(
+        _ bytes: [UInt8], _ magic: [UInt8], checksumAt: Int, of kind: String, path: String
+    ) throws(EngineError) {
+        guard !bytes.prefix(8).elementsEqual(magic) else { return }
+        if bytes.count >= checksumAt + 4, checksumAt >= 8 {
+            let repaired = magic + bytes[8..<checksumAt]
+            if checksum(repaired[...]) == loadUInt32(bytes[...], at: checksumAt) { return }
+        }
+        throw EngineError(
+            .unsupportedFormat,
+            "not a WALStore \(kind) (its first bytes are not \(String(decoding: magic, as: UTF8.self))); move the file out of the store directory",
+            path: path, offset: 0)
+    }
     /// magic(8) version(2) flags(2) segment number(8) crc32(4).
     static let segmentHeaderSize = 24
 

@@ -58,30 +58,11 @@ struct LogReader {
             throw .corruption("segment header is short (\(fileSize) bytes)", path: file.path, offset: 0)
         }
         let header = try bytes(at: 0, count: LogFormat.segmentHeaderSize)
-        if checksum(header.prefix(20)) != loadUInt32(header, at: header.startIndex + 20) {
-            if isNewest, try isZero(from: 0) {
-                tornTail = TornTail(offset: 0, reason: "segment header is zero-filled")
-                return false
-            }
-            throw .corruption("segment header checksum mismatch", path: file.path, offset: 0)
+        if isNewest, checksum(header.prefix(20)) != loadUInt32(header, at: header.startIndex + 20), try isZero(from: 0) {
+            tornTail = TornTail(offset: 0, reason: "segment header is zero-filled")
+            return false
         }
-        var reader = ByteReader(header)
-        let magic = reader.readBytes(8)!
-        let version = reader.readUInt16()!
-        let flags = reader.readUInt16()!
-        let number = reader.readUInt64()!
-        guard magic.elementsEqual(LogFormat.segmentMagic) else {
-            throw EngineError(.unsupportedFormat, "not a WALStore segment (bad magic)", path: file.path, offset: 0)
-        }
-        guard version == LogFormat.formatVersion else {
-            throw EngineError(.unsupportedFormat, "segment format version \(version) is not supported (this build reads \(LogFormat.formatVersion))", path: file.path, offset: 8)
-        }
-        guard flags == 0 else {
-            throw EngineError(.unsupportedFormat, "segment header flags \(flags) are not known to this build", path: file.path, offset: 10)
-        }
-        guard number == segmentNumber else {
-            throw .corruption("segment header says number \(number) but the file is named for \(segmentNumber)", path: file.path, offset: 12)
-        }
+        try SegmentFile.checkHeader(Array(header), magic: LogFormat.segmentMagic, kind: "segment", number: segmentNumber, path: file.path)
         validLength = size
         return true
     }

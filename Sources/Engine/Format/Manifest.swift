@@ -33,17 +33,13 @@ struct Manifest: Sendable, Equatable {
     /// Decodes and verifies a manifest. It is only ever renamed into place whole and synced, so
     /// any damage is corruption, never a torn write.
     init(decoding bytes: [UInt8], path: String) throws(EngineError) {
+        try LogFormat.checkMagic(bytes, LogFormat.manifestMagic, checksumAt: bytes.count - 4, of: "manifest", path: path)
         guard bytes.count >= 40, checksum(bytes.dropLast(4)) == loadUInt32(bytes[...], at: bytes.count - 4) else {
             throw .corruption("manifest checksum mismatch (or the file is short)", path: path, offset: 0)
         }
         var reader = ByteReader(bytes.dropLast(4))
-        guard reader.readBytes(8)!.elementsEqual(LogFormat.manifestMagic) else {
-            throw EngineError(.unsupportedFormat, "not a WALStore manifest (bad magic)", path: path, offset: 0)
-        }
-        let version = reader.readUInt16()!
-        guard version == LogFormat.formatVersion else {
-            throw EngineError(.unsupportedFormat, "manifest format version \(version) is not supported", path: path, offset: 8)
-        }
+        _ = reader.readBytes(8)
+        try LogFormat.checkVersion(reader.readUInt16()!, of: "manifest", path: path)
         guard reader.readUInt16()! == 0, reader.readUInt32()! == 0 else {
             throw EngineError(.unsupportedFormat, "manifest flags or reserved bytes are not zero", path: path, offset: 10)
         }

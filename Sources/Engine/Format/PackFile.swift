@@ -30,6 +30,12 @@ enum PackFile {
     /// The pack number behind a pack's file id.
     static func number(ofFileID fileID: UInt64) -> UInt64 { fileID & ~LogFormat.packFileBit }
 
+    /// Reads and checks the header of pack `number` (``SegmentFile/checkHeader(_:magic:kind:number:path:)``).
+    static func checkHeader(of file: any StoreFile, number: UInt64) throws(EngineError) {
+        let header = try file.read(at: 0, count: LogFormat.segmentHeaderSize)
+        try SegmentFile.checkHeader(header, magic: LogFormat.packMagic, kind: "pack", number: number, path: file.path)
+    }
+
     /// The 24-byte pack header: a segment's, with magic `WALSPACK`.
     static func header(number: UInt64) -> [UInt8] { SegmentFile.header(magic: LogFormat.packMagic, number: number) }
 
@@ -60,10 +66,7 @@ enum PackFile {
         guard size >= UInt64(headerSize) else {
             throw .corruption("pack is shorter than its header", path: file.path, offset: 0)
         }
-        let header = try file.read(at: 0, count: headerSize)
-        guard header == self.header(number: number) else {
-            throw .corruption("pack header is damaged or names another pack", path: file.path, offset: 0)
-        }
+        try checkHeader(of: file, number: number)
         var offset = UInt64(headerSize)
         var buffer: [UInt8] = []
         var bufferStart: UInt64 = 0

@@ -23,6 +23,37 @@ enum SegmentFile {
         return writer.bytes
     }
 
+    /// Checks a 24-byte segment or pack header (`magic` says which) against FORMAT.md, in the
+    /// version rule's order: the magic (not ours: ``EngineError/Code/unsupportedFormat``), the
+    /// crc32 (corruption), the format version (``EngineError/Code/unsupportedFormat``), then the
+    /// flags and the number the file is named for.
+    static func checkHeader(
+        _ header: [UInt8], magic: [UInt8], kind: String, number: UInt64, path: String
+    ) throws(EngineError) {
+        guard header.count == LogFormat.segmentHeaderSize else {
+            throw .corruption("\(kind) header is short (\(header.count) bytes)", path: path, offset: 0)
+        }
+        try LogFormat.checkMagic(header, magic, checksumAt: 20, of: kind, path: path)
+        guard checksum(header[0..<20]) == loadUInt32(header[...], at: 20) else {
+            throw .corruption("\(kind) header checksum mismatch", path: path, offset: 0)
+        }
+        try LogFormat.checkVersion(loadUInt16(header[...], at: 8), of: kind, path: path)
+        guard loadUInt16(header[...], at: 10) == 0 else {
+            throw EngineError(.unsupportedFormat, "\(kind) header flags are not known to this build", path: path, offset: 10)
+        }
+        var reader = ByteReader(header[12..<20])
+        let named = reader.readUInt64()!
+        guard named == number else {
+            throw .corruption("\(kind) header says number \(named) but the file is named for \(number)", path: path, offset: 12)
+        }
+    }
+
+    /// Reads and checks the header of segment `number` (``checkHeader(_:magic:kind:number:path:)``).
+    static func checkHeader(of file: any StoreFile, number: UInt64) throws(EngineError) {
+        let header = try file.read(at: 0, count: LogFormat.segmentHeaderSize)
+        try checkHeader(header, magic: LogFormat.segmentMagic, kind: "segment", number: number, path: file.path)
+    }
+
     /// Creates (or re-creates, empty) segment `number` holding only its header. Nothing is
     /// durable yet: call ``makeDurable(_:in:fileSystem:)`` before appending a frame.
     static func start(

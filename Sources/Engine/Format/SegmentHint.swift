@@ -132,8 +132,8 @@ struct SegmentHint: Equatable {
     enum Unusable: Error {
         /// Damaged, stale, or not a hint: the segment is replayed and the hint written anew.
         case invalid(String)
-        /// A well-formed hint of another format version: the segment is replayed and the file
-        /// left as it is.
+        /// A well-formed (checksummed) hint of another format version: open refuses the store as
+        /// ``EngineError/Code/unsupportedFormat`` and changes nothing.
         case unsupportedVersion(UInt16)
     }
 
