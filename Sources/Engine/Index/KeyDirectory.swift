@@ -39,12 +39,27 @@ struct SegmentUsage: Sendable, Equatable {
     var deadBytes = 0
 }
 
-/// Bitcask's keydir: every live key → ``Location``, plus the key order for prefix scans and the
-/// live/dead byte counts per segment. Values stay on disk.
+/// Bitcask's keydir: every live key → ``Location``, in key order for range scans, plus the
+/// live/dead byte counts per file and the blob references. Values stay on disk.
+///
+/// The keys and their locations live in one ``KeyTable``: keys inline in their chunk's buffers,
+/// locations packed to 32 bytes (``PackedLocation``, files by slot in ``FileSlots``). There is
+/// no hash table: a point lookup is the table's binary search, over contiguous 8-byte prefixes.
+///
+/// Open loads each pack's hint-file entries, already in key order, as a run of its own (no
+/// hashing, no per-key allocation), and merges the runs in one pass when the first put, delete,
+/// move or ``finishLoading()`` needs the table; lookups meanwhile search the runs, newest first.
+/// Until then a key that two runs list (only a damaged manifest does that; the later run wins)
+/// counts in ``count``, ``keyBytes`` and ``usage`` twice: the merge retires the older copy as an
+/// overwrite would. The blob figures are exact throughout.
 struct KeyDirectory {
-    private(set) var locations: [HashedKey: Location] = [:]
-    /// nil while the store is loading; built once, sorted, by ``finishLoading()``.
-    private var ordered: SortedKeys?
+    private var table = KeyTable<PackedLocation>()
+    private var slots = FileSlots()
+    /// Runs loaded and not yet merged into `table`, oldest first, each strictly ascending.
+    private var pending: [KeyTable<PackedLocation>.Chunk] = []
+    private var pendingCount = 0
+    /// Set by ``finishLoading()``: ``entries(in:after:reverse:limit:)`` lists nothing before.
+    private var finished = false
     private(set) var usage: [UInt64: SegmentUsage] = [:]
     /// The total length of the live keys.
     private(set) var keyBytes = 0
@@ -56,21 +71,37 @@ struct KeyDirectory {
     /// dead space for the compaction policy.
     var retiredBlobBytes: UInt64 = 0
 
-    var count: Int { locations.count }
+    var count: Int { table.count + pendingCount }
 
-    subscript(key: [UInt8]) -> Location? { locations[HashedKey(key)] }
+    subscript(key: [UInt8]) -> Location? {
+        if !pending.isEmpty, let packed = pendingValue(key) { return slots.location(packed) }
+        return table[key].map(slots.location)
+    }
+
+    /// The newest pending run's value for `key`.
+    private func pendingValue(_ key: [UInt8]) -> PackedLocation? {
+        key.withUnsafeBytes { bytes in
+            let prefix = KeyOrder.prefix(bytes)
+            let tail = KeyOrder.tail(bytes)
+            for run in pending.reversed() {
+                let (index, found) = run.lowerBound(prefix, tail)
+                if found { return run.value(index) }
+            }
+            return nil
+        }
+    }
 
     /// Sets `key` to the version at `location`; `blob` is its reference when the value is a blob
     /// (then `location.valueLength` is ``Location/blobMarker``).
     mutating func put(_ key: [UInt8], at location: Location, blob: BlobReference? = nil) {
-        let hashed = HashedKey(key)
-        if let old = locations.updateValue(location, forKey: hashed) {
-            retire(old, key: hashed)
+        mergePending()
+        let packed = slots.retain(location)
+        if let old = table.updateValue(packed, forKey: key) {
+            retire(old, key: key)
         } else {
-            if ordered == nil { loading.replayAdded.append(key) } else { ordered!.insert(key) }
             keyBytes += key.count
         }
-        if let blob { addBlob(blob, key: hashed) }
+        if let blob { addBlob(blob, key: HashedKey(key)) }
         usage[location.segment, default: SegmentUsage()].liveBytes += Int(location.recordSize)
     }
 
@@ -81,10 +112,9 @@ struct KeyDirectory {
 
     /// Records a delete whose tombstone (of `recordSize` bytes) is in `segment`.
     mutating func delete(_ key: [UInt8], tombstoneIn segment: UInt64, recordSize: Int) {
-        let hashed = HashedKey(key)
-        if let old = locations.removeValue(forKey: hashed) {
-            retire(old, key: hashed)
-            if ordered == nil { loading.replayRemovedAny = true } else { ordered!.remove(key) }
+        mergePending()
+        if let old = table.removeValue(forKey: key) {
+            retire(old, key: key)
             keyBytes -= key.count
         }
         usage[segment, default: SegmentUsage()].deadBytes += recordSize
@@ -94,12 +124,15 @@ struct KeyDirectory {
     /// true when it moved. Its bytes count as live in the new file and leave the old one; a copy
     /// that arrived too late counts as dead in the new file.
     mutating func move(_ key: [UInt8], from old: Location, to new: Location) -> Bool {
-        let hashed = HashedKey(key)
-        guard locations[hashed] == old else {
+        mergePending()
+        let (position, found) = table.find(key)
+        guard found, slots.location(table.value(at: position)) == old else {
             usage[new.segment, default: SegmentUsage()].deadBytes += Int(new.recordSize)
             return false
         }
-        locations[hashed] = new
+        let packed = slots.retain(new)
+        slots.release(table.value(at: position))
+        table.setValue(packed, at: position)
         usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
         usage[new.segment, default: SegmentUsage()].liveBytes += Int(new.recordSize)
         return true
@@ -110,13 +143,19 @@ struct KeyDirectory {
         for file in files { usage[file] = nil }
     }
 
-    private mutating func retire(_ old: Location, key: HashedKey) {
-        usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
-        usage[old.segment, default: SegmentUsage()].deadBytes += Int(old.recordSize)
-        if old.isBlob, let blob = blobs.removeValue(forKey: key) {
-            blobBytes -= blob.fileLength
-            retiredBlobBytes += blob.fileLength
-        }
+    /// Counts `old`'s bytes as dead and lets go of its file slot; `key`'s blob, if `old` was one,
+    /// is retired too unless `blobDone` (a load settles blobs as it reads them).
+    private mutating func retire(_ old: PackedLocation, key: [UInt8], blobDone: Bool = false) {
+        let file = slots.file(old)
+        usage[file, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
+        usage[file, default: SegmentUsage()].deadBytes += Int(old.recordSize)
+        slots.release(old)
+        if !blobDone, old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { retireBlob(blob) }
+    }
+
+    private mutating func retireBlob(_ blob: BlobReference) {
+        blobBytes -= blob.fileLength
+        retiredBlobBytes += blob.fileLength
     }
 
     /// Counts `bytes` of records in `file` as dead without a key: records a segment hint left out
@@ -129,92 +168,237 @@ struct KeyDirectory {
         if usage[segment] == nil { usage[segment] = SegmentUsage() }
     }
 
-    /// Loads a pack's entries, which come in key order, while the store opens.
+    /// Loads a pack's entries, which come in key order, while the store opens, as a run merged
+    /// later (see the type's comment); a later run wins over an earlier one. Entries out of order
+    /// (a hint file does not prove its order) are sorted first; of two entries for one key, the
+    /// later wins. `expectedTotal` is not needed.
     mutating func load(sortedEntries entries: [IndexEntry], expectedTotal: Int) {
-        precondition(ordered == nil, "packs are loaded while the store opens")
-        locations.reserveCapacity(expectedTotal)
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(entries.count)
-        var live = 0
-        for entry in entries {
-            let hashed = HashedKey(entry.key)
-            if let old = locations.updateValue(entry.location, forKey: hashed) {
-                // Only a damaged manifest lists two packs holding one key; the later one wins.
-                retire(old, key: hashed)
-            } else {
-                keys.append(entry.key)
-                keyBytes += entry.key.count
+        guard !entries.isEmpty else { return }
+        // One pass, in the given order; keys are not looked at beforehand (each is a heap buffer
+        // of its own, a cache miss), so the run's tail buffer grows as needed.
+        var run = KeyTable<PackedLocation>.Chunk(capacity: entries.count, tailCapacity: entries.count * 16)
+        var outOfOrder: Int? = nil
+        entries.withUnsafeBufferPointer { entries in
+            for index in entries.indices where !add(entries[index], to: &run) {
+                outOfOrder = index
+                break
             }
-            if let blob = entry.blob { addBlob(blob, key: hashed) }
-            live += Int(entry.location.recordSize)
         }
-        if let file = entries.first?.location.segment {
-            usage[file, default: SegmentUsage()].liveBytes += live
+        if let first = outOfOrder {
+            // The rest, sorted (stably: of two entries for one key, the later wins), is a run of
+            // its own, newer than the first part.
+            pending.append(run)
+            pendingCount += run.count
+            let rest = entries[first...].indices.sorted { a, b in
+                let order = compareBytes(entries[a].key, entries[b].key)
+                return order != 0 ? order < 0 : a < b
+            }
+            run = KeyTable<PackedLocation>.Chunk(capacity: rest.count, tailCapacity: rest.count * 16)
+            for index in rest { _ = add(entries[index], to: &run) }
         }
-        loading.packRuns.append(keys)
+        flushLoadedBytes()
+        pending.append(run)
+        pendingCount += run.count
+        if finished { mergePending() }
     }
 
-    /// Builds the key order once after loading; from then on every put and delete keeps it. The
-    /// packs' keys come sorted from their hint files, so only the keys the replayed segments
-    /// added are sorted here.
-    mutating func finishLoading() {
-        var keys = mergeSortedRuns(loading.packRuns)
-        if loading.replayRemovedAny {
-            keys.removeAll { locations[HashedKey($0)] == nil }
+    /// Live bytes of the file being loaded, added to its usage once it changes.
+    private var loadedFile: UInt64 = 0
+    private var loadedBytes = 0
+
+    private mutating func flushLoadedBytes() {
+        if loadedBytes != 0 { usage[loadedFile, default: SegmentUsage()].liveBytes += loadedBytes }
+        loadedBytes = 0
+    }
+
+    /// Appends `entry` to `run`, or replaces the run's last entry when it has the same key; false
+    /// (and nothing done) when it sorts before the last entry.
+    private mutating func add(_ entry: borrowing IndexEntry, to run: inout KeyTable<PackedLocation>.Chunk) -> Bool {
+        let duplicate: Bool? = entry.key.withUnsafeBytes { bytes in
+            guard run.count > 0 else { return false }
+            let order = run.compare(run.count - 1, KeyOrder.prefix(bytes), KeyOrder.tail(bytes))
+            return order < 0 ? false : order == 0 ? true : nil
         }
-        if !loading.replayAdded.isEmpty {
-            var added = loading.replayAdded
-            loading.replayAdded = []
-            added.sort { compareBytes($0, $1) < 0 }
-            if loading.replayRemovedAny {
-                // A key added, removed and added again is listed twice; one removed for good, once.
-                added = added.enumerated().compactMap { index, key in
-                    let repeated = index > 0 && compareBytes(key, added[index - 1]) == 0
-                    return repeated || locations[HashedKey(key)] == nil ? nil : key
+        guard let duplicate else { return false }
+        if let blob = entry.blob {
+            if let old = blobs.updateValue(blob, forKey: HashedKey(entry.key)) { retireBlob(old) }
+            blobBytes += blob.fileLength
+        } else if !blobs.isEmpty, let old = blobs.removeValue(forKey: HashedKey(entry.key)) {
+            retireBlob(old)  // an older run's blob, replaced by this run's value
+        }
+        let location = entry.location
+        if location.segment != loadedFile {
+            flushLoadedBytes()
+            loadedFile = location.segment
+        }
+        loadedBytes += Int(location.recordSize)
+        let packed = slots.retain(location)
+        if duplicate {
+            // The same key twice in one run: the later wins.
+            retire(run.value(run.count - 1), key: entry.key, blobDone: true)
+            run.setValue(packed, at: run.count - 1)
+        } else {
+            entry.key.withUnsafeBytes { bytes in run.append(KeyOrder.prefix(bytes), KeyOrder.tail(bytes), packed) }
+            keyBytes += entry.key.count
+        }
+        return true
+    }
+
+    /// Merges the pending runs (and the table, older than all of them) into the table.
+    private mutating func mergePending() {
+        guard !pending.isEmpty else { return }
+        var sources: [[KeyTable<PackedLocation>.Chunk]] = table.count > 0 ? [table.chunks] : []
+        sources += pending.map { [$0] }
+        table = KeyTable()
+        pending = []
+        pendingCount = 0
+        var merge = RunMerge(sources)
+        var builder = KeyTable<PackedLocation>.Builder()
+        // The smallest key not yet written, from the newest source seen for it so far.
+        var held: RunMerge.Cursor? = nil
+        while let next = merge.pop() {
+            if let current = held {
+                if merge.compare(current, next) == 0 {
+                    // A key in two sources: the later wins, the earlier is retired.
+                    let key = merge.key(current)
+                    retire(merge.value(current), key: key, blobDone: true)
+                    keyBytes -= key.count
+                } else {
+                    merge.append(current, to: &builder)
                 }
             }
-            keys = mergeSortedRuns([keys, added])
+            held = next
         }
-        assert(keys.count == locations.count, "the key order lost or duplicated keys")
-        ordered = SortedKeys(sorted: keys)
-        loading = Loading()
+        if let held { merge.append(held, to: &builder) }
+        table = builder.finish()
     }
 
-    /// What open gathers to build the key order in ``finishLoading()``.
-    private struct Loading {
-        var packRuns: [[[UInt8]]] = []
-        /// Keys the replay added (maybe removed again later, maybe more than once).
-        var replayAdded: [[UInt8]] = []
-        var replayRemovedAny = false
+    /// Builds the key order once after loading; from then on every put and delete keeps it.
+    mutating func finishLoading() {
+        mergePending()
+        finished = true
     }
-    private var loading = Loading()
 
     /// Up to `limit` entries whose keys lie in `range`, ascending (descending when `reverse`),
     /// starting strictly after `cursor` in that direction when it is given.
     func entries(in range: LogStore.KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int) -> [IndexEntry] {
-        guard let ordered else { return [] }
-        return ordered.keys(in: range, after: cursor, reverse: reverse, limit: limit).map(entry)
-    }
-
-    private func entry(_ key: [UInt8]) -> IndexEntry {
-        let hashed = HashedKey(key)
-        let location = locations[hashed]!
-        return IndexEntry(key: key, location: location, blob: location.isBlob ? blobs[hashed] : nil)
+        guard finished else { return [] }
+        return table.positions(in: range, after: cursor, reverse: reverse, limit: limit).map { position in
+            let key = table.key(at: position)
+            let packed = table.value(at: position)
+            return IndexEntry(key: key, location: slots.location(packed), blob: packed.isBlob ? blobs[HashedKey(key)] : nil)
+        }
     }
 
     /// The blob reference of `key`'s current value, if that value is a blob.
     func blob(forKey key: [UInt8]) -> BlobReference? { blobs[HashedKey(key)] }
 
     /// An estimate of the heap bytes per key held by the index for keys of `averageKeyLength`:
-    /// the dictionary slot (key reference and location, at the hash table's typical load of about
-    /// 0.56 between its growth steps), the key's heap buffer (a 32-byte array header and the bytes
-    /// in 16-byte malloc granules, plus malloc's 16-byte overhead) and its reference and 8-byte
-    /// prefix in the ordered chunks (at their typical fill of 3/4). `walstore-example` measures
-    /// the real figure with `mallinfo2`.
+    /// a ``KeyTable`` entry (8-byte prefix, 4-byte tail end, the key's bytes after the seventh,
+    /// the 32-byte ``PackedLocation``) in chunks whose arrays are allocated for a full chunk and
+    /// are typically 3/4 used (7/8 after open, about 0.7 under random inserts, which split full
+    /// chunks in halves), plus a small share of each chunk's four array headers and the
+    /// per-chunk prefix. `walstore-example` measures the real figure with `mallinfo2`.
     static func estimatedBytesPerKey(averageKeyLength: Int) -> Int {
-        let slot = (MemoryLayout<[UInt8]>.stride + MemoryLayout<Location>.stride) * 16 / 9
-        let keyBuffer = 32 + (averageKeyLength + 15) / 16 * 16 + 16
-        let ordered = (MemoryLayout<[UInt8]>.stride + MemoryLayout<UInt64>.stride) * 4 / 3
-        return slot + keyBuffer + ordered
+        let capacity = KeyTable<PackedLocation>.chunkCapacity
+        let entry = MemoryLayout<UInt64>.stride + MemoryLayout<UInt32>.stride
+            + max(averageKeyLength - KeyOrder.prefixLength, 0) + MemoryLayout<PackedLocation>.stride
+        let chunkOverhead = 4 * (32 + 16) + MemoryLayout<KeyTable<PackedLocation>.Chunk>.stride + 8
+        return (entry * (capacity + 1) + chunkOverhead) * 4 / (3 * capacity)
+    }
+}
+
+/// A k-way merge over sources of ascending chunks (each source strictly ascending), yielding
+/// every entry in key order; equal keys come oldest source first.
+private struct RunMerge {
+    typealias Chunk = KeyTable<PackedLocation>.Chunk
+    struct Cursor {
+        /// The prefix of the key at the cursor, which settles most comparisons.
+        var prefix: UInt64
+        var source: Int
+        var chunk: Int
+        var index: Int
+    }
+
+    private let sources: [[Chunk]]
+    /// A binary min-heap of the sources' current cursors, by key, then source.
+    private var heap: [Cursor] = []
+
+    init(_ sources: [[Chunk]]) {
+        self.sources = sources
+        for (source, chunks) in sources.enumerated() {
+            if let first = chunks.firstIndex(where: { $0.count > 0 }) {
+                push(Cursor(prefix: chunks[first].prefix(0), source: source, chunk: first, index: 0))
+            }
+        }
+    }
+
+    func key(_ cursor: Cursor) -> [UInt8] { sources[cursor.source][cursor.chunk].key(at: cursor.index) }
+    func value(_ cursor: Cursor) -> PackedLocation { sources[cursor.source][cursor.chunk].value(cursor.index) }
+
+    /// Key order of two cursors.
+    @inline(__always)
+    func compare(_ a: Cursor, _ b: Cursor) -> Int {
+        if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+        guard KeyOrder.hasTail(a.prefix) else { return 0 }
+        return sources[b.source][b.chunk].withTail(b.index) { tail in
+            sources[a.source][a.chunk].compare(a.index, b.prefix, tail)
+        }
+    }
+
+    @inline(__always)
+    private func precedes(_ a: Cursor, _ b: Cursor) -> Bool {
+        let order = compare(a, b)
+        return order != 0 ? order < 0 : a.source < b.source
+    }
+
+    func append(_ cursor: Cursor, to builder: inout KeyTable<PackedLocation>.Builder) {
+        let chunk = sources[cursor.source][cursor.chunk]
+        chunk.withTail(cursor.index) { builder.append(cursor.prefix, $0, chunk.value(cursor.index)) }
+    }
+
+    /// The smallest cursor, after which its source moves on.
+    mutating func pop() -> Cursor? {
+        guard let top = heap.first else { return nil }
+        var next = top
+        next.index += 1
+        let chunks = sources[top.source]
+        while next.chunk < chunks.count, next.index >= chunks[next.chunk].count {
+            next.chunk += 1
+            next.index = 0
+        }
+        if next.chunk < chunks.count {
+            next.prefix = chunks[next.chunk].prefix(next.index)
+            heap[0] = next
+        } else {
+            heap[0] = heap[heap.count - 1]
+            heap.removeLast()
+        }
+        if !heap.isEmpty { siftDown(0) }
+        return top
+    }
+
+    private mutating func push(_ cursor: Cursor) {
+        heap.append(cursor)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard precedes(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { return }
+            var smallest = left
+            if left + 1 < heap.count, precedes(heap[left + 1], heap[left]) { smallest = left + 1 }
+            guard precedes(heap[smallest], heap[parent]) else { return }
+            heap.swapAt(smallest, parent)
+            parent = smallest
+        }
     }
 }

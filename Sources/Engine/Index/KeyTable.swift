@@ -1,0 +1,608 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How a key is stored in a ``KeyTable``: an 8-byte sort prefix in an array of its own, and the
+/// rest of the key (its tail) in a byte buffer its chunk shares with its neighbours.
+///
+/// The prefix is the key's first seven bytes (zero-padded) as a big-endian integer, shifted up one
+/// byte, with `min(length, 8)` in the low byte. Prefix order agrees with byte order: if
+/// `prefix(a) < prefix(b)` then `a < b` (a padding zero stands where the shorter key ended, and of
+/// two keys equal in their first seven padded bytes, one of at most seven bytes is a prefix of the
+/// other, so the shorter — lower length byte — comes first). Equal prefixes mean equal keys when
+/// the length byte is below 8; when it is 8, both keys are longer than seven bytes and their tails
+/// (`key[7...]`, never empty) settle the order. A key of at most seven bytes has no tail, so its
+/// length is in its prefix: every key is stored exactly, nothing is shared across keys.
+enum KeyOrder {
+    /// The bytes of a key held in its prefix; the tail is the rest.
+    static let prefixLength = 7
+
+    @inline(__always)
+    static func prefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
+        let count = key.count
+        if count >= 8 {
+            return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) & ~0xFF | 8
+        }
+        var value: UInt64 = 0
+        for index in 0..<prefixLength {
+            value <<= 8
+            if index < count { value |= UInt64(key[index]) }
+        }
+        return value << 8 | UInt64(count)
+    }
+
+    /// True when keys of this prefix have a tail (are longer than seven bytes).
+    @inline(__always)
+    static func hasTail(_ prefix: UInt64) -> Bool { prefix & 0xFF == 8 }
+
+    /// The tail of `key`: its bytes after the seventh, or none for a key of up to seven bytes.
+    @inline(__always)
+    static func tail(_ key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        key.count > prefixLength ? UnsafeRawBufferPointer(rebasing: key[prefixLength...]) : UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+
+    /// Byte order of two tails (shorter first on a common prefix).
+    @inline(__always)
+    static func compareTails(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = min(a.count, b.count)
+        if common >= 8 {
+            let x = UInt64(bigEndian: a.loadUnaligned(as: UInt64.self))
+            let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+            if x != y { return x < y ? -1 : 1 }
+        }
+        let result = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+        return result != 0 ? Int(result) : a.count - b.count
+    }
+
+    /// The key whose prefix is `prefix` and whose tail is `tail`.
+    static func key(prefix: UInt64, tail: UnsafeRawBufferPointer) -> [UInt8] {
+        let headLength = hasTail(prefix) ? prefixLength : Int(prefix & 0xFF)
+        return [UInt8](unsafeUninitializedCapacity: headLength + tail.count) { buffer, initialized in
+            for index in 0..<headLength { buffer[index] = UInt8(truncatingIfNeeded: prefix >> (56 - 8 * index)) }
+            if !tail.isEmpty { memcpy(buffer.baseAddress! + headLength, tail.baseAddress!, tail.count) }
+            initialized = headLength + tail.count
+        }
+    }
+}
+
+/// Keys in byte order, each with a `Value`: a one-level B-tree, a sorted array of sorted chunks of
+/// at most ``chunkCapacity`` keys, for point lookups, ordered scans and inserts that cost a binary
+/// search plus a move inside one chunk.
+///
+/// A chunk keeps its keys inline, in one allocation (``Chunk``): the 8-byte prefixes (``KeyOrder``)
+/// contiguous, the tails' end offsets, the values, then the tails concatenated. So a key costs its
+/// prefix, a 4-byte offset, its length minus seven bytes of tail and its value — no heap buffer of
+/// its own — and a search compares contiguous integers, reading a tail only when two prefixes are
+/// equal. The table keeps the prefix of every chunk's last key for the search over chunks. A chunk
+/// is allocated for a full chunk once (only its tail space grows, when keys are longer than the
+/// ones it was sized for), splits in two when full and merges into a neighbour when it falls below
+/// a quarter full; a bulk load fills chunks to 7/8, random inserts leave them about 0.7 full.
+struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
+    /// An insert moves about half a chunk (64 keys: ~1.7 KiB for 16-byte keys and 32-byte
+    /// values); 64 measured a little faster than 128 for both lookups and inserts.
+    static var chunkCapacity: Int { 64 }
+    /// A bulk load fills chunks to 7/8, leaving room for inserts before the first split.
+    static var loadFill: Int { chunkCapacity - chunkCapacity / 8 }
+
+    /// Up to `capacity` keys in one byte buffer: their prefixes, then their tails' end offsets
+    /// (UInt32), then their values, at fixed places for `capacity` entries, then the tails. One
+    /// allocation, so a lookup touches one header and the few lines it reads, in one or two pages.
+    struct Chunk: Sendable {
+        private(set) var storage: [UInt8]
+        private(set) var count = 0
+        let capacity: Int
+        /// The tail length of every key in the chunk when they all have the same (keys of one
+        /// length, the common case), else -1. Then a tail's place follows from its index alone:
+        /// a lookup reads the tail and the value at once, without first reading the end offsets.
+        private var uniformTail = -1
+
+        private var endsStart: Int { capacity * 8 }
+        private var valuesStart: Int {
+            let end = endsStart + capacity * 4
+            let alignment = MemoryLayout<Value>.alignment
+            return (end + alignment - 1) / alignment * alignment
+        }
+        private var tailsStart: Int { valuesStart + capacity * MemoryLayout<Value>.stride }
+        var tailCapacity: Int { storage.count - tailsStart }
+        /// The bytes of the tails in use.
+        var tailBytes: Int { count == 0 ? 0 : uniformTail >= 0 ? count * uniformTail : Int(end(count - 1)) }
+
+        /// A chunk of the table: room for a full chunk, plus the insert that causes a split.
+        init(tailCapacity: Int) { self.init(capacity: KeyTable.chunkCapacity + 1, tailCapacity: tailCapacity) }
+
+        init(capacity: Int, tailCapacity: Int) {
+            self.capacity = capacity
+            storage = []
+            storage = Self.allocate(tailsStart + tailCapacity)
+        }
+
+        private static func allocate(_ size: Int) -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                initialized = size  // bytes are only read once written
+            }
+        }
+
+        @inline(__always) func prefix(_ index: Int) -> UInt64 {
+            storage.withUnsafeBytes { $0.load(fromByteOffset: index * 8, as: UInt64.self) }
+        }
+        @inline(__always) func end(_ index: Int) -> UInt32 {
+            storage.withUnsafeBytes { $0.load(fromByteOffset: endsStart + index * 4, as: UInt32.self) }
+        }
+        @inline(__always) func start(_ index: Int) -> Int {
+            uniformTail >= 0 ? index * uniformTail : index == 0 ? 0 : Int(end(index - 1))
+        }
+        @inline(__always) func value(_ index: Int) -> Value {
+            storage.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: valuesStart + index * MemoryLayout<Value>.stride, as: Value.self) }
+        }
+        mutating func setValue(_ value: Value, at index: Int) {
+            let offset = valuesStart + index * MemoryLayout<Value>.stride
+            storage.withUnsafeMutableBytes { $0.storeBytes(of: value, toByteOffset: offset, as: Value.self) }
+        }
+
+        /// Calls `body` with key `index`'s tail.
+        @inline(__always)
+        func withTail<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            let start = start(index)
+            let end = uniformTail >= 0 ? start + uniformTail : Int(end(index))
+            return storage.withUnsafeBytes { bytes in
+                body(UnsafeRawBufferPointer(rebasing: bytes[tailsStart + start..<tailsStart + end]))
+            }
+        }
+
+        func key(at index: Int) -> [UInt8] { withTail(index) { KeyOrder.key(prefix: prefix(index), tail: $0) } }
+
+        /// The order of key `index` against the key with `prefix` and `tail`.
+        @inline(__always)
+        func compare(_ index: Int, _ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Int {
+            let own = self.prefix(index)
+            if own != prefix { return own < prefix ? -1 : 1 }
+            guard KeyOrder.hasTail(prefix) else { return 0 }
+            return withTail(index) { KeyOrder.compareTails($0, tail) }
+        }
+
+        /// The position of the first key ≥ the key with `prefix` and `tail`, and whether it is
+        /// that key.
+        @inline(__always)
+        func lowerBound(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> (Int, Bool) {
+            storage.withUnsafeBytes { bytes in
+                let prefixes = bytes.assumingMemoryBound(to: UInt64.self)
+                var low = 0
+                var high = count
+                while low < high {
+                    let mid = (low + high) / 2
+                    let own = prefixes[mid]
+                    if own < prefix {
+                        low = mid + 1
+                    } else if own > prefix {
+                        high = mid
+                    } else {
+                        // Keys mid and maybe neighbours share the prefix: narrow to them, then
+                        // search them by tail (all equal when the prefix holds the whole key).
+                        var first = mid
+                        while first > low, prefixes[first - 1] == prefix { first -= 1 }
+                        var last = mid + 1
+                        while last < high, prefixes[last] == prefix { last += 1 }
+                        guard KeyOrder.hasTail(prefix) else { return (first, true) }
+                        low = first
+                        high = last
+                        while low < high {
+                            let probe = (low + high) / 2
+                            if compare(probe, prefix, tail) < 0 { low = probe + 1 } else { high = probe }
+                        }
+                        return (low, low < last && compare(low, prefix, tail) == 0)
+                    }
+                }
+                return (low, false)
+            }
+        }
+
+        /// The value of the key with `prefix` and `tail`, if present: ``lowerBound(_:_:)`` for a
+        /// point lookup, which reads the candidate's value along with its tail (the two loads
+        /// overlap rather than wait for each other).
+        @inline(__always)
+        func value(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Value? {
+            storage.withUnsafeBytes { bytes in
+                let prefixes = bytes.assumingMemoryBound(to: UInt64.self)
+                var low = 0
+                var high = count
+                while low < high {
+                    let mid = (low + high) / 2
+                    let own = prefixes[mid]
+                    if own < prefix {
+                        low = mid + 1
+                    } else if own > prefix {
+                        high = mid
+                    } else {
+                        let candidate = bytes.loadUnaligned(
+                            fromByteOffset: valuesStart + mid * MemoryLayout<Value>.stride, as: Value.self)
+                        guard KeyOrder.hasTail(prefix) else { return candidate }
+                        let unique = (mid == 0 || prefixes[mid - 1] != prefix) && (mid + 1 == count || prefixes[mid + 1] != prefix)
+                        if unique { return compare(mid, prefix, tail) == 0 ? candidate : nil }
+                        let (index, found) = lowerBound(prefix, tail)
+                        return found ? self.value(index) : nil
+                    }
+                }
+                return nil
+            }
+        }
+
+        /// Makes room for `extra` more tail bytes.
+        private mutating func reserveTails(_ extra: Int) {
+            let needed = tailBytes + extra
+            guard needed > tailCapacity else { return }
+            var grown = Self.allocate(tailsStart + max(needed, tailCapacity + tailCapacity / 2))
+            let used = tailsStart + tailBytes
+            grown.withUnsafeMutableBytes { target in
+                storage.withUnsafeBytes { source in
+                    target.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: used)
+                }
+            }
+            storage = grown
+        }
+
+        mutating func insert(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer, _ value: Value, at index: Int) {
+            precondition(count < capacity && index <= count)
+            let length = tail.count
+            reserveTails(length)
+            let start = start(index)
+            let tailBytes = tailBytes
+            if count == 0 { uniformTail = length } else if uniformTail != length { uniformTail = -1 }
+            let stride = MemoryLayout<Value>.stride
+            let (endsStart, valuesStart, tailsStart, count) = (endsStart, valuesStart, tailsStart, count)
+            storage.withUnsafeMutableBytes { bytes in
+                let base = bytes.baseAddress!
+                let moved = count - index
+                (base + (index + 1) * 8).copyMemory(from: base + index * 8, byteCount: moved * 8)
+                base.storeBytes(of: prefix, toByteOffset: index * 8, as: UInt64.self)
+                let ends = (base + endsStart).assumingMemoryBound(to: UInt32.self)
+                var later = count
+                while later > index {
+                    ends[later] = ends[later - 1] &+ UInt32(length)
+                    later -= 1
+                }
+                ends[index] = UInt32(start + length)
+                let values = base + valuesStart
+                (values + (index + 1) * stride).copyMemory(from: values + index * stride, byteCount: moved * stride)
+                (values + index * stride).storeBytes(of: value, as: Value.self)
+                if length > 0 {
+                    let tails = base + tailsStart
+                    (tails + start + length).copyMemory(from: tails + start, byteCount: tailBytes - start)
+                    (tails + start).copyMemory(from: tail.baseAddress!, byteCount: length)
+                }
+            }
+            self.count += 1
+        }
+
+        mutating func append(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer, _ value: Value) {
+            precondition(count < capacity)
+            let length = tail.count
+            reserveTails(length)
+            let start = tailBytes
+            if count == 0 { uniformTail = length } else if uniformTail != length { uniformTail = -1 }
+            let (index, endsStart, valuesStart, tailsStart) = (count, endsStart, valuesStart, tailsStart)
+            storage.withUnsafeMutableBytes { bytes in
+                let base = bytes.baseAddress!
+                base.storeBytes(of: prefix, toByteOffset: index * 8, as: UInt64.self)
+                base.storeBytes(of: UInt32(start + length), toByteOffset: endsStart + index * 4, as: UInt32.self)
+                (base + valuesStart + index * MemoryLayout<Value>.stride).storeBytes(of: value, as: Value.self)
+                if length > 0 { (base + tailsStart + start).copyMemory(from: tail.baseAddress!, byteCount: length) }
+            }
+            count += 1
+        }
+
+        mutating func remove(at index: Int) -> Value {
+            let removed = value(index)
+            let start = start(index)
+            let length = uniformTail >= 0 ? uniformTail : Int(end(index)) - start
+            let tailBytes = tailBytes
+            let stride = MemoryLayout<Value>.stride
+            let (endsStart, valuesStart, tailsStart, count) = (endsStart, valuesStart, tailsStart, count)
+            storage.withUnsafeMutableBytes { bytes in
+                let base = bytes.baseAddress!
+                let moved = count - index - 1
+                (base + index * 8).copyMemory(from: base + (index + 1) * 8, byteCount: moved * 8)
+                let ends = (base + endsStart).assumingMemoryBound(to: UInt32.self)
+                for later in index..<count - 1 { ends[later] = ends[later + 1] &- UInt32(length) }
+                let values = base + valuesStart
+                (values + index * stride).copyMemory(from: values + (index + 1) * stride, byteCount: moved * stride)
+                if length > 0 {
+                    let tails = base + tailsStart
+                    (tails + start).copyMemory(from: tails + start + length, byteCount: tailBytes - start - length)
+                }
+            }
+            self.count -= 1
+            return removed
+        }
+
+        /// Moves the keys from `index` on into a new chunk, which it returns.
+        mutating func split(at index: Int) -> Chunk {
+            let start = start(index)
+            let moved = count - index
+            // Room for as many keys again of the average tail length.
+            var upper = Chunk(tailCapacity: (tailBytes - start) / max(moved, 1) * KeyTable.chunkCapacity)
+            for i in index..<count {
+                withTail(i) { upper.append(prefix(i), $0, value(i)) }
+            }
+            count = index
+            if uniformTail < 0, count > 0 {
+                // The keys left may all have one length now.
+                let first = Int(end(0))
+                if (1..<count).allSatisfy({ Int(end($0)) - Int(end($0 - 1)) == first }) { uniformTail = first }
+            }
+            return upper
+        }
+
+        /// Appends every key of `other`, whose keys all follow this chunk's.
+        mutating func append(contentsOf other: Chunk) {
+            reserveTails(other.tailBytes)
+            for i in 0..<other.count {
+                other.withTail(i) { append(other.prefix(i), $0, other.value(i)) }
+            }
+        }
+    }
+
+    private(set) var chunks: [Chunk] = []
+    /// The prefix of every chunk's last key, for the search over chunks.
+    private var lastPrefixes: [UInt64] = []
+    private(set) var count = 0
+
+    init() {}
+
+    /// A position: a chunk and an index in it. Positions from ``find(_:)`` are normalized: the
+    /// index lies inside its chunk, or the position is (`chunks.count`, 0), the end.
+    struct Position: Equatable, Comparable {
+        var chunk: Int
+        var index: Int
+        static func < (a: Position, b: Position) -> Bool { (a.chunk, a.index) < (b.chunk, b.index) }
+    }
+
+    var end: Position { Position(chunk: chunks.count, index: 0) }
+
+    /// The index of the first chunk whose last key is ≥ the key (the last chunk when none is).
+    @inline(__always)
+    private func chunkIndex(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Int {
+        var low = 0
+        var high = chunks.count - 1
+        lastPrefixes.withUnsafeBufferPointer { lasts in
+            while low < high {
+                let mid = (low + high) / 2
+                let last = lasts[mid]
+                if last < prefix || (last == prefix && chunks[mid].compare(chunks[mid].count - 1, prefix, tail) < 0) {
+                    low = mid + 1
+                } else {
+                    high = mid
+                }
+            }
+        }
+        return low
+    }
+
+    /// Where `key` is, or where it would go (normalized), and whether it is there.
+    func find(_ key: [UInt8]) -> (Position, Bool) {
+        guard !chunks.isEmpty else { return (end, false) }
+        return key.withUnsafeBytes { bytes in
+            let prefix = KeyOrder.prefix(bytes)
+            let tail = KeyOrder.tail(bytes)
+            let c = chunkIndex(prefix, tail)
+            let (index, found) = chunks[c].lowerBound(prefix, tail)
+            return (normalized(Position(chunk: c, index: index)), found)
+        }
+    }
+
+    private func normalized(_ position: Position) -> Position {
+        if position.chunk < chunks.count, position.index >= chunks[position.chunk].count {
+            return Position(chunk: position.chunk + 1, index: 0)
+        }
+        return position
+    }
+
+    /// The value of `key`, if present.
+    subscript(key: [UInt8]) -> Value? {
+        guard !chunks.isEmpty else { return nil }
+        return key.withUnsafeBytes { bytes in
+            let prefix = KeyOrder.prefix(bytes)
+            let tail = KeyOrder.tail(bytes)
+            return chunks[chunkIndex(prefix, tail)].value(prefix, tail)
+        }
+    }
+
+    func key(at position: Position) -> [UInt8] { chunks[position.chunk].key(at: position.index) }
+
+    func value(at position: Position) -> Value { chunks[position.chunk].value(position.index) }
+
+    mutating func setValue(_ value: Value, at position: Position) {
+        chunks[position.chunk].setValue(value, at: position.index)
+    }
+
+    /// Sets `key` to `value`; returns the value it replaced, if any.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: [UInt8]) -> Value? {
+        key.withUnsafeBytes { bytes in
+            let prefix = KeyOrder.prefix(bytes)
+            let tail = KeyOrder.tail(bytes)
+            guard !chunks.isEmpty else {
+                var chunk = Chunk(tailCapacity: tail.count * (Self.chunkCapacity + 1))
+                chunk.append(prefix, tail, value)
+                chunks = [chunk]
+                lastPrefixes = [prefix]
+                count = 1
+                return nil
+            }
+            let c = chunkIndex(prefix, tail)
+            let (index, found) = chunks[c].lowerBound(prefix, tail)
+            if found {
+                defer { chunks[c].setValue(value, at: index) }
+                return chunks[c].value(index)
+            }
+            chunks[c].insert(prefix, tail, value, at: index)
+            count += 1
+            if chunks[c].count > Self.chunkCapacity {
+                let upper = chunks[c].split(at: chunks[c].count / 2)
+                chunks.insert(upper, at: c + 1)
+                lastPrefixes.insert(upper.prefix(upper.count - 1), at: c + 1)
+            }
+            lastPrefixes[c] = chunks[c].prefix(chunks[c].count - 1)
+            return nil
+        }
+    }
+
+    /// Removes `key`; returns its value, if it was present.
+    @discardableResult
+    mutating func removeValue(forKey key: [UInt8]) -> Value? {
+        let (position, found) = find(key)
+        guard found else { return nil }
+        return remove(at: position)
+    }
+
+    mutating func remove(at position: Position) -> Value {
+        let c = position.chunk
+        let value = chunks[c].remove(at: position.index)
+        count -= 1
+        if chunks[c].count == 0 {
+            chunks.remove(at: c)
+            lastPrefixes.remove(at: c)
+            return value
+        }
+        lastPrefixes[c] = chunks[c].prefix(chunks[c].count - 1)
+        // A chunk below a quarter full joins a neighbour that has room (at most 3/4 full after):
+        // after many removes, memory follows the keys left rather than the most ever held.
+        if chunks[c].count < Self.chunkCapacity / 4 {
+            let limit = Self.chunkCapacity * 3 / 4
+            if c + 1 < chunks.count, chunks[c].count + chunks[c + 1].count <= limit {
+                mergeWithNext(c)
+            } else if c > 0, chunks[c - 1].count + chunks[c].count <= limit {
+                mergeWithNext(c - 1)
+            }
+        }
+        return value
+    }
+
+    private mutating func mergeWithNext(_ c: Int) {
+        let next = chunks.remove(at: c + 1)
+        lastPrefixes.remove(at: c + 1)
+        chunks[c].append(contentsOf: next)
+        lastPrefixes[c] = chunks[c].prefix(chunks[c].count - 1)
+    }
+
+    /// The position after `position` (which is not the end).
+    @inline(__always)
+    func position(after position: Position) -> Position {
+        position.index + 1 < chunks[position.chunk].count
+            ? Position(chunk: position.chunk, index: position.index + 1) : Position(chunk: position.chunk + 1, index: 0)
+    }
+
+    /// The position before `position`, or nil at the start.
+    @inline(__always)
+    func position(before position: Position) -> Position? {
+        if position.index > 0 { return Position(chunk: position.chunk, index: position.index - 1) }
+        guard position.chunk > 0 else { return nil }
+        return Position(chunk: position.chunk - 1, index: chunks[position.chunk - 1].count - 1)
+    }
+
+    /// The positions of up to `limit` keys in `range`, ascending (descending when `reverse`),
+    /// starting strictly after `cursor` in that direction when it is given: a scan resumes from
+    /// the last key it returned. Costs a binary search plus the keys returned.
+    func positions(in range: LogStore.KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int) -> [Position] {
+        guard !chunks.isEmpty, limit > 0 else { return [] }
+        var result: [Position] = []
+        if !reverse {
+            // The first position at or past the low end and past the cursor.
+            var position = Position(chunk: 0, index: 0)
+            switch range.lower {
+            case .unbounded: break
+            case .inclusive(let key): position = self.position(of: key, after: false)
+            case .exclusive(let key): position = self.position(of: key, after: true)
+            }
+            if let cursor { position = max(position, self.position(of: cursor, after: true)) }
+            while position.chunk < chunks.count, result.count < limit {
+                guard isBelowUpper(position, range.upper) else { break }
+                result.append(position)
+                position = self.position(after: position)
+            }
+        } else {
+            // One before the first position past the high end and at or past the cursor.
+            var position = end
+            switch range.upper {
+            case .unbounded: break
+            case .inclusive(let key): position = self.position(of: key, after: true)
+            case .exclusive(let key): position = self.position(of: key, after: false)
+            }
+            if let cursor { position = min(position, self.position(of: cursor, after: false)) }
+            while result.count < limit, let previous = self.position(before: position) {
+                guard isAboveLower(previous, range.lower) else { break }
+                result.append(previous)
+                position = previous
+            }
+        }
+        return result
+    }
+
+    /// The order of the key at `position` against `key`, compared in place.
+    private func compare(_ position: Position, _ key: [UInt8]) -> Int {
+        key.withUnsafeBytes { bytes in
+            chunks[position.chunk].compare(position.index, KeyOrder.prefix(bytes), KeyOrder.tail(bytes))
+        }
+    }
+
+    private func isBelowUpper(_ position: Position, _ upper: LogStore.KeyRange.Bound) -> Bool {
+        switch upper {
+        case .unbounded: true
+        case .inclusive(let bound): compare(position, bound) <= 0
+        case .exclusive(let bound): compare(position, bound) < 0
+        }
+    }
+
+    private func isAboveLower(_ position: Position, _ lower: LogStore.KeyRange.Bound) -> Bool {
+        switch lower {
+        case .unbounded: true
+        case .inclusive(let bound): compare(position, bound) >= 0
+        case .exclusive(let bound): compare(position, bound) > 0
+        }
+    }
+
+    /// The position of the first key ≥ `key` (> `key` when `after`), normalized.
+    private func position(of key: [UInt8], after: Bool) -> Position {
+        let (position, found) = find(key)
+        return found && after ? self.position(after: position) : position
+    }
+}
+
+extension KeyTable {
+    /// Builds a table from keys appended in strictly ascending order (``KeyOrder``), filling
+    /// chunks to ``loadFill``.
+    struct Builder {
+        private var table = KeyTable()
+        private var chunk: Chunk?
+        /// The average tail length so far, to size each chunk's tail buffer.
+        private var tailBytes = 0
+
+        init() {}
+
+        mutating func append(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer, _ value: Value) {
+            if chunk == nil || chunk!.count >= KeyTable.loadFill { startChunk(tail.count) }
+            chunk!.append(prefix, tail, value)
+            tailBytes += tail.count
+            table.count += 1
+        }
+
+        private mutating func startChunk(_ tailLength: Int) {
+            if let chunk { push(chunk) }
+            let average = table.count == 0 ? tailLength : (tailBytes + table.count - 1) / table.count
+            chunk = Chunk(tailCapacity: average * (KeyTable.chunkCapacity + 1))
+        }
+
+        private mutating func push(_ chunk: Chunk) {
+            table.lastPrefixes.append(chunk.prefix(chunk.count - 1))
+            table.chunks.append(chunk)
+        }
+
+        consuming func finish() -> KeyTable {
+            if let chunk { push(chunk) }
+            return table
+        }
+    }
+}
