@@ -23,6 +23,8 @@ struct RecoveredLog {
     /// Sealed segments replayed because their hint was missing or damaged: their hints are
     /// written in the background after open.
     var segmentsNeedingHints: [UInt64] = []
+    /// The deletes segment hints hold, applied once every file is loaded (``applyHintTombstones()``).
+    private var hintTombstones: [(key: [UInt8], sequence: UInt64, segment: UInt64, size: Int)] = []
 
     /// Opens the store's files (FORMAT.md, "Recovery"): reads the manifest, removes what an
     /// interrupted compaction left, loads each pack's hint file (rebuilding a missing or damaged
@@ -39,6 +41,7 @@ struct RecoveredLog {
         log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         try log.loadPacks(directory: directory, fileSystem: fileSystem)
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
+        log.applyHintTombstones()
         log.index.finishLoading()
         try log.collectBlobs(directory: blobDirectory, fileSystem: fileSystem)
         return log
@@ -263,7 +266,7 @@ struct RecoveredLog {
         index.load(sortedEntries: puts, expectedTotal: index.count + puts.count)
         for entry in hint.entries where entry.location == nil {
             let size = SegmentHint.recordSize(keyLength: entry.key.count, valueLength: nil, isBlob: false)
-            index.delete(entry.key, tombstoneIn: number, recordSize: size)
+            hintTombstones.append((entry.key, entry.sequence, number, size))
             recordBytes += size
         }
         // Records the segment's later records replaced: dead in it from the start.
@@ -271,6 +274,21 @@ struct RecoveredLog {
         lastSequence = hint.firstSequence + hint.frameCount - 1
         recovery.segmentHintsLoaded += 1
         return hint.coveredLength
+    }
+
+    /// Applies the deletes of the segment hints loaded, after every file: a delete removes its key
+    /// only if the version the index holds is older than the delete (a later put wins, as in
+    /// replay). Applying them as they were met would make the index merge its loaded runs once per
+    /// segment instead of once.
+    private mutating func applyHintTombstones() {
+        for tombstone in hintTombstones {
+            if let current = index[tombstone.key], current.sequence < tombstone.sequence {
+                index.delete(tombstone.key, tombstoneIn: tombstone.segment, recordSize: tombstone.size)
+            } else {
+                index.countDead(tombstone.size, in: tombstone.segment)
+            }
+        }
+        hintTombstones = []
     }
 
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {
