@@ -9,6 +9,7 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case locked, corruption, io, invalidArgument, closed, readOnly, unsupportedFormat, missingBlob
+            case notFound, notAStore
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -33,6 +34,11 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
         /// A committed value's blob file is not in the store's `blobs/` directory;
         /// ``EngineError/path`` names the file that should be there.
         public static let missingBlob = Code(.missingBlob)
+        /// There is no store at the path, and ``LogStore/Options/creation`` said not to make one.
+        public static let notFound = Code(.notFound)
+        /// The directory holds other files and no store, so open did not turn it into one
+        /// (``LogStore/Options/creation``); ``EngineError/path`` names one of the files.
+        public static let notAStore = Code(.notAStore)
 
         public var description: String {
             switch value {
@@ -44,6 +50,8 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
             case .readOnly: "readOnly"
             case .unsupportedFormat: "unsupportedFormat"
             case .missingBlob: "missingBlob"
+            case .notFound: "notFound"
+            case .notAStore: "notAStore"
             }
         }
     }

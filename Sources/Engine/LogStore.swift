@@ -131,6 +131,7 @@ public final class LogStore: Sendable {
         at path: String, options: Options, fileSystem: any FileSystem
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
+        try checkCreation(at: path, options.creation, fileSystem: fileSystem)
         if try fileSystem.createDirectory(path) {
             // The new directory's own entry must be durable too, or a power loss could take the
             // whole store with it after its first commit returned.
@@ -229,6 +230,42 @@ public final class LogStore: Sendable {
         }
         if wasOpen { directoryLock.unlock() }
         if let failure { throw failure }
+    }
+
+    /// Applies ``Options/creation`` to what the directory at `path` holds, before anything is
+    /// created or locked.
+    private static func checkCreation(at path: String, _ creation: Creation, fileSystem: any FileSystem) throws(EngineError) {
+        let names: [String]
+        do throws(EngineError) {
+            names = try fileSystem.listDirectory(path)
+        } catch where error.errno == Syscall.noSuchFile {
+            names = []
+        }
+        let isStoreFile = { (name: String) -> Bool in
+            [LogFormat.lockFileName, LogFormat.manifestName, LogFormat.manifestTemporaryName, LogFormat.blobDirectoryName]
+                .contains(name) || SegmentFile.number(fromName: name) != nil || PackFile.number(fromName: name) != nil
+                || SegmentHint.number(fromName: name) != nil
+        }
+        let holdsStore = names.contains(where: isStoreFile)
+        let foreign = holdsStore ? nil : names.sorted().first
+        switch creation {
+        case .evenAmongOtherFiles:
+            return
+        case .never where !holdsStore && foreign == nil:
+            throw EngineError(
+                .notFound, "there is no store here (creation is .never); pass .ifMissing to make one", path: path)
+        case .always where holdsStore:
+            throw EngineError(
+                .invalidArgument, "a store already exists here (creation is .always); open it with .ifMissing",
+                path: path)
+        default:
+            if let foreign {
+                throw EngineError(
+                    .notAStore,
+                    "the directory holds other files (\(foreign)) and no store; choose an empty or new directory, or pass creation .evenAmongOtherFiles",
+                    path: path + "/" + foreign)
+            }
+        }
     }
 
     /// The directory holding `path` ("." for a bare name).

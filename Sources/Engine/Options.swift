@@ -38,6 +38,8 @@ extension LogStore {
         /// follows what was written since the last segment was sealed, not the size of the log.
         /// Hints are derived data: open replays a segment whose hint is missing or damaged.
         public var writesSegmentHints = true
+        /// Whether ``LogStore/open(at:options:)`` may make a new store, and where.
+        public var creation = LogStore.Creation.ifMissing
         /// When compaction runs on its own; ``LogStore/compact()`` runs it on demand.
         public var compaction = CompactionPolicy()
 
@@ -68,6 +70,23 @@ extension LogStore {
             }
             return self
         }
+    }
+
+    /// Whether open may make a new store (leveldb's `create_if_missing` and `error_if_exists`).
+    public enum Creation: Sendable, Equatable {
+        /// Open the store in the directory, or make one when the directory is missing or empty.
+        /// A directory holding other files and no store is refused (``EngineError/Code/notAStore``):
+        /// a mistyped path never turns someone's folder into a store. The default.
+        case ifMissing
+        /// Open an existing store only: a missing or empty directory is
+        /// ``EngineError/Code/notFound`` and nothing is created.
+        case never
+        /// Make a new store only: a directory that already holds one is
+        /// ``EngineError/Code/invalidArgument``, and other files are refused as for ``ifMissing``.
+        case always
+        /// As ``ifMissing``, but a directory holding other files is made a store too (their
+        /// names never clash with the store's).
+        case evenAmongOtherFiles
     }
 
     /// When committed bytes reach stable storage, and what a power loss can cost in each mode.

@@ -24,7 +24,7 @@ struct BlobReader: Sendable {
         let file: any StoreFile
         do throws(EngineError) {
             file = try fileSystem.openFile(path, create: false)
-        } catch where error.errno == 2 {
+        } catch where error.errno == Syscall.noSuchFile {
             throw EngineError(
                 .missingBlob, "blob \(BlobFile.name(reference.id)) is missing", path: path,
                 systemCall: error.systemCall, errno: error.errno)

@@ -9,6 +9,10 @@ import Darwin
 /// Every system call the engine makes lives here. `EINTR` is retried here and nowhere else, short
 /// reads and writes are continued here, and `errno` becomes an ``EngineError`` here.
 enum Syscall {
+    /// The `errno` values the engine tells apart from other failures.
+    static let noSuchFile = ENOENT
+    static let noSpace = ENOSPC
+
     static func fail(_ call: String, _ path: String, offset: UInt64? = nil) -> EngineError {
         let code = errno
         let text = String(cString: strerror(code))
