@@ -149,7 +149,7 @@ extension LogStore {
         // Preallocate: when the group would grow the file, zero-fill the next chunk in the same
         // write, so the syncs of the commits after it find their blocks already allocated.
         let end = groupOffset + UInt64(frameBytes)
-        let padding = end > w.allocatedEnd && frameBytes < options.preallocationSize
+        var padding = !w.preallocationSuspended && end > w.allocatedEnd && frameBytes < options.preallocationSize
             ? options.preallocationSize : 0
         bytes.reserveCapacity(frameBytes + padding)
         var frameOffsets: [UInt64] = []
@@ -158,19 +158,31 @@ extension LogStore {
             member.encoded.append(to: &bytes, sequence: first + UInt64(index))
         }
         if padding > 0 { bytes += [UInt8](repeating: 0, count: padding) }
-        do {
-            try w.active.write(bytes, at: groupOffset)
-        } catch {
-            // Cut the partial frames off so the next commit starts on a clean boundary. If even
-            // that fails, the log's end is unknown: refuse further writes (a reopen repairs it).
+        while true {
             do {
-                try w.active.truncate(to: groupOffset)
-                w.allocatedEnd = groupOffset
+                try w.active.write(bytes, at: groupOffset)
+                break
+            } catch {
+                // Cut the partial frames off so the next commit starts on a clean boundary. If even
+                // that fails, the log's end is unknown: refuse further writes (a reopen repairs it).
+                do {
+                    try w.active.truncate(to: groupOffset)
+                    w.allocatedEnd = groupOffset
+                } catch let truncateError {
+                    w.failure = truncateError
+                }
+                // Near a full disk the zeros may be what does not fit: write the frames alone,
+                // and preallocate no more in this segment (statistics.preallocationSuspended).
+                if error.errno == Syscall.noSpace, padding > 0, w.failure == nil {
+                    bytes.removeLast(padding)
+                    padding = 0
+                    w.preallocationSuspended = true
+                    publishPreallocation(w)
+                    continue
+                }
                 publishPreallocation(w)
-            } catch let truncateError {
-                w.failure = truncateError
+                throw error
             }
-            throw error
         }
         w.allocatedEnd = max(w.allocatedEnd, groupOffset + UInt64(bytes.count))
         bytes.removeLast(padding)
@@ -210,6 +222,7 @@ extension LogStore {
         }
         w.active = file
         w.activeNumber = number
+        w.preallocationSuspended = false  // a new segment tries again
         w.writeOffset = UInt64(LogFormat.segmentHeaderSize)
         w.syncedOffset = w.writeOffset
         w.allocatedEnd = w.writeOffset

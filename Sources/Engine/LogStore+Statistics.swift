@@ -30,6 +30,7 @@ extension LogStore {
                 blobBytes: s.index.blobBytes,
                 lastCompaction: last,
                 preallocatedBytes: s.preallocatedBytes,
+                preallocationSuspended: s.preallocationSuspended,
                 lastSequence: s.lastSequence,
                 indexBytesPerKey: KeyDirectory.estimatedBytesPerKey(averageKeyLength: averageKey),
                 cacheBytes: s.cache.bytes, cacheHits: s.cache.hits, cacheMisses: s.cache.misses,

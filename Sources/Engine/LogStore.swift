@@ -90,6 +90,9 @@ public final class LogStore: Sendable {
         var nextSequence: UInt64
         /// Bytes have been written since the last sync.
         var unsynced = false
+        /// A write with preallocated zeros ran out of disk space: the active segment grows by
+        /// its frames alone until the next rollover.
+        var preallocationSuspended = false
         /// Set when a sync failed (or a failed append could not be cut off): writes are refused.
         var failure: EngineError?
         var closed = false
@@ -105,6 +108,7 @@ public final class LogStore: Sendable {
         var lastSequence: UInt64
         /// Zero bytes preallocated past the active segment's last frame (kept out of the figures).
         var preallocatedBytes: UInt64 = 0
+        var preallocationSuspended = false
         var recovery: Statistics.Recovery
         var closed = false
     }
@@ -294,7 +298,10 @@ public final class LogStore: Sendable {
     /// Tells readers (``statistics``) how many preallocated zeros follow the active segment's
     /// last frame; called whenever `allocatedEnd` or `writeOffset` changes.
     func publishPreallocation(_ w: WriterState) {
-        state.withLock { $0.preallocatedBytes = w.allocatedEnd - w.writeOffset }
+        state.withLock { s in
+            s.preallocatedBytes = w.allocatedEnd - w.writeOffset
+            s.preallocationSuspended = w.preallocationSuspended
+        }
     }
 
     /// Syncs the active segment if anything was written since the last sync. A failed sync makes

@@ -78,6 +78,10 @@ extension LogStore {
         /// Zero bytes allocated ahead of the active segment's last frame (``LogStore/Options/preallocationSize``);
         /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
         public var preallocatedBytes: UInt64
+        /// True when a commit found no disk space for the preallocated zeros and was written
+        /// without them: the active segment then grows by its frames alone (each durable commit's
+        /// sync also writes the file's new size) until the next segment begins.
+        public var preallocationSuspended: Bool
         /// The sequence number of the last commit (0 for an empty log).
         public var lastSequence: UInt64
         /// An estimate of the in-memory index's heap bytes per key.

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Engine
 
 /// An in-memory file system for crash and fault tests.
@@ -78,6 +85,11 @@ package final class FaultInjectingFileSystem: FileSystem {
         var kindCounts: [OperationKind: Int] = [:]
         var largestRead = 0
         var readCount = 0
+        /// The disk's size in bytes (``setCapacity(_:)``); nil for no limit.
+        var capacity: Int?
+
+        /// Bytes held by the files that have a name.
+        var usedBytes: Int { Set(names.values).reduce(0) { $0 + (nodes[$1]?.current.count ?? 0) } }
     }
 
     let state = Locked(State())
@@ -159,6 +171,16 @@ package final class FaultInjectingFileSystem: FileSystem {
     func observe(_ kind: AccessKind, _ path: String) {
         if let hook = accessHook.withLock({ $0 }) { hook(Access(kind: kind, path: path)) }
     }
+
+    /// Makes the disk `bytes` large (nil: unlimited): a write that would grow the files past it
+    /// lands what fits and fails with `ENOSPC`, as a full disk does; overwriting allocated bytes
+    /// and shrinking files still work.
+    package func setCapacity(_ bytes: Int?) {
+        state.withLock { $0.capacity = bytes }
+    }
+
+    /// Bytes the named files hold now.
+    package var usedBytes: Int { state.withLock { $0.usedBytes } }
 
     /// The machine lost power: every file reverts to its last synced bytes, the directory to its
     /// last synced names, locks are released and old handles die.
@@ -401,11 +423,19 @@ final class FaultFile: StoreFile {
         fileSystem.observe(.write, path)
         try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
-            let fault = s.perform(.write, path)
-            let landing = fault.map { bytes.prefix($0.partialBytes ?? 0) } ?? bytes[...]
+            var fault = s.perform(.write, path)
+            var landing = fault.map { bytes.prefix($0.partialBytes ?? 0) } ?? bytes[...]
             let start = Int(offset)
-            let end = start + landing.count
             let count = s.nodes[node]!.current.count
+            if let capacity = s.capacity, start + landing.count > count {
+                let room = max(0, capacity - s.usedBytes)
+                let fits = max(0, min(landing.count, count + room - start))
+                if fits < landing.count {
+                    landing = landing.prefix(fits)
+                    fault = fault ?? (EngineError(.io, "pwrite failed: No space left on device", path: path, systemCall: "pwrite", errno: ENOSPC), nil)
+                }
+            }
+            let end = start + landing.count
             if count < end {
                 s.nodes[node]!.current += [UInt8](repeating: 0, count: end - count)
             }

@@ -38,11 +38,13 @@ import Testing
             }
             var committed: [WriteBatch] = []
             var failures = 0
+            var writtenWithoutZeros = false
             for batch in batches {
                 let walBefore = fs.names(in: Self.dir).filter { $0.hasSuffix(".wal") }.map { fs.contents(of: Self.dir + "/" + $0)!.count }
                 do {
                     try store.commit(batch)
                     committed.append(batch)
+                    if store.statistics.preallocationSuspended { writtenWithoutZeros = true }
                 } catch {
                     failures += 1
                     #expect(error.code == .io)
@@ -55,7 +57,9 @@ import Testing
                     }
                 }
             }
-            #expect(failures == 1)
+            // ENOSPC on a write that carried preallocated zeros is no failure: the frames are
+            // written again without them (the disk may have room for those).
+            #expect(failures == 1 || (code == ENOSPC && failures == 0 && writtenWithoutZeros), "write \(operation)")
             #expect(try store.contents() == Self.expected(committed))
             try store.close()
             fs.powerLoss()
