@@ -256,4 +256,32 @@ import Testing
         #expect(error?.code == .corruption)
         #expect(error?.path == Self.segment)
     }
+
+    /// A pack's blocks have no frame around them: their own crc32 is what stands between a flipped
+    /// bit and the caller. Reads through the pack's hint, a scan, and the next compaction all
+    /// report the block as corruption naming the pack.
+    @Test func aFlippedBitInAPackBlockIsCorruptionForEveryReader() throws {
+        for level in [0, 3] {
+            let fs = FaultInjectingFileSystem()
+            var options = LogStore.Options()
+            options.compressionLevel = level
+            options.compaction = .manual
+            let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+            try store.write { batch in
+                for i in 0..<20 { batch.put(bytes("key\(i)"), bytes(String(repeating: "value \(i) ", count: 20))) }
+            }
+            try store.compact()
+            try store.close()
+            let pack = Self.dir + "/0000000000000001.pack"
+            // The first block's stored bytes begin after the 24-byte pack header and its 16-byte header.
+            fs.flipBit(in: pack, atByte: 24 + 16 + 9)
+            let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+            let read = #expect(throws: EngineError.self, "level \(level)") { try reopened.value(forKey: bytes("key0")) }
+            #expect(read?.code == .corruption && read?.path == pack, "level \(level): \(String(describing: read))")
+            let scanned = #expect(throws: EngineError.self) { for entry in try reopened.scan() { _ = try entry.value() } }
+            #expect(scanned?.code == .corruption, "level \(level)")
+            let compacted = #expect(throws: EngineError.self) { try reopened.compact() }
+            #expect(compacted?.code == .corruption && compacted?.path == pack, "level \(level)")
+        }
+    }
 }

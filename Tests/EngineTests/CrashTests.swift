@@ -151,6 +151,11 @@ import Testing
                 fs.setContents(Array(full.prefix(start.count + cut)), of: path)
                 let label = "write \(operation) (\(path)) cut at byte \(cut) of \(size)"
                 let store = try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs)
+                // The torn bytes are gone from the file itself, not just skipped: the next append's
+                // zeros would otherwise hide a missing truncation. (A torn segment header makes
+                // open write the header anew.)
+                let cutTo = start.isEmpty ? FormatTesting.segmentHeaderSize : start.count
+                #expect(fs.contents(of: path)?.count == cutTo, "\(label): the file was not cut back")
                 #expect(Int(store.statistics.lastSequence) == acknowledged, "\(label)")
                 #expect(try store.contents() == states[acknowledged], "\(label)")
                 #expect(store.statistics.recovery.truncatedBytes == UInt64(cut), "\(label)")
