@@ -16,14 +16,15 @@ extension LogStore {
     }
 
     /// Writes the hint file of every sealed segment waiting for one, oldest first, and returns
-    /// when none is left (or ``close()`` has begun). Best effort: a hint that cannot be written
-    /// is left out, and open replays its segment. (The background job's body; tests call it
-    /// directly to write hints at a known point.)
-    package func writePendingSegmentHints() {
+    /// when none is left (or, unless `whileClosing`, once ``close()`` has begun: close then writes
+    /// the rest itself). Best effort: a hint that cannot be written is left out, and open
+    /// replays its segment. (The background job's body; tests call it directly to write hints at
+    /// a known point.)
+    package func writePendingSegmentHints(whileClosing: Bool = false) {
         compactionGate.withLock { _ in
             while true {
                 let next = compaction.withLock { c -> (number: UInt64, logStart: UInt64)? in
-                    guard !c.stopping, !c.pendingSegmentHints.isEmpty else {
+                    guard whileClosing || !c.stopping, !c.pendingSegmentHints.isEmpty else {
                         c.hintsScheduled = false
                         return nil
                     }
@@ -32,7 +33,9 @@ extension LogStore {
                 guard let next else { return }
                 // A segment compaction has replaced needs no hint.
                 guard next.number >= next.logStart else { continue }
-                let file = state.withLock { s in s.closed || next.number >= s.activeSegment ? nil : s.files[next.number] }
+                let file = state.withLock { s in
+                    s.closed || next.number >= s.activeSegment ? nil : s.files[next.number]
+                }
                 guard let file else { continue }
                 writeSegmentHint(of: next.number, file)
             }

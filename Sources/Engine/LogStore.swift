@@ -208,6 +208,9 @@ public final class LogStore: Sendable {
         task?.cancel()
         compaction.withLock { $0.stopping = true }
         compactionGate.withLock { _ in }  // a running compaction notices `stopping` and ends
+        // The sealed segments the background job had not reached yet get their hints now, so the
+        // next open replays none of them.
+        if options.writesSegmentHints { writePendingSegmentHints(whileClosing: true) }
         let (failure, active) = writer.withLock { w -> (EngineError?, (UInt64, any StoreFile, UInt64)?) in
             guard !w.closed else { return (nil, nil) }
             w.closed = true

@@ -301,6 +301,22 @@ import Testing
         #expect(try again.contents() == model)
     }
 
+    /// Close writes the hints the background job had not reached yet: after a clean close, open
+    /// replays no frame at all, however many segments were sealed just before it.
+    @Test func afterACleanCloseOpenReplaysNothingEvenRightAfterRollovers() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.appOptions()
+        options.segmentSize = 64 << 10
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        let model = try Self.fill(store)
+        try store.close()
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(reopened.statistics.recovery.segmentsReplayed == 0)
+        #expect(reopened.statistics.recovery.replayedBytes == 0)
+        #expect(reopened.statistics.recovery.segmentHintsLoaded == reopened.statistics.segments.count)
+        #expect(try reopened.contents() == model)
+    }
+
     /// In `.none` mode the close hint covers only synced frames; commits after it that a power
     /// loss takes leave the hint valid, and open restores at least the closed state.
     @Test func aPowerLossAfterTheCloseHintKeepsAtLeastTheClosedState() throws {

@@ -4,12 +4,12 @@ public enum EngineTables {
     public static func markdown(_ rows: [ResultRow], subject: String, plainFiles: String) -> [String] {
         var figures: [(String, String)] = []
         func ms(_ seconds: Double) -> String { TableFormat.count(seconds * 1e3) + " ms" }
-        for (part, words) in [(EnginePart.logReplay, "never compacted (log replay)"), (EnginePart.hintFiles, "after compact() (hint files)")] {
+        for (part, words) in [(EnginePart.neverCompacted, "never compacted (segment hints)"), (EnginePart.hintFiles, "after compact() (hint files)")] {
             guard let row = rows.row(.openHints, subject, part: part) else { continue }
             let records = TableFormat.count(row.median.figures[Figure.records] ?? 0)
             figures.append(("open of \(records) records, \(words), page cache dropped", ms(row.median.seconds)))
         }
-        for part in [EnginePart.logReplay, EnginePart.hintFiles] {
+        for part in [EnginePart.neverCompacted, EnginePart.hintFiles] {
             guard let row = rows.row(.indexMemory, subject, part: part) else { continue }
             let f = row.median.figures
             figures.append((

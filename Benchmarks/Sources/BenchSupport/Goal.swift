@@ -7,7 +7,7 @@ public struct Goal: Sendable, Codable {
         case notJudged = "not judged"
     }
 
-    /// What is measured, e.g. "open of 1,000,000 records, never compacted (log replay)".
+    /// What is measured, e.g. "open of 1,000,000 records, never compacted (segment hints)".
     public var name: String
     /// The target, e.g. "≤ 300 ms".
     public var target: String

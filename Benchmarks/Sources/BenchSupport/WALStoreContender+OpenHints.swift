@@ -3,14 +3,14 @@ import Engine
 extension WALStoreContender {
     /// `open-hints`: opens a store of ``WorkloadSizes/openRecords`` records (``RecordStream``,
     /// 1,000 per commit) with its files dropped from the OS page cache, twice per repetition:
-    /// as written, so open replays and inflates the whole log; and a copy of it after
-    /// `compact()` and close, so open loads the packs' hint files instead (and replays only the
-    /// empty segment the compaction left). Both stores are built once per run, untimed; each open
+    /// as written, so open loads the segment hints written as segments were sealed and at close
+    /// (it replays no frame); and a copy of it after `compact()` and close, so open loads the
+    /// packs' hint files instead (and the hint of the segment the compaction left). Both stores are built once per run, untimed; each open
     /// is checked for the right key count and for hint files used, not rebuilt.
     func measureOpenHints(in context: RunContext) throws -> [Measurement] {
         let options = openOptions
         let stores = try openStores(in: context)
-        return try [(EnginePart.logReplay, stores.log), (EnginePart.hintFiles, stores.hinted)].map { part, path in
+        return try [(EnginePart.neverCompacted, stores.log), (EnginePart.hintFiles, stores.hinted)].map { part, path in
             try StoreFiles.dropPageCache(path)
             let (store, seconds) = try Stopwatch.time { try LogStore.open(at: path, options: options) }
             defer { try? store.close() }

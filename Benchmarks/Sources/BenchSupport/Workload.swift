@@ -61,7 +61,7 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         case .readseq: "scan every record in key order reading every value (store freshly opened)"
         case .delete: "delete all N keys, 1,000 per durable commit"
         case .open: "open the store of N records with the OS page cache dropped, plus its first point read"
-        case .openHints: "open 10 N records (2 N in the default run) cold: log replay, and hint files after compact()"
+        case .openHints: "open 10 N records (2 N in the default run) cold: never compacted (segment hints), and after compact() (pack hints)"
         case .indexMemory: "open-hints' two stores opened in a fresh child process: its memory growth per key (RSS, heap)"
         case .compact:
             "overwrite N keys to a 1 GiB log (128 MiB in the default run), compact() beside one-record commits "
