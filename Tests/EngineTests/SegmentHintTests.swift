@@ -163,6 +163,9 @@ import Testing
         other.recordBytes = 1
         damaged.append(("fewer record bytes than its entries", other.encoded()))
         other = hint
+        other.recordBytes = 1 << 63  // made open trap converting it to Int before the bound
+        damaged.append(("more record bytes than the segment could inflate to", other.encoded()))
+        other = hint
         other.entries[0].location!.blockOffset = segmentLength
         damaged.append(("a block outside the segment", other.encoded()))
         var foreign = other.encoded()

@@ -179,6 +179,11 @@ struct SegmentHint: Equatable {
         else {
             throw .invalid("hint's last frame at \(lastFrame) lies outside its \(length) bytes")
         }
+        // Raw record bytes are at most the covered bytes inflated at deflate's largest ratio: a
+        // bound that keeps every sum of them far inside `Int`.
+        guard recordBytes <= length * UInt64(LogFormat.maxInflateRatio) else {
+            throw .invalid("hint declares \(recordBytes) record bytes in \(length) bytes of segment")
+        }
         guard first == firstSequence ?? first, frames >= 1, frames <= length, first >= 1,
             first < LogFormat.maxSequence - frames
         else {
