@@ -17,7 +17,10 @@ import EngineTestSupport
 /// | 5    | `blobs/<number>.blob`                  |
 /// | 6    | a temporary file, by number modulo 5: `MANIFEST-tmp`, `<number>.pack-tmp`, `<number>.hint-tmp`, `blobs/<number>.blob-tmp`, `<number>.walhint-tmp` |
 ///
-/// where `<number>` is 16 hex digits. A later entry naming the same file replaces it.
+/// where `<number>` is 16 hex digits of the number byte `n` widened (``fileNumber(_:)``): `n`
+/// itself below 0xE0; `2^63 + (n - 0xE0)` for 0xE0...0xEF (the bit that marks packs in the
+/// index); `UInt64.max - (0xFF - n)` for 0xF0...0xFF (numbers with no successor). A later entry
+/// naming the same file replaces it.
 public struct StoreImage: Sendable {
     public struct File: Sendable, Equatable {
         public var kind: UInt8
@@ -71,9 +74,18 @@ public struct StoreImage: Sendable {
         return out
     }
 
+    /// The file number a number byte stands for.
+    static func fileNumber(_ byte: UInt8) -> UInt64 {
+        switch byte {
+        case 0..<0xE0: UInt64(byte)
+        case 0xE0..<0xF0: 1 << 63 | UInt64(byte - 0xE0)
+        default: UInt64.max - UInt64(0xFF - byte)
+        }
+    }
+
     /// The path (under ``directory``) of a file of `kind` and `number`.
     static func path(kind: UInt8, number: UInt8) -> String {
-        let n = hex16(UInt64(number))
+        let n = hex16(fileNumber(number))
         let name = switch kind % 7 {
         case 0: n + ".wal"
         case 1: n + ".walhint"
@@ -111,7 +123,7 @@ public struct StoreImage: Sendable {
                 else if name.hasSuffix(".pack") { 2 }
                 else if name.hasSuffix(".hint") { 3 }
                 else { nil }
-            guard let kind, kind == 4 || (number.map { $0 <= 255 } ?? false) else { continue }
+            guard let kind, kind == 4 || (number.map { $0 < 0xE0 } ?? false) else { continue }
             files.append(File(kind: kind, number: UInt8(number ?? 0), bytes: bytes))
         }
         return StoreImage(files: files)

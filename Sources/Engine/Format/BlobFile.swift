@@ -18,7 +18,7 @@ enum BlobFile {
     static func id(fromName name: String) -> UInt64? {
         for suffix in [LogFormat.blobSuffix, LogFormat.blobTemporarySuffix] where name.hasSuffix(suffix) {
             guard name.count == 16 + suffix.count else { return nil }
-            return parseHex16(name.prefix(16))
+            return parseFileNumber(name.prefix(16))
         }
         return nil
     }
@@ -211,4 +211,10 @@ func parseHex16(_ digits: Substring) -> UInt64? {
         return nil
     }
     return UInt64(digits, radix: 16)
+}
+
+/// The segment, pack or blob number in a file name: exactly 16 lower-case hex digits of a number
+/// below ``LogFormat/fileNumberLimit``, or nil (the file is not one of the store's).
+func parseFileNumber(_ digits: Substring) -> UInt64? {
+    parseHex16(digits).flatMap { $0 < LogFormat.fileNumberLimit ? $0 : nil }
 }

@@ -20,13 +20,14 @@ struct BlobReference: Sendable, Equatable {
         writer.append(encoding)
     }
 
-    /// Reads a reference's 33 bytes; nil when they are short or name an unknown encoding.
+    /// Reads a reference's 33 bytes; nil when they are short, name an unknown encoding, or an id
+    /// no blob file can have (``LogFormat/fileNumberLimit``).
     static func read(from reader: inout ByteReader) -> BlobReference? {
         guard let id = reader.readUInt64(), let length = reader.readUInt64(),
             let fileLength = reader.readUInt64(), let checksum = reader.readUInt64(),
             let encoding = reader.readUInt8(),
             encoding == LogFormat.blobEncodingRaw || encoding == LogFormat.blobEncodingZlib,
-            length <= LogFormat.maxBlobLength
+            length <= LogFormat.maxBlobLength, id < LogFormat.fileNumberLimit
         else { return nil }
         return BlobReference(id: id, length: length, fileLength: fileLength, checksum: checksum, encoding: encoding)
     }

@@ -109,4 +109,14 @@ enum LogFormat {
     /// In the index and the open-file table, pack numbers carry this bit so that they never
     /// collide with segment numbers. It never appears on disk.
     static let packFileBit: UInt64 = 1 << 63
+    /// Segment, pack and blob numbers (and so the numbers in file names) are below
+    /// ``packFileBit``: a number with that bit set would alias a pack's file id in the index, and
+    /// the highest numbers would leave no successor to count on to. A file name with a larger
+    /// number is not a store file (it is ignored); a manifest or reference naming one is
+    /// corruption.
+    static let fileNumberLimit: UInt64 = packFileBit
+    /// Sequence numbers (of frames, of a manifest's last commit, of a segment hint's frames) are
+    /// below 2^63: no store makes that many commits, and a store recovered at a larger number
+    /// could not count its next commits without overflowing. Larger is corruption.
+    static let sequenceLimit: UInt64 = 1 << 63
 }

@@ -50,10 +50,17 @@ struct Manifest: Sendable, Equatable {
         logStart = reader.readUInt64()!
         lastSequence = reader.readUInt64()!
         let count = Int(reader.readUInt32()!)
-        guard logStart >= 1, reader.remaining == count * 8 else {
+        guard logStart >= 1, logStart < LogFormat.fileNumberLimit, reader.remaining == count * 8 else {
             throw .corruption("manifest declares \(count) packs in \(reader.remaining) bytes, log start \(logStart)", path: path, offset: 32)
         }
+        // The next commits' sequences must exist.
+        guard lastSequence < LogFormat.sequenceLimit else {
+            throw .corruption("manifest's last sequence \(lastSequence) is past the limit", path: path, offset: 24)
+        }
         packs = (0..<count).map { _ in reader.readUInt64()! }
+        if let index = packs.firstIndex(where: { $0 >= LogFormat.fileNumberLimit }) {
+            throw .corruption("manifest lists pack number \(packs[index])", path: path, offset: UInt64(36 + 8 * index))
+        }
     }
 
     /// The state before any compaction: no packs, the log replayed from segment 1.
