@@ -33,9 +33,12 @@ fi
 swift build -c release --scratch-path .build/fuzz --product walstore-fuzz \
     --sanitize=address \
     -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
-    -Xlinker "$no_main" 2>&1 | grep -v "Cannot export local symbol" || true
+    -Xlinker "$no_main" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+    echo "run.sh: the build failed" >&2
+    exit 1
+fi
 binary=".build/fuzz/release/walstore-fuzz"
-[ -x "$binary" ] || { echo "run.sh: the build failed" >&2; exit 1; }
 
 if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <("$binary" list)
