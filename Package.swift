@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "Engine", targets: ["Engine"]),
         .executable(name: "walstore-example", targets: ["WALStoreExample"]),
+        // The fuzz targets' entry points, for the sibling package in Fuzz/ (Fuzz/README.md).
+        .library(name: "EngineFuzzing", targets: ["EngineFuzzing"]),
     ],
     targets: [
         // zlib from Debian's zlib1g-dev: deflate/inflate and crc32.
@@ -23,6 +25,13 @@ let package = Package(
             name: "EngineTestSupport",
             dependencies: ["Engine"]
         ),
+        // One entry point per decoder of bytes from disk, and seed inputs: what the libFuzzer
+        // driver in Fuzz/ calls, and what the corpus replay test runs. No `main`: the root
+        // package builds it without the fuzzer flags.
+        .target(
+            name: "EngineFuzzing",
+            dependencies: ["Engine", "EngineTestSupport"]
+        ),
         .executableTarget(
             name: "WALStoreExample",
             dependencies: ["Engine"]
@@ -35,7 +44,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["Engine", "EngineTestSupport", "walstore-lock-probe"]
+            dependencies: ["Engine", "EngineTestSupport", "EngineFuzzing", "walstore-lock-probe"]
         ),
     ],
     swiftLanguageModes: [.v6]

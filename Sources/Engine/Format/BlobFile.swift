@@ -18,7 +18,7 @@ enum BlobFile {
     static func id(fromName name: String) -> UInt64? {
         for suffix in [LogFormat.blobSuffix, LogFormat.blobTemporarySuffix] where name.hasSuffix(suffix) {
             guard name.count == 16 + suffix.count else { return nil }
-            return parseHex16(name.prefix(16))
+            return parseFileNumber(name.prefix(16))
         }
         return nil
     }
@@ -205,11 +205,12 @@ func hex16(_ value: UInt64) -> String {
     return String(repeating: "0", count: 16 - hex.count) + hex
 }
 
-/// The file number written as exactly 16 lower-case hex digits, or nil: nil too for a number
-/// outside 1 ... ``LogFormat/maxFileNumber``, which the engine never writes.
-func parseHex16(_ digits: Substring) -> UInt64? {
+/// The segment, pack or blob number in a file name: exactly 16 lower-case hex digits of a number
+/// in 1 ... ``LogFormat/maxFileNumber``, or nil (the file is not one of the store's).
+func parseFileNumber(_ digits: Substring) -> UInt64? {
     guard digits.count == 16, digits.allSatisfy({ ("0"..."9").contains($0) || ("a"..."f").contains($0) }),
         let number = UInt64(digits, radix: 16), (1...LogFormat.maxFileNumber).contains(number)
     else { return nil }
     return number
 }
+

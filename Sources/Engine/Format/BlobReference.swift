@@ -20,7 +20,8 @@ struct BlobReference: Sendable, Equatable {
         writer.append(encoding)
     }
 
-    /// Reads a reference's 33 bytes; nil when they are short or name an unknown encoding.
+    /// Reads a reference's 33 bytes; nil when they are short, name an unknown encoding, or an id
+    /// no blob file can have (``LogFormat/maxFileNumber``).
     static func read(from reader: inout ByteReader) -> BlobReference? {
         guard let id = reader.readUInt64(), let length = reader.readUInt64(),
             let fileLength = reader.readUInt64(), let checksum = reader.readUInt64(),

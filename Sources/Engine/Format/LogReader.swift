@@ -98,12 +98,13 @@ struct LogReader {
         let type = reader.readUInt8()!
         let flags = reader.readUInt8()!
         let reserved = reader.readUInt16()!
+        // A sequence past the limit would leave the next commits none: no writer produces it.
         guard type == LogFormat.frameTypeCommit, flags == 0, reserved == 0,
-            Int(length) <= LogFormat.maxFramePayload
+            Int(length) <= LogFormat.maxFramePayload, sequence < LogFormat.maxSequence
         else {
             // A checksummed header that no writer produces: never a torn write.
             throw .corruption(
-                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length))",
+                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length), sequence \(sequence))",
                 path: file.path, offset: offset)
         }
         guard UInt64(length) <= remaining - headerSize else {

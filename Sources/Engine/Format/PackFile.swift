@@ -19,7 +19,7 @@ enum PackFile {
         guard stem.count == 16 + LogFormat.packSuffix.count,
             stem.hasSuffix(LogFormat.packSuffix) || stem.hasSuffix(LogFormat.hintSuffix)
         else { return nil }
-        return parseHex16(stem.prefix(16))
+        return parseFileNumber(stem.prefix(16))
     }
 
     /// The file id of pack `number` in the index and the open-file table.

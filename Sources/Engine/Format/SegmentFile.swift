@@ -6,7 +6,7 @@ enum SegmentFile {
     /// The segment number a file name encodes, or nil for any other file.
     static func number(fromName name: String) -> UInt64? {
         guard name.count == 16 + LogFormat.segmentSuffix.count, name.hasSuffix(LogFormat.segmentSuffix) else { return nil }
-        return parseHex16(name.prefix(16))
+        return parseFileNumber(name.prefix(16))
     }
 
     /// The 24-byte segment header (FORMAT.md, "Segment header").

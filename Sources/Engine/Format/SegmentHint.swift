@@ -35,7 +35,7 @@ struct SegmentHint: Equatable {
         guard stem.count == 16 + LogFormat.segmentHintSuffix.count, stem.hasSuffix(LogFormat.segmentHintSuffix) else {
             return nil
         }
-        return parseHex16(stem.prefix(16))
+        return parseFileNumber(stem.prefix(16))
     }
 
     /// A commit record's raw size, which the hint does not store: kind, key length, (a put) value
@@ -231,6 +231,10 @@ struct SegmentHint: Equatable {
         }
         guard reader.isAtEnd else { throw .invalid("bytes follow the last entry") }
         guard sizes <= recordBytes else { throw .invalid("entries hold \(sizes) record bytes of the \(recordBytes) declared") }
+        // No more than the covered bytes could inflate to (and so a count that fits an Int).
+        guard recordBytes / UInt64(LogFormat.maxInflateRatio) <= length else {
+            throw .invalid("hint declares \(recordBytes) record bytes in \(length) bytes of segment")
+        }
         return SegmentHint(
             segment: number, coveredLength: length, lastFrameOffset: lastFrame, firstSequence: first,
             frameCount: frames, recordBytes: recordBytes, entries: entries)

@@ -1,0 +1,113 @@
+import Engine
+import EngineTestSupport
+
+/// Seed inputs for every target, cut from stores the engine writes into an in-memory file
+/// system: `walstore-fuzz seeds <directory>` writes them (Fuzz/README.md).
+public enum Seeds {
+    /// Named seed inputs for each target (flags byte first, as ``FuzzTarget/run(_:)`` reads).
+    public static func make() throws -> [FuzzTarget: [(name: String, bytes: [UInt8])]] {
+        var seeds: [FuzzTarget: [(name: String, bytes: [UInt8])]] = [:]
+        let small = try writeStore(large: false)
+        let large = try writeStore(large: true)
+        seeds[.store] = [("small", [0] + small.encoded), ("large", [0] + large.encoded)]
+
+        func files(_ image: StoreImage, kind: UInt8) -> [StoreImage.File] { image.files.filter { $0.kind == kind } }
+        let smallSegments = files(small, kind: 0)
+        let largeSegments = files(large, kind: 0)
+        // The tiny store's newest segment (read as newest), a sealed segment of the large one.
+        seeds[.segment] = [
+            ("small-newest", [FuzzTarget.Flags.newest.rawValue] + smallSegments.last!.bytes),
+            ("large-sealed", [0] + largeSegments.first!.bytes),
+        ]
+        // Commit payloads: the first frames of the small store's segment, and some large ones.
+        var payloads: [[UInt8]] = []
+        for segment in [smallSegments.last!.bytes, largeSegments.first!.bytes] {
+            payloads += frames(of: segment).prefix(3)
+        }
+        seeds[.commit] = payloads.enumerated().map { ("payload-\($0.offset)", [0] + $0.element) }
+
+        let pack = files(large, kind: 2)[0]
+        seeds[.pack] = [("pack", [0] + pack.bytes)]
+        var packSize = [UInt8](repeating: 0, count: 8)
+        Repair.store64(&packSize, 0, UInt64(pack.bytes.count))
+        seeds[.packHint] = [("hint", [0] + packSize + files(large, kind: 3)[0].bytes)]
+
+        var segmentHints: [(name: String, bytes: [UInt8])] = []
+        for (label, image, newest) in [("small-newest", small, true), ("large-sealed", large, false)] {
+            guard let hint = files(image, kind: 1).first(where: { hint in
+                files(image, kind: 0).contains { $0.number == hint.number }
+            }) else { continue }
+            let segment = files(image, kind: 0).first { $0.number == hint.number }!
+            var length = [UInt8](repeating: 0, count: 4)
+            Repair.store32(&length, 0, UInt32(hint.bytes.count))
+            let flags = newest ? FuzzTarget.Flags.newest.rawValue : 0
+            segmentHints.append((label, [flags] + length + hint.bytes + segment.bytes))
+        }
+        seeds[.segmentHint] = segmentHints
+        seeds[.manifest] = [("manifest", [0] + files(large, kind: 4)[0].bytes)]
+        seeds[.blob] = files(small, kind: 5).enumerated().map { index, blob in
+            // The reference the log holds for the blob, rebuilt from its header.
+            var reference = Array(blob.bytes[16..<32])
+            var fileLength = [UInt8](repeating: 0, count: 8)
+            Repair.store64(&fileLength, 0, UInt64(blob.bytes.count))
+            reference += fileLength + Array(blob.bytes[32..<40]) + [blob.bytes[10]]
+            return ("blob-\(index)", [0] + reference + blob.bytes)
+        }
+        return seeds
+    }
+
+    /// The payloads of a segment's frames.
+    static func frames(of segment: [UInt8]) -> [[UInt8]] {
+        var payloads: [[UInt8]] = []
+        var offset = 24
+        while offset + 24 <= segment.count {
+            let length = Int(Repair.load32(segment, offset + 8))
+            guard length > 0, length <= segment.count - offset - 24 else { break }
+            payloads.append(Array(segment[offset + 24..<offset + 24 + length]))
+            offset += 24 + length
+        }
+        return payloads
+    }
+
+    /// Writes a store and returns its files. The small one: a few commits, a compressible and a
+    /// raw blob, a delete, a clean close (the newest segment's hint). The large one adds several
+    /// 64 KiB segments, a compaction (pack, hint, manifest), sealed segments' hints.
+    static func writeStore(large: Bool) throws -> StoreImage {
+        let fileSystem = FaultInjectingFileSystem()
+        var options = StoreImage.options
+        options.blobThreshold = 4 << 10
+        options.writesSegmentHints = true
+        var random = SeededGenerator(seed: large ? 2 : 1)
+        func value(_ index: Int, size: Int) -> [UInt8] {
+            // Half text, half noise: compressible, but not to nothing.
+            let text = Array(String(repeating: "value \(index) ", count: size / 20 + 1).utf8.prefix(size / 2))
+            return text + random.bytes(size - text.count)
+        }
+        let store = try LogStore.open(at: StoreImage.directory, options: options, fileSystem: fileSystem)
+        let keys = large ? 300 : 6
+        func commits(_ round: Int) throws {
+            for start in stride(from: 0, to: keys, by: 4) {
+                _ = try store.write { batch in
+                    for index in start..<min(start + 4, keys) {
+                        batch.put(Array("key-\(index)".utf8), value(index + round, size: large ? 160 : 40))
+                    }
+                    if start % 12 == 8 { batch.delete(Array("key-\(start - 5)".utf8)) }
+                }
+            }
+        }
+        try commits(0)
+        _ = try store.write { batch in
+            batch.put(Array("blob-text".utf8), Array(String(repeating: "a compressible blob ", count: 300).utf8))
+        }
+        _ = try store.write { batch in batch.put(Array("blob-noise".utf8), random.bytes(5000)) }
+        if large {
+            try commits(1)
+            _ = try store.compact()
+            try commits(2)
+            try commits(3)
+            store.writePendingSegmentHints()
+        }
+        try store.close()
+        return StoreImage.capture(StoreImage.directory, in: fileSystem)
+    }
+}
