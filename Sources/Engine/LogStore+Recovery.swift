@@ -254,23 +254,12 @@ struct RecoveredLog {
                 return nil
             }
         }
-        var puts: [IndexEntry] = []
-        puts.reserveCapacity(hint.entries.count)
-        var recordBytes = 0
-        for entry in hint.entries {
-            if let location = entry.location {
-                puts.append(IndexEntry(key: entry.key, location: location, blob: entry.blob))
-                recordBytes += Int(location.recordSize)
-            }
-        }
-        index.load(sortedEntries: puts, expectedTotal: index.count + puts.count)
-        for entry in hint.entries where entry.location == nil {
-            let size = SegmentHint.recordSize(keyLength: entry.key.count, valueLength: nil, isBlob: false)
-            hintTombstones.append((entry.key, entry.sequence, number, size))
-            recordBytes += size
+        index.load(sortedEntries: hint.puts, expectedTotal: index.count + hint.puts.count)
+        for delete in hint.deletes {
+            hintTombstones.append((delete.key, delete.sequence, number, SegmentHint.deleteSize(delete)))
         }
         // Records the segment's later records replaced: dead in it from the start.
-        index.countDead(Int(hint.recordBytes) - recordBytes, in: number)
+        index.countDead(hint.replacedRecordBytes, in: number)
         lastSequence = hint.firstSequence + hint.frameCount - 1
         recovery.segmentHintsLoaded += 1
         return hint.coveredLength

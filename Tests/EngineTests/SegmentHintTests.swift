@@ -151,13 +151,14 @@ import Testing
         damaged.append(("a last frame that is not there", other.encoded()))
         other = hint
         other.firstSequence += 1
-        for index in other.entries.indices { other.entries[index].sequence += 1 }
+        for index in other.puts.indices { other.puts[index].location.sequence += 1 }
+        for index in other.deletes.indices { other.deletes[index].sequence += 1 }
         damaged.append(("a first sequence that does not follow", other.encoded()))
         other = hint
         other.segment += 1
         damaged.append(("another segment's number", other.encoded()))
         other = hint
-        other.entries.swapAt(0, 1)
+        other.puts.swapAt(0, 1)
         damaged.append(("keys out of order", other.encoded()))
         other = hint
         other.recordBytes = 1
@@ -166,7 +167,7 @@ import Testing
         other.recordBytes = 1 << 63  // made open trap converting it to Int before the bound
         damaged.append(("more record bytes than the segment could inflate to", other.encoded()))
         other = hint
-        other.entries[0].location!.blockOffset = segmentLength
+        other.puts[0].location.blockOffset = segmentLength
         damaged.append(("a block outside the segment", other.encoded()))
         var foreign = other.encoded()
         foreign.replaceSubrange(0..<8, with: bytes("WALSHINT"))

@@ -93,14 +93,9 @@ package enum DecoderHooks {
                 hintFile, number: number, fileSize: size, isNewest: isNewest, firstSequence: firstSequence)
             try hint.checkLastFrame(in: segment)
             // What open derives from a usable hint.
-            var recordBytes = 0
-            for entry in hint.entries {
-                recordBytes += entry.location.map { Int($0.recordSize) }
-                    ?? SegmentHint.recordSize(keyLength: entry.key.count, valueLength: nil, isBlob: false)
-            }
-            _ = Int(hint.recordBytes) - recordBytes
+            _ = hint.replacedRecordBytes
             _ = hint.firstSequence + hint.frameCount - 1
-            return hint.entries.count
+            return hint.entryCount
         } catch {
             return nil
         }

@@ -1,5 +1,5 @@
 /// One key's entry in the index, as compaction writes it and a hint file stores it.
-struct IndexEntry: Sendable {
+struct IndexEntry: Sendable, Equatable {
     var key: [UInt8]
     var location: Location
     /// The reference when the value is a blob (then `location.isBlob`).

@@ -4,13 +4,10 @@
 /// reading or inflating the frames. Derived data: a hint that fails any check is ignored and the
 /// segment is replayed instead.
 struct SegmentHint: Equatable {
-    /// The last operation on one key in the segment.
-    struct Entry: Equatable {
+    /// A key whose last record in the covered frames is a delete.
+    struct Delete: Equatable {
         var key: [UInt8]
         var sequence: UInt64
-        /// Where the value is; nil for a delete.
-        var location: Location?
-        var blob: BlobReference?
     }
 
     var segment: UInt64
@@ -24,8 +21,26 @@ struct SegmentHint: Equatable {
     var frameCount: UInt64
     /// The raw sizes of every record in the segment, superseded ones included.
     var recordBytes: UInt64
-    /// Ascending, one per key.
-    var entries: [Entry]
+    /// The keys whose last record is a put (or blob put), ascending, ready for the index; and
+    /// those whose last record is a delete, ascending. No key is in both.
+    var puts: [IndexEntry]
+    var deletes: [Delete]
+
+    /// How many entries the file holds.
+    var entryCount: Int { puts.count + deletes.count }
+
+    /// The raw size of a delete record (its tombstone).
+    static func deleteSize(_ delete: Delete) -> Int {
+        recordSize(keyLength: delete.key.count, valueLength: nil, isBlob: false)
+    }
+
+    /// The record bytes no entry describes: records that later records of the same frames
+    /// replaced, dead in the segment from the start. Never negative for a hint that loaded
+    /// (``load(_:number:fileSize:isNewest:firstSequence:)`` checks the entries' sizes against
+    /// ``recordBytes``, which it bounds).
+    var replacedRecordBytes: Int {
+        Int(recordBytes) - puts.reduce(0) { $0 + Int($1.location.recordSize) } - deletes.reduce(0) { $0 + Self.deleteSize($1) }
+    }
 
     static func name(_ segment: UInt64) -> String { hex16(segment) + LogFormat.segmentHintSuffix }
 
@@ -60,14 +75,16 @@ struct SegmentHint: Equatable {
         var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
         _ = try reader.readHeader()
         let end = length ?? reader.fileSize
-        var last: [HashedKey: Entry] = [:]
+        /// The last record of each key: a put's index entry, or a delete (nil location).
+        var last: [HashedKey: (entry: IndexEntry?, delete: Delete?)] = [:]
         var hint = SegmentHint(
             segment: number, coveredLength: 0, lastFrameOffset: 0, firstSequence: 0, frameCount: 0,
-            recordBytes: 0, entries: [])
+            recordBytes: 0, puts: [], deletes: [])
         if let previous {
             hint = previous
-            last.reserveCapacity(previous.entries.count)
-            for entry in previous.entries { last[HashedKey(entry.key)] = entry }
+            last.reserveCapacity(previous.entryCount)
+            for entry in previous.puts { last[HashedKey(entry.key)] = (entry, nil) }
+            for delete in previous.deletes { last[HashedKey(delete.key)] = (nil, delete) }
             reader.resume(at: previous.coveredLength)
         }
         while reader.validLength < end, let frame = try reader.nextFrame() {
@@ -81,22 +98,24 @@ struct SegmentHint: Equatable {
             hint.lastFrameOffset = frame.offset
             for record in try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
                 hint.recordBytes += UInt64(record.recordSize)
-                var entry = Entry(key: record.key, sequence: frame.sequence, location: nil, blob: record.blob)
                 if record.valueLength != nil {
-                    entry.location = Location(
+                    let location = Location(
                         record, file: number, blockOffset: frame.offset + UInt64(record.blockOffset),
                         blockLength: record.blockLength, sequence: frame.sequence)
+                    last[HashedKey(record.key)] = (IndexEntry(key: record.key, location: location, blob: record.blob), nil)
+                } else {
+                    last[HashedKey(record.key)] = (nil, Delete(key: record.key, sequence: frame.sequence))
                 }
-                last[HashedKey(record.key)] = entry
             }
         }
         hint.coveredLength = reader.validLength
-        hint.entries = last.values.sorted { compareBytes($0.key, $1.key) < 0 }
+        hint.puts = last.values.compactMap(\.entry).sorted { compareBytes($0.key, $1.key) < 0 }
+        hint.deletes = last.values.compactMap(\.delete).sorted { compareBytes($0.key, $1.key) < 0 }
         return hint
     }
 
     func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: LogFormat.segmentHintHeaderSize + entries.count * 32 + 4)
+        var writer = ByteWriter(capacity: LogFormat.segmentHintHeaderSize + entryCount * 32 + 4)
         writer.append(contentsOf: LogFormat.segmentHintMagic)
         writer.append(LogFormat.formatVersion)
         writer.append(UInt16(0))
@@ -106,15 +125,29 @@ struct SegmentHint: Equatable {
         writer.append(firstSequence)
         writer.append(frameCount)
         writer.append(recordBytes)
-        writer.append(UInt64(entries.count))
+        writer.append(UInt64(entryCount))
         writer.append(UInt32(0))
-        for entry in entries {
-            let kind = entry.location == nil ? LogFormat.recordDelete : entry.blob == nil ? LogFormat.recordPut : LogFormat.recordBlob
-            writer.append(kind)
+        // The puts and the deletes, merged back into one key order.
+        var p = 0
+        var d = 0
+        while p < puts.count || d < deletes.count {
+            let isDelete = p == puts.count || (d < deletes.count && compareBytes(deletes[d].key, puts[p].key) < 0)
+            if isDelete {
+                let delete = deletes[d]
+                d += 1
+                writer.append(LogFormat.recordDelete)
+                writer.appendVarint(delete.key.count)
+                writer.append(contentsOf: delete.key)
+                writer.appendVarint64(delete.sequence - firstSequence)
+                continue
+            }
+            let entry = puts[p]
+            p += 1
+            let location = entry.location
+            writer.append(entry.blob == nil ? LogFormat.recordPut : LogFormat.recordBlob)
             writer.appendVarint(entry.key.count)
             writer.append(contentsOf: entry.key)
-            writer.appendVarint64(entry.sequence - firstSequence)
-            guard let location = entry.location else { continue }
+            writer.appendVarint64(location.sequence - firstSequence)
             writer.appendVarint64(location.blockOffset)
             writer.appendVarint(Int(location.blockLength))
             writer.appendVarint(Int(location.valueOffset))
@@ -191,8 +224,10 @@ struct SegmentHint: Equatable {
         }
         // An entry is at least a kind, a key length, a key byte and a sequence step.
         guard count <= UInt64(reader.remaining / 4) else { throw .invalid("hint declares \(count) entries in \(reader.remaining) bytes") }
-        var entries: [Entry] = []
-        entries.reserveCapacity(Int(count))
+        var puts: [IndexEntry] = []
+        puts.reserveCapacity(Int(count))
+        var deletes: [Delete] = []
+        var previousKey: [UInt8]?
         var sizes: UInt64 = 0
         for index in 0..<count {
             func bad(_ message: String) -> Unusable { .invalid("entry \(index): \(message)") }
@@ -201,10 +236,12 @@ struct SegmentHint: Equatable {
                 let keyLength = reader.readVarint(limit: LogFormat.maxKeyLength), keyLength >= 1,
                 let key = reader.readBytes(keyLength).map(Array.init), let step = reader.readVarint64(), step < frames
             else { throw bad("invalid or short") }
-            if let previous = entries.last, compareBytes(previous.key, key) >= 0 { throw bad("keys out of order") }
-            var entry = Entry(key: key, sequence: first + step, location: nil, blob: nil)
+            if let previousKey, compareBytes(previousKey, key) >= 0 { throw bad("keys out of order") }
+            previousKey = key
             var valueLength: Int?
-            if kind != LogFormat.recordDelete {
+            if kind == LogFormat.recordDelete {
+                deletes.append(Delete(key: key, sequence: first + step))
+            } else {
                 guard let blockOffset = reader.readVarint64(),
                     let blockLength = reader.readVarint(limit: LogFormat.maxBlockRawLength + LogFormat.blockHeaderSize),
                     let valueOffset = reader.readVarint(limit: LogFormat.maxBlockRawLength),
@@ -212,22 +249,23 @@ struct SegmentHint: Equatable {
                     blockLength > LogFormat.blockHeaderSize, UInt64(blockLength) <= length - blockOffset
                 else { throw bad("block lies outside the segment") }
                 var stored = Location.blobMarker
+                var blob: BlobReference?
                 if kind == LogFormat.recordBlob {
-                    guard let blob = BlobReference.read(from: &reader) else { throw bad("invalid blob reference") }
-                    entry.blob = blob
+                    guard let reference = BlobReference.read(from: &reader) else { throw bad("invalid blob reference") }
+                    blob = reference
                 } else {
                     guard let length = reader.readVarint(limit: LogFormat.maxValueLength) else { throw bad("invalid value length") }
                     stored = UInt32(length)
                     valueLength = length
                 }
                 let recordSize = recordSize(keyLength: keyLength, valueLength: valueLength, isBlob: kind == LogFormat.recordBlob)
-                entry.location = Location(
+                let location = Location(
                     segment: number, blockOffset: blockOffset, blockLength: UInt32(blockLength),
                     valueOffset: UInt32(valueOffset), valueLength: stored, recordSize: UInt32(recordSize),
-                    sequence: entry.sequence)
+                    sequence: first + step)
+                puts.append(IndexEntry(key: key, location: location, blob: blob))
             }
             sizes += UInt64(recordSize(keyLength: keyLength, valueLength: valueLength, isBlob: kind == LogFormat.recordBlob))
-            entries.append(entry)
         }
         guard reader.isAtEnd else { throw .invalid("bytes follow the last entry") }
         guard sizes <= recordBytes else { throw .invalid("entries hold \(sizes) record bytes of the \(recordBytes) declared") }
@@ -237,7 +275,7 @@ struct SegmentHint: Equatable {
         }
         return SegmentHint(
             segment: number, coveredLength: length, lastFrameOffset: lastFrame, firstSequence: first,
-            frameCount: frames, recordBytes: recordBytes, entries: entries)
+            frameCount: frames, recordBytes: recordBytes, puts: puts, deletes: deletes)
     }
 
     /// Checks that the segment holds the frame the hint names last: a verified frame header at
