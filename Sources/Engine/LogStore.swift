@@ -52,6 +52,9 @@ public final class LogStore: Sendable {
     /// Held for the whole of a compaction, so that only one runs at a time; ``close()`` takes it
     /// to wait for a running one to stop.
     let compactionGate = Locked<Void>(())
+    /// Held by the job writing segment hints for its whole run; ``close()`` takes it to wait for
+    /// the hint in hand to be installed. Lock order: `hintJob`, then `compactionGate`.
+    let hintJob = Locked<Void>(())
 
     struct CompactionState: Sendable {
         var manifest: Manifest
@@ -207,6 +210,7 @@ public final class LogStore: Sendable {
         }
         task?.cancel()
         compaction.withLock { $0.stopping = true }
+        hintJob.withLock { _ in }  // the hint job installs the hint in hand and takes no other
         compactionGate.withLock { _ in }  // a running compaction notices `stopping` and ends
         // The sealed segments the background job had not reached yet get their hints now, so the
         // next open replays none of them.
