@@ -10,8 +10,8 @@
 extension LogStore {
     /// Opens (creating if needed) and recovers the store at `path`, like
     /// the synchronous `open(at:options:)`, with the directory creation, locking and the
-    /// whole recovery (every segment read and verified) on one of the engine's I/O threads; the
-    /// calling task is suspended meanwhile.
+    /// whole recovery (hint files loaded, the frames no hint covers replayed and verified) on one
+    /// of the engine's I/O threads; the calling task is suspended meanwhile.
     ///
     /// When it returns, the store is open and every commit recovered from the log is readable;
     /// a directory it created is durable.
