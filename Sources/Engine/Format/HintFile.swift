@@ -1,3 +1,16 @@
+extension ByteWriter {
+    /// The last fields of a pack hint or segment hint entry for a put: the value's offset in its
+    /// block, then its length (a put) or its 33-byte blob reference (a blob put).
+    mutating func appendValueFields(of entry: IndexEntry) {
+        appendVarint(Int(entry.location.valueOffset))
+        if let blob = entry.blob {
+            blob.append(to: &self)
+        } else {
+            appendVarint(Int(entry.location.valueLength))
+        }
+    }
+}
+
 /// Hint files (FORMAT.md, "Hint files"): beside each pack, its index entries in key order, so
 /// that open loads a pack's keys without reading or inflating its values. One crc32 at the end
 /// covers the whole file; a hint that fails any check is ignored and rebuilt from its pack.
@@ -25,12 +38,7 @@ enum HintFile {
             writer.appendVarint64(location.blockOffset - previousBlock)
             if location.blockOffset != previousBlock { writer.appendVarint(Int(location.blockLength)) }
             previousBlock = location.blockOffset
-            writer.appendVarint(Int(location.valueOffset))
-            if let blob = entry.blob {
-                blob.append(to: &writer)
-            } else {
-                writer.appendVarint(Int(location.valueLength))
-            }
+            writer.appendValueFields(of: entry)
         }
         writer.append(checksum(writer.bytes[...]))
         return writer.bytes

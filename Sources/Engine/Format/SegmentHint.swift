@@ -150,12 +150,7 @@ struct SegmentHint: Equatable {
             writer.appendVarint64(location.sequence - firstSequence)
             writer.appendVarint64(location.blockOffset)
             writer.appendVarint(Int(location.blockLength))
-            writer.appendVarint(Int(location.valueOffset))
-            if let blob = entry.blob {
-                blob.append(to: &writer)
-            } else {
-                writer.appendVarint(Int(location.valueLength))
-            }
+            writer.appendValueFields(of: entry)
         }
         writer.append(checksum(writer.bytes[...]))
         return writer.bytes

@@ -11,18 +11,20 @@ import Darwin
 /// without a call to `memcmp`.
 @inline(__always)
 func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    a.withUnsafeBytes { pa in
-        b.withUnsafeBytes { pb in
-            let common = min(pa.count, pb.count)
-            if common >= 8 {
-                let x = UInt64(bigEndian: pa.loadUnaligned(as: UInt64.self))
-                let y = UInt64(bigEndian: pb.loadUnaligned(as: UInt64.self))
-                if x != y { return x < y ? -1 : 1 }
-            }
-            let result = common == 0 ? 0 : memcmp(pa.baseAddress!, pb.baseAddress!, common)
-            return result != 0 ? Int(result) : pa.count - pb.count
-        }
+    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareBytes(pa, pb) } }
+}
+
+/// ``compareBytes(_:_:)-([UInt8],[UInt8])`` over raw bytes (the index's key tails).
+@inline(__always)
+func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let common = min(a.count, b.count)
+    if common >= 8 {
+        let x = UInt64(bigEndian: a.loadUnaligned(as: UInt64.self))
+        let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+        if x != y { return x < y ? -1 : 1 }
     }
+    let result = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+    return result != 0 ? Int(result) : a.count - b.count
 }
 
 @inline(__always)

@@ -48,14 +48,7 @@ enum KeyOrder {
     /// Byte order of two tails (shorter first on a common prefix).
     @inline(__always)
     static func compareTails(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-        let common = min(a.count, b.count)
-        if common >= 8 {
-            let x = UInt64(bigEndian: a.loadUnaligned(as: UInt64.self))
-            let y = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
-            if x != y { return x < y ? -1 : 1 }
-        }
-        let result = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
-        return result != 0 ? Int(result) : a.count - b.count
+        compareBytes(a, b)
     }
 
     /// The key whose prefix is `prefix` and whose tail is `tail`.
