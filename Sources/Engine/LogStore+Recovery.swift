@@ -108,12 +108,8 @@ struct RecoveredLog {
     /// scanning the pack (every block verified) when the hint is missing or fails a check, in
     /// which case the hint is rewritten.
     private mutating func loadPacks(directory: String, fileSystem: any FileSystem) throws(EngineError) {
-        // Size the index once for every pack's keys, rather than rehashing it pack after pack.
-        let hints = manifest.packs.map { number in
-            try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false)
-        }
-        let expected = hints.reduce(0) { $0 + ($1.map(HintFile.declaredEntryCount) ?? 0) }
-        for (number, hint) in zip(manifest.packs, hints) {
+        for number in manifest.packs {
+            let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false)
             // Present: checkManifestFiles saw it.
             let file = try fileSystem.openFile(directory + "/" + PackFile.name(number), create: false)
             // One small read: a pack of another version (or not ours) is refused even when its
@@ -139,7 +135,7 @@ struct RecoveredLog {
             let id = PackFile.fileID(number)
             files[id] = file
             index.noteSegment(id)
-            index.load(sortedEntries: entries, expectedTotal: max(expected, index.count + entries.count))
+            index.load(sortedEntries: entries)
             entries.removeAll()
         }
         lastSequence = manifest.lastSequence
@@ -254,7 +250,7 @@ struct RecoveredLog {
                 return nil
             }
         }
-        index.load(sortedEntries: hint.puts, expectedTotal: index.count + hint.puts.count)
+        index.load(sortedEntries: hint.puts)
         for delete in hint.deletes {
             hintTombstones.append((delete.key, delete.sequence, number, SegmentHint.deleteSize(delete)))
         }

@@ -328,7 +328,7 @@ import Testing
             if run == 1, keys.count > 3 { keys.insert(keys[2], at: 3) }  // a key twice in one run
             if run == 2, keys.count > 10 { keys.swapAt(4, 9) }  // a run out of order
             let entries = keys.map { KeyDirectoryModelTests.entry($0, &random, file: file) }
-            index.load(sortedEntries: entries, expectedTotal: 0)
+            index.load(sortedEntries: entries)
             for entry in entries { reference.put(entry.key, at: entry.location, blob: entry.blob) }
             lookups += keys.prefix(20)
             // While loading, lookups see the newest run's version.
@@ -402,21 +402,21 @@ import Testing
         for run in 0..<4 {
             let file = PackFile.fileID(UInt64(run + 1))
             let entries = keys.filter { _ in Bool.random(using: &random) }.map { Self.entry($0, &random, file: file) }
-            index.load(sortedEntries: entries, expectedTotal: 0)
+            index.load(sortedEntries: entries)
             for entry in entries { reference.put(entry.key, at: entry.location, blob: entry.blob) }
         }
         index.finishLoading()
         Self.expectSame(index, reference, "merged")
         // Loading after finishLoading merges at once.
         let late = keys.prefix(50).map { Self.entry($0, &random, file: PackFile.fileID(9)) }
-        index.load(sortedEntries: late, expectedTotal: 0)
+        index.load(sortedEntries: late)
         for entry in late { reference.put(entry.key, at: entry.location, blob: entry.blob) }
         Self.expectSame(index, reference, "late run")
     }
 
     @Test func anEmptyDirectoryListsNothing() {
         var index = KeyDirectory()
-        index.load(sortedEntries: [], expectedTotal: 0)
+        index.load(sortedEntries: [])
         index.finishLoading()
         #expect(index.count == 0)
         #expect(index[[1]] == nil)

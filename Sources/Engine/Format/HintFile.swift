@@ -82,19 +82,6 @@ enum HintFile {
         } while offset < bytes.count
     }
 
-    /// The entry count a hint file's header declares (unverified: only a size hint for the
-    /// index), or 0 when it cannot be read.
-    static func declaredEntryCount(_ file: any StoreFile) -> Int {
-        guard let size = try? file.size(), size > UInt64(LogFormat.hintHeaderSize + 4),
-            let header = try? file.read(at: 0, count: LogFormat.hintHeaderSize),
-            header.count == LogFormat.hintHeaderSize
-        else { return 0 }
-        var reader = ByteReader(header[20...])
-        // Never more than the file could hold: a damaged count must not size the index.
-        let most = (size - UInt64(LogFormat.hintHeaderSize + 4)) / UInt64(minimumEntrySize)
-        return Int(min(reader.readUInt64() ?? 0, most))
-    }
-
     /// Reads and verifies the hint of pack `packNumber` (whose file is `packSize` bytes).
     /// Throws ``EngineError/Code/corruption`` for any damage, and the caller then scans the pack;
     /// ``EngineError/Code/unsupportedFormat`` for a checksummed hint of another format version,

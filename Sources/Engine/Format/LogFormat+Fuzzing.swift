@@ -77,7 +77,6 @@ package enum DecoderHooks {
     /// Loads the hint file of pack `packNumber` (``HintFile/load(_:packNumber:packSize:)``).
     @discardableResult
     package static func loadPackHint(_ file: any StoreFile, packNumber: UInt64, packSize: UInt64) throws(EngineError) -> Int {
-        _ = HintFile.declaredEntryCount(file)
         return try HintFile.load(file, packNumber: packNumber, packSize: packSize).count
     }
 

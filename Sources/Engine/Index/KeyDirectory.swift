@@ -171,8 +171,8 @@ struct KeyDirectory {
     /// Loads a pack's entries, which come in key order, while the store opens, as a run merged
     /// later (see the type's comment); a later run wins over an earlier one. Entries out of order
     /// (a hint file does not prove its order) are sorted first; of two entries for one key, the
-    /// later wins. `expectedTotal` is not needed.
-    mutating func load(sortedEntries entries: [IndexEntry], expectedTotal: Int) {
+    /// later wins.
+    mutating func load(sortedEntries entries: [IndexEntry]) {
         guard !entries.isEmpty else { return }
         // One pass, in the given order; keys are not looked at beforehand (each is a heap buffer
         // of its own, a cache miss), so the run's tail buffer grows as needed.
