@@ -123,7 +123,7 @@ struct RecoveredLog {
                 entries = try HintFile.load(hint, packNumber: number, packSize: size)
                 hintBytes[number] = try hint.size()
             } catch {
-                // Damage: rebuild from the pack. A newer build's hint is left as it is.
+                // Damage: rebuild from the pack. A newer build's hint stops open, left as it is.
                 guard error.code != .unsupportedFormat else { throw error }
                 entries = try PackFile.scan(file, number: number)
                 let hint = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
@@ -219,8 +219,9 @@ struct RecoveredLog {
 
     /// Loads the index entries of segment `number` from its hint file and returns how many of
     /// the segment's bytes the hint covers; nil when the hint is missing or unusable, and the
-    /// segment must be replayed whole (a sealed segment's hint is then written again after open,
-    /// unless the file holds a hint of another format version, which is left alone).
+    /// segment must be replayed whole (a sealed segment's hint is then written again after open).
+    /// A checksummed hint of another format version stops open with
+    /// ``EngineError/Code/unsupportedFormat``, the store unchanged.
     private mutating func loadHint(
         of number: UInt64, file: any StoreFile, isNewest: Bool, present: Set<String>, directory: String,
         fileSystem: any FileSystem
