@@ -94,8 +94,13 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
 }
 
 extension EngineError {
+    /// What every corruption message ends with: what a user can do next.
+    static let salvageAdvice =
+        "LogStore.salvage(at:) opens the store with every intact commit and moves the damaged bytes to quarantine/"
+
+    /// A ``Code/corruption`` error whose message ends with ``salvageAdvice``.
     static func corruption(_ message: String, path: String, offset: UInt64) -> EngineError {
-        EngineError(.corruption, message, path: path, offset: offset)
+        EngineError(.corruption, message + "; " + salvageAdvice, path: path, offset: offset)
     }
     static func invalid(_ message: String) -> EngineError {
         EngineError(.invalidArgument, message)

@@ -155,7 +155,7 @@ extension LogStore {
         var frameOffsets: [UInt64] = []
         for (index, member) in group.enumerated() {
             frameOffsets.append(groupOffset + UInt64(bytes.count))
-            member.encoded.append(to: &bytes, sequence: first + UInt64(index))
+            member.encoded.append(to: &bytes, sequence: first + UInt64(index), durableSequence: w.syncedSequence)
         }
         if padding > 0 { bytes += [UInt8](repeating: 0, count: padding) }
         while true {
@@ -213,7 +213,7 @@ extension LogStore {
         try trimPreallocation(&w)
         try syncIfNeeded(&w)
         let number = w.activeNumber + 1
-        let file = try SegmentFile.start(number: number, in: path, fileSystem: fileSystem)
+        let file = try SegmentFile.start(number: number, firstSequence: w.nextSequence, in: path, fileSystem: fileSystem)
         do {
             try SegmentFile.makeDurable(file, in: path, fileSystem: fileSystem)
         } catch {

@@ -128,6 +128,7 @@ extension LogStore {
                     var reader = try LogReader(file: file, segmentNumber: id, isNewest: false)
                     _ = try reader.readHeader()
                     while let frame = try reader.nextFrame() {
+                        if frame.isClose { continue }
                         _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
                             raw, records throws(EngineError) in
                             let blockOffset = frame.offset + UInt64(records.first!.blockOffset)
@@ -146,7 +147,9 @@ extension LogStore {
         }
 
         // 3. Switch: the new manifest names the new packs and the first segment after them.
-        let manifest = Manifest(logStart: boundary, lastSequence: lastSequence, packs: run.packs.map(\.number))
+        let manifest = Manifest(
+            logStart: boundary, lastSequence: lastSequence, packs: run.packs.map(\.number),
+            packSizes: run.packs.map(\.packBytes))
         let temporary = path + "/" + LogFormat.manifestTemporaryName
         do throws(EngineError) {
             let file = try fileSystem.openFile(temporary, create: true)

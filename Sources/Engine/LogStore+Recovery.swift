@@ -108,7 +108,7 @@ struct RecoveredLog {
     /// scanning the pack (every block verified) when the hint is missing or fails a check, in
     /// which case the hint is rewritten.
     private mutating func loadPacks(directory: String, fileSystem: any FileSystem) throws(EngineError) {
-        for number in manifest.packs {
+        for (number, recordedSize) in zip(manifest.packs, manifest.packSizes) {
             let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false)
             // Present: checkManifestFiles saw it.
             let file = try fileSystem.openFile(directory + "/" + PackFile.name(number), create: false)
@@ -116,6 +116,13 @@ struct RecoveredLog {
             // hint spares open from reading it.
             try PackFile.checkHeader(of: file, number: number)
             let size = try file.size()
+            // A pack cut at a block boundary reads as whole: only its recorded length tells. It is
+            // checked before its hint is believed or rebuilt from it.
+            guard size == recordedSize else {
+                throw .corruption(
+                    "pack is \(size) bytes but the manifest records \(recordedSize) (cut short or added to)",
+                    path: file.path, offset: min(size, recordedSize))
+            }
             let hintPath = directory + "/" + PackFile.hintName(number)
             var entries: [IndexEntry]
             do throws(EngineError) {
@@ -147,7 +154,7 @@ struct RecoveredLog {
         let numbers = names.compactMap(SegmentFile.number(fromName:)).filter { $0 >= start }.sorted()
         guard let newest = numbers.last else {
             assert(start == 1 && manifest.packs.isEmpty, "checkManifestFiles saw segment \(start)")
-            let file = try SegmentFile.create(number: 1, in: directory, fileSystem: fileSystem)
+            let file = try SegmentFile.create(number: 1, firstSequence: 1, in: directory, fileSystem: fileSystem)
             activeFile = file
             files[1] = file
             index.noteSegment(1)
@@ -169,46 +176,66 @@ struct RecoveredLog {
             let file = try fileSystem.openFile(path, create: false)
             files[number] = file
             index.noteSegment(number)
+            let isNewest = number == newest
+            let expectedFirst = lastSequence + 1
+            // The header first, even where a hint spares the frames (one small read): a file that
+            // is not ours, or of another version, is noticed before its hint is believed; and its
+            // first sequence must continue the log.
+            var reader: LogReader?
+            if isNewest {
+                var newestReader = try LogReader(file: file, segmentNumber: number, isNewest: true)
+                guard let first = try newestReader.readHeader() else {
+                    // A crash while the newest segment was being created: start it again. A hint
+                    // beside it would mean it had durable frames: those are lost, not torn.
+                    guard !present.contains(SegmentHint.name(number)) else {
+                        throw .corruption(
+                            "segment header is torn but its hint file \(SegmentHint.name(number)) records durable frames in it",
+                            path: path, offset: 0)
+                    }
+                    recovery.truncatedBytes = newestReader.fileSize
+                    recovery.reason = newestReader.tornTail?.reason
+                    let fresh = try SegmentFile.create(
+                        number: number, firstSequence: expectedFirst, in: directory, fileSystem: fileSystem)
+                    files[number] = fresh
+                    activeFile = fresh
+                    writeOffset = UInt64(LogFormat.segmentHeaderSize)
+                    allocatedEnd = writeOffset
+                    break
+                }
+                try checkFirstSequence(first, expected: expectedFirst, path: path)
+                reader = newestReader
+            } else {
+                try checkFirstSequence(try SegmentFile.checkHeader(of: file, number: number), expected: expectedFirst, path: path)
+            }
             // A segment hint stands in for the frames it covers: all of a sealed segment's, or the
             // first ones of the newest (those written before its last clean close).
-            let covered = try loadHint(of: number, file: file, isNewest: number == newest, present: present, directory: directory, fileSystem: fileSystem)
-            if number != newest {
-                if covered != nil {
-                    // The frames are the hint's, but the header is checked: one small read.
-                    try SegmentFile.checkHeader(of: file, number: number)
-                    continue
-                }
+            let covered = try loadHint(of: number, file: file, isNewest: isNewest, present: present, directory: directory, fileSystem: fileSystem)
+            if !isNewest {
+                if covered != nil { continue }
                 recovery.segmentsReplayed += 1
+                reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
+                _ = try reader!.readHeader()
             }
-            var reader = try LogReader(file: file, segmentNumber: number, isNewest: number == newest)
-            guard try reader.readHeader() else {
-                // A crash while the newest segment was being created: start it again. (Its hint,
-                // if any, cannot have passed its checks against a file this short; it is removed so
-                // that it can never describe the segment's new frames.)
-                try? fileSystem.removeFile(directory + "/" + SegmentHint.name(number))
-                recovery.truncatedBytes = reader.fileSize
-                recovery.reason = reader.tornTail?.reason
-                let fresh = try SegmentFile.create(number: number, in: directory, fileSystem: fileSystem)
-                files[number] = fresh
-                activeFile = fresh
-                writeOffset = UInt64(LogFormat.segmentHeaderSize)
-                allocatedEnd = writeOffset
-                break
-            }
-            if let covered { reader.resume(at: covered) }
+            guard var reader else { break }
+            if let covered { reader.resume(at: covered, sequence: lastSequence + 1) }
+            var closeFrame: UInt64?
             while let frame = try reader.nextFrame() {
                 try apply(frame, segment: number, path: path)
-                recovery.replayedBytes += UInt64(frame.bytes.count)
+                if !frame.isClose { recovery.replayedBytes += UInt64(frame.bytes.count) }
+                closeFrame = frame.isClose ? frame.offset : nil
             }
             allocatedEnd = reader.fileSize
             if let torn = reader.tornTail {
                 recovery.truncatedBytes = reader.fileSize - torn.offset
                 recovery.reason = torn.reason
+                recovery.discardedFrames = torn.discardedFrames
                 try file.truncate(to: torn.offset)
                 allocatedEnd = torn.offset
             }
+            recovery.closedCleanly = closeFrame != nil && reader.tornTail == nil
             activeFile = file
-            writeOffset = reader.validLength
+            // The next commit overwrites a close frame: it is only ever the log's last.
+            writeOffset = closeFrame ?? reader.validLength
         }
         // Frames recovered from the page cache of a crashed process (or cut off just now) must be
         // durable before any new frame follows them, in every sync mode: otherwise a power loss
@@ -218,10 +245,13 @@ struct RecoveredLog {
     }
 
     /// Loads the index entries of segment `number` from its hint file and returns how many of
-    /// the segment's bytes the hint covers; nil when the hint is missing or unusable, and the
-    /// segment must be replayed whole (a sealed segment's hint is then written again after open).
-    /// A checksummed hint of another format version stops open with
-    /// ``EngineError/Code/unsupportedFormat``, the store unchanged.
+    /// the segment's bytes the hint covers; nil when the hint is missing or unusable, and the segment must be replayed whole (a sealed
+    /// segment's hint is then written again after open). A checksummed hint of another format
+    /// version stops open with ``EngineError/Code/unsupportedFormat``, the store unchanged; a
+    /// whole, checksummed hint that the segment contradicts (it is shorter, or lacks the frame the
+    /// hint names last) stops it with ``EngineError/Code/corruption``: those frames were durable
+    /// before the hint was written, so the segment lost them, and rewriting the hint from it would
+    /// destroy the evidence.
     private mutating func loadHint(
         of number: UInt64, file: any StoreFile, isNewest: Bool, present: Set<String>, directory: String,
         fileSystem: any FileSystem
@@ -249,6 +279,10 @@ struct RecoveredLog {
             case .unsupportedVersion(let version):
                 try LogFormat.checkVersion(version, of: "segment hint", path: directory + "/" + name)
                 return nil
+            case .contradicted(let message):
+                throw .corruption(
+                    "\(message): frames its hint file \(name) records are gone",
+                    path: file.path, offset: 0)
             }
         }
         index.load(sortedEntries: hint.puts)
@@ -277,7 +311,26 @@ struct RecoveredLog {
         hintTombstones = []
     }
 
+    /// A segment's header names the sequence of its first frame: it must continue the log, or
+    /// frames were lost at the end of the segment before (or the header is not this log's).
+    private func checkFirstSequence(_ first: UInt64, expected: UInt64, path: String) throws(EngineError) {
+        guard first == expected else {
+            throw .corruption(
+                "segment's first frame has sequence \(first) but the log before it ends at \(expected - 1) (frames were lost or cut off)",
+                path: path, offset: 20)
+        }
+    }
+
     private mutating func apply(_ frame: LogReader.Frame, segment: UInt64, path: String) throws(EngineError) {
+        // A close frame repeats the last commit's sequence.
+        if frame.isClose {
+            guard frame.sequence == lastSequence else {
+                throw .corruption(
+                    "close frame names sequence \(frame.sequence) where the log ends at \(lastSequence)", path: path,
+                    offset: frame.offset)
+            }
+            return
+        }
         // lastSequence < maxSequence: the manifest's, a hint's and every accepted frame's are.
         guard frame.sequence == lastSequence + 1, frame.sequence < LogFormat.maxSequence else {
             throw .corruption(

@@ -91,6 +91,9 @@ public final class LogStore: Sendable {
         /// The active segment's size; `writeOffset..<allocatedEnd` holds preallocated zeros.
         var allocatedEnd: UInt64
         var nextSequence: UInt64
+        /// Every commit up to this one is durable (a sync covered it): what each new frame
+        /// records, so that recovery can tell a lost unsynced write from damaged durable data.
+        var syncedSequence: UInt64
         /// Bytes have been written since the last sync.
         var unsynced = false
         /// A write with preallocated zeros ran out of disk space: the active segment grows by
@@ -172,7 +175,8 @@ public final class LogStore: Sendable {
         self.directoryLock = lock
         self.writer = Locked(WriterState(
             active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
-            syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1))
+            syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1,
+            syncedSequence: log.lastSequence))
         self.state = Locked(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
             blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, activeSegment: log.activeNumber,
@@ -195,8 +199,9 @@ public final class LogStore: Sendable {
         }
     }
 
-    /// Waits for a running compaction (or segment hint) to stop, syncs what is unsynced, writes
-    /// the active segment's hint file (so that the next open replays nothing;
+    /// Waits for a running compaction (or segment hint) to stop, syncs what is unsynced, appends
+    /// a close frame (so that the next open can tell damage to the last commits from a torn
+    /// write), writes the active segment's hint file (so that the next open replays nothing;
     /// ``LogStore/Options/writesSegmentHints``), then releases the directory lock, all on the
     /// calling thread. Idempotent; after it every call but `close()` throws
     /// ``EngineError/Code/closed``. When it returns, every commit that returned is durable,
@@ -219,8 +224,11 @@ public final class LogStore: Sendable {
             guard !w.closed else { return (nil, nil) }
             w.closed = true
             do throws(EngineError) {
-                try trimPreallocation(&w)
                 try syncIfNeeded(&w)
+                if try !appendCloseFrame(&w) {
+                    try trimPreallocation(&w)
+                    try syncIfNeeded(&w)
+                }
                 return (nil, (w.activeNumber, w.active, w.writeOffset))
             } catch {
                 return (error, nil)
@@ -241,6 +249,35 @@ public final class LogStore: Sendable {
         }
         if wasOpen { directoryLock.unlock() }
         if let failure { throw failure }
+    }
+
+    /// Appends the close frame (FORMAT.md, "Frame header") after the last commit, every one of
+    /// them durable already, and syncs it: the next open knows the log ended here, so damage to
+    /// the last commits is corruption rather than a torn write. The next commit after a reopen
+    /// overwrites it, so it is only ever the last frame of the newest segment. Best effort: if it
+    /// cannot be written the store is closed all the same, and open treats its end as it would a
+    /// crash's (returns false; the caller trims the preallocated zeros and syncs); a failed sync
+    /// is thrown, as any sync's. `writeOffset`
+    /// stays before the close frame: the segment hint written at close ends there.
+    private func appendCloseFrame(_ w: inout WriterState) throws(EngineError) -> Bool {
+        guard w.failure == nil, !w.unsynced else { return false }
+        let frame = closeFrame(lastSequence: w.nextSequence - 1)
+        let end = w.writeOffset + UInt64(frame.count)
+        do throws(EngineError) {
+            // Over the preallocated zeros, which go in the same sync.
+            try w.active.write(frame, at: w.writeOffset)
+            if w.allocatedEnd > end { try w.active.truncate(to: end) }
+        } catch {
+            // Cut back to the last commit; the caller trims and syncs as without a close frame.
+            if (try? w.active.truncate(to: w.writeOffset)) != nil { w.allocatedEnd = w.writeOffset }
+            w.unsynced = true
+            return false
+        }
+        w.allocatedEnd = end
+        w.unsynced = true
+        // A failed sync is the store's failure, as any other (every commit was durable before).
+        try syncIfNeeded(&w)
+        return true
     }
 
     /// Applies ``Options/creation`` to what the directory at `path` holds, before anything is
@@ -320,6 +357,7 @@ public final class LogStore: Sendable {
             try w.active.sync()
             w.unsynced = false
             w.syncedOffset = w.writeOffset
+            w.syncedSequence = w.nextSequence - 1
         } catch {
             w.failure = error
             if options.syncMode == .durable {

@@ -20,6 +20,14 @@ extension LogStore {
             public var truncatedBytes: UInt64 = 0
             /// Why the tail was cut, when it was.
             public var reason: String?
+            /// Verified frames after the cut that were dropped with it: commits written after the
+            /// last sync (``LogStore/SyncMode/deferred`` or ``LogStore/SyncMode/none`` mode, or
+            /// one group commit's frames) that reached the disk while an earlier one did not.
+            /// Recovery keeps a prefix of the commit order, so they cannot be kept.
+            public var discardedFrames = 0
+            /// The store was closed cleanly last time: the log ends with the close frame that
+            /// ``LogStore/close()`` appends (no torn write was possible, and none was cut).
+            public var closedCleanly = false
             /// Files removed because an interrupted or finished compaction left them: temporary files,
             /// packs the manifest does not list, segments it says were compacted.
             public var removedLeftovers = 0

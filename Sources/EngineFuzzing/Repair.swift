@@ -48,26 +48,26 @@ enum Repair {
         }
     }
 
-    /// A segment or pack file's 24-byte header.
+    /// A segment or pack file's 32-byte header (crc32 of bytes 0..<28 at 28).
     static func fileHeader(_ bytes: inout [UInt8]) {
-        guard bytes.count >= 24 else { return }
-        store32(&bytes, 20, crc(bytes, 0..<20))
+        guard bytes.count >= 32 else { return }
+        store32(&bytes, 28, crc(bytes, 0..<28))
     }
 
-    /// A segment: its header, then each frame (its payload's blocks, its header crc and its frame
-    /// crc) up to the first all-zero frame header (preallocated space, left as it is).
+    /// A segment: its header, then each 32-byte-headed frame (its payload's blocks, its header crc
+    /// and its frame crc) up to the first all-zero frame header (preallocated space, left as it is).
     static func segment(_ bytes: inout [UInt8]) {
         fileHeader(&bytes)
-        var offset = 24
-        while offset + 24 <= bytes.count, bytes[offset..<offset + 24].contains(where: { $0 != 0 }) {
+        var offset = 32
+        while offset + 32 <= bytes.count, bytes[offset..<offset + 32].contains(where: { $0 != 0 }) {
             let length = Int(load32(bytes, offset + 8))
-            guard length <= bytes.count - offset - 24 else {
-                store32(&bytes, offset + 4, crc(bytes, offset + 8..<offset + 24))
+            guard length <= bytes.count - offset - 32 else {
+                store32(&bytes, offset + 4, crc(bytes, offset + 8..<offset + 32))
                 return
             }
-            let payload = offset + 24..<offset + 24 + length
+            let payload = offset + 32..<offset + 32 + length
             if length >= 8 { blocks(&bytes, in: payload.lowerBound + 8..<payload.upperBound) }
-            store32(&bytes, offset + 4, crc(bytes, offset + 8..<offset + 24))
+            store32(&bytes, offset + 4, crc(bytes, offset + 8..<offset + 32))
             store32(&bytes, offset, crc(bytes, offset + 4..<payload.upperBound))
             offset = payload.upperBound
         }
@@ -76,7 +76,7 @@ enum Repair {
     /// A pack: its header, then its blocks.
     static func pack(_ bytes: inout [UInt8]) {
         fileHeader(&bytes)
-        if bytes.count > 24 { blocks(&bytes, in: 24..<bytes.count) }
+        if bytes.count > 32 { blocks(&bytes, in: 32..<bytes.count) }
     }
 
     /// A blob file: each chunk's XXH64 in the table, the table's crc32, (with `content`) the

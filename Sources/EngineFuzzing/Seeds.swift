@@ -59,12 +59,12 @@ public enum Seeds {
     /// The payloads of a segment's frames.
     static func frames(of segment: [UInt8]) -> [[UInt8]] {
         var payloads: [[UInt8]] = []
-        var offset = 24
-        while offset + 24 <= segment.count {
+        var offset = 32
+        while offset + 32 <= segment.count {
             let length = Int(Repair.load32(segment, offset + 8))
-            guard length > 0, length <= segment.count - offset - 24 else { break }
-            payloads.append(Array(segment[offset + 24..<offset + 24 + length]))
-            offset += 24 + length
+            guard length > 0, length <= segment.count - offset - 32 else { break }
+            payloads.append(Array(segment[offset + 32..<offset + 32 + length]))
+            offset += 32 + length
         }
         return payloads
     }

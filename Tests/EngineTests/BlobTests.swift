@@ -453,7 +453,7 @@ import Testing
         func u64(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(file[at + $1]) << (8 * $1) } }
 
         #expect(Array(file[0..<8]) == bytes("WALSBLOB"))
-        #expect(u16(8) == 2, "format version")
+        #expect(u16(8) == 3, "format version")
         #expect(file[10] == 1 && file[11] == 0, "zlib encoding, reserved 0")
         #expect(u32(12) == UInt64(Self.chunkSize))
         #expect(name == hex16(u64(16)) + ".blob", "the file is named after the id")

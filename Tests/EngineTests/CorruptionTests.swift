@@ -10,7 +10,9 @@ import Testing
 
     /// A store of three commits (raw blocks, so every byte's role is known); returns the file
     /// system and the offsets at which the three frames start.
-    static func threeCommits(level: Int = 0) throws -> (FaultInjectingFileSystem, [Int]) {
+    /// Three commits in one segment, then a clean close (its close frame ends the segment) or,
+    /// with `closes` false, a killed process (the segment ends with the third commit).
+    static func threeCommits(level: Int = 0, closes: Bool = true) throws -> (FaultInjectingFileSystem, [Int]) {
         let fs = FaultInjectingFileSystem()
         var options = LogStore.Options()
         options.compressionLevel = level
@@ -27,7 +29,7 @@ import Testing
                 batch.put(bytes("other\(i)"), bytes("x"))
             }
         }
-        try store.close()
+        if closes { try store.close() } else { fs.processCrash() }
         return (fs, offsets)
     }
 
@@ -68,16 +70,16 @@ import Testing
         }
     }
 
-    /// Version 1 (blob checksums in crc32) and a future version 3, each with a valid header.
-    @Test(arguments: [UInt8(1), 3])
+    /// Versions 1 and 2 (earlier builds') and a future version 4, each with a valid header.
+    @Test(arguments: [UInt8(1), 2, 4])
     func wellFormedHeaderOfAnotherVersionIsUnsupported(version: UInt8) throws {
         let (fs, _) = try Self.threeCommits()
         var file = fs.contents(of: Self.segment)!
-        var header = Array(file[0..<20])
+        var header = Array(file[0..<28])
         header[8] = version
         let crc = FormatTesting.crc32(header)
         header += withUnsafeBytes(of: crc.littleEndian, Array.init)
-        file.replaceSubrange(0..<24, with: header)
+        file.replaceSubrange(0..<32, with: header)
         fs.setContents(file, of: Self.segment)
         let error = Self.openError(fs)
         #expect(error?.code == .unsupportedFormat)
@@ -86,9 +88,9 @@ import Testing
 
     @Test func flippedBitInTheLastFrameHeaderIsCorruption() throws {
         let (pristine, offsets) = try Self.threeCommits()
-        // Header checksum, length, sequence, type, flags, reserved: the header checksum catches each,
-        // and the payload after it shows the damage is no torn write.
-        for field in [4, 8, 11, 12, 20, 21, 22, 23] {
+        // Header checksum, length, sequence, type, flags, reserved, durable sequence: the header
+        // checksum catches each, and the close frame after it shows the damage is no torn write.
+        for field in [4, 8, 11, 12, 20, 21, 22, 23, 24, 31] {
             let fs = pristine.clone()
             fs.flipBit(in: Self.segment, atByte: offsets[2] + field)
             let error = Self.openError(fs)
@@ -97,16 +99,47 @@ import Testing
         }
     }
 
-    /// The documented downside (FORMAT.md, "Recovery"): damage inside the last frame of the newest
-    /// segment looks exactly like a torn write, so that frame is dropped — and reported.
-    @Test func flippedBitInTheLastFramePayloadDropsThatFrameAndReportsIt() throws {
+    /// A clean close ends the log with a close frame, which names every commit durable: damage
+    /// to the last commit is then corruption, never taken for a torn write.
+    @Test func aFlippedBitInTheLastCommitOfACleanlyClosedStoreIsCorruption() throws {
         let (fs, offsets) = try Self.threeCommits()
+        let size = fs.contents(of: Self.segment)!.count
+        fs.flipBit(in: Self.segment, atByte: size - FormatTesting.frameHeaderSize - 3)
+        let error = Self.openError(fs)
+        #expect(error?.code == .corruption)
+        #expect(error?.offset == UInt64(offsets[2]))
+        #expect(error?.message.contains("LogStore.salvage(at:)") == true, "the message says what to do next")
+    }
+
+    /// The documented downside (FORMAT.md, "Recovery"): after a crash (no close frame), damage
+    /// inside the last frame of the newest segment looks exactly like a torn write, so that frame
+    /// is dropped — and reported.
+    @Test func withoutACloseFrameDamageInTheLastFrameIsTakenForATornWrite() throws {
+        let (fs, offsets) = try Self.threeCommits(closes: false)
         let size = fs.contents(of: Self.segment)!.count
         fs.flipBit(in: Self.segment, atByte: size - 3)
         let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
         #expect(store.statistics.lastSequence == 2)
         #expect(store.statistics.recovery.truncatedBytes == UInt64(size - offsets[2]))
         #expect(store.statistics.recovery.reason == "frame checksum mismatch")
+        #expect(!store.statistics.recovery.closedCleanly)
+    }
+
+    /// Damage to the close frame itself loses nothing: it holds no commit, and open treats the
+    /// end of the log as a crash's.
+    @Test func aDamagedCloseFrameIsCutAndEveryCommitKept() throws {
+        let (fs, _) = try Self.threeCommits()
+        let clean = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
+        #expect(clean.statistics.recovery.closedCleanly)
+        let expected = try clean.contents()
+        try clean.close()
+        let size = fs.contents(of: Self.segment)!.count
+        fs.flipBit(in: Self.segment, atByte: size - 5)
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
+        #expect(try store.contents() == expected)
+        #expect(store.statistics.lastSequence == 3)
+        #expect(!store.statistics.recovery.closedCleanly)
+        #expect(store.statistics.recovery.truncatedBytes == UInt64(FormatTesting.frameHeaderSize))
     }
 
     @Test func corruptBlockIsNeverReturnedByAPointRead() throws {

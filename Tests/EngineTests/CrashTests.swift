@@ -129,7 +129,7 @@ import Testing
         let probe = FaultInjectingFileSystem()
         _ = Self.runUntilCrash(probe, batches, .durable, preallocate: false)
         let writes = probe.operationLog.enumerated().filter { $0.element.kind == .write }.map { $0.offset + 1 }
-        #expect(writes.count == 16)  // two segment headers and fourteen frames
+        #expect(writes.count == 17)  // two segment headers, fourteen frames and close's close frame
         var checked = 0
         for operation in writes {
             // The file system just before the write, and the file as the whole write leaves it.
@@ -178,8 +178,8 @@ import Testing
         var options = Self.options(.none)
         options.compressionLevel = 0
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
-        // 63 frames of 1,055 bytes: past 64 KiB, so the next commit (after the reopen) rolls over.
-        for i in 0..<63 { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
+        // 62 frames of 1,063 bytes: past 64 KiB, so the next commit (after the reopen) rolls over.
+        for i in 0..<62 { try store.write { $0.put(bytes("k\(i)"), [UInt8](repeating: 1, count: 1000)) } }
         #expect(store.statistics.segments.count == 1)
         fs.processCrash()
         options.syncMode = .durable
@@ -188,8 +188,8 @@ import Testing
         #expect(reopened.statistics.segments.count == 2)
         fs.powerLoss()
         let recovered = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
-        #expect(recovered.statistics.lastSequence == 64)
-        #expect(try recovered.contents().count == 64)
+        #expect(recovered.statistics.lastSequence == 63)
+        #expect(try recovered.contents().count == 63)
     }
 
     @Test func frameTornInsidePreallocatedSpaceIsCutOnOpen() throws {
@@ -225,7 +225,7 @@ import Testing
         #expect(reopened.statistics.recovery.truncatedBytes == 0, "zeros are not a torn tail")
         #expect(try reopened.contents() == [bytes("a"): bytes("1")])
         try reopened.close()
-        #expect(fs.contents(of: path)!.count < 100, "close trims the preallocated space")
+        #expect(fs.contents(of: path)!.count < 200, "close trims the preallocated space")
     }
 
     @Test func zerosAfterTheLastFrameAreNotATornTail() throws {

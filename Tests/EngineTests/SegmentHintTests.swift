@@ -144,11 +144,8 @@ import Testing
         damaged.append(("empty", []))
         // Well-formed (checksummed) hints that describe something else.
         var other = hint
-        other.coveredLength += 1
-        damaged.append(("another segment length", other.encoded()))
-        other = hint
-        other.lastFrameOffset -= 1
-        damaged.append(("a last frame that is not there", other.encoded()))
+        other.coveredLength -= 1
+        damaged.append(("less than the sealed segment", other.encoded()))
         other = hint
         other.firstSequence += 1
         for index in other.puts.indices { other.puts[index].location.sequence += 1 }
@@ -242,6 +239,12 @@ import Testing
     static func decodedFirstSequence(_ bytes: [UInt8]) -> UInt64? {
         guard bytes.count >= 44 else { return nil }
         return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[36 + $1]) << (8 * UInt64($1)) }
+    }
+
+    /// A hint's covered length, read from its header (bytes 20..<28).
+    static func decodedCoveredLength(_ bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= 28 else { return nil }
+        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[20 + $1]) << (8 * UInt64($1)) }
     }
 
     // MARK: The newest segment
@@ -338,27 +341,46 @@ import Testing
         #expect(try recovered.contents() == closed)
     }
 
-    /// A hint is checked against the last frame it describes: beside another segment of the same
-    /// number (and at least its size) it is not used, and that segment is replayed.
-    @Test func aHintBesideAnotherSegmentOfTheSameNumberIsNotUsed() throws {
+    /// A whole, checksummed hint records frames that were durable before it was written: beside
+    /// a segment that lacks them (another segment of the same number, cut short, or missing the
+    /// frame the hint names last) it is evidence of loss, not a stale file. Open reports
+    /// corruption and changes nothing: neither the segment is cut nor the hint rewritten.
+    @Test func aWholeHintItsSegmentContradictsIsCorruptionAndNothingChanges() throws {
         let fs = FaultInjectingFileSystem()
         var model: [[UInt8]: [UInt8]] = [:]
         let store = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
         try Self.commitBatches(store, 0..<30, into: &model)
         try store.close()
+        let segment = Self.dir + "/" + SegmentFile.name(1)
+        let original = try #require(fs.contents(of: segment))
 
         let other = FaultInjectingFileSystem()
         var otherModel: [[UInt8]: [UInt8]] = [:]
         let otherStore = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: other)
         try Self.commitBatches(otherStore, 5..<45, into: &otherModel)
         try otherStore.close()
-        let segment = Self.dir + "/" + SegmentFile.name(1)
         let replacement = try #require(other.contents(of: segment))
-        #expect(replacement.count >= fs.contents(of: segment)!.count)
-        fs.setContents(replacement, of: segment)
+        #expect(replacement.count >= original.count)
 
-        let opened = try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: fs)
-        #expect(opened.statistics.recovery.segmentHintsLoaded == 0)
-        #expect(try opened.contents() == otherModel)
+        // The close frame is past the hint's covered bytes: cut it and the last commit's tail.
+        let hintPath = Self.dir + "/" + SegmentHint.name(1)
+        let hintBytes = try #require(fs.contents(of: hintPath))
+        let covered = Int(try #require(Self.decodedCoveredLength(hintBytes)))
+        for (label, bytes) in [
+            ("another segment of the same number", replacement),
+            ("cut inside the last frame the hint describes", Array(original.prefix(covered - 1))),
+            ("cut at the hint's last frame", Array(original.prefix(covered - 40))),
+        ] {
+            let damaged = fs.clone()
+            damaged.setContents(bytes, of: segment)
+            let before = VersionRuleTests.snapshot(damaged, dir: Self.dir)
+            let error = #expect(throws: EngineError.self, "\(label)") {
+                try LogStore.open(at: Self.dir, options: Self.appOptions(), fileSystem: damaged)
+            }
+            #expect(error?.code == .corruption, "\(label)")
+            #expect(error?.path == segment, "\(label)")
+            let unchanged = VersionRuleTests.snapshot(damaged, dir: Self.dir) == before
+            #expect(unchanged, "\(label): open changed the store's files")
+        }
     }
 }

@@ -38,7 +38,8 @@ import Testing
         return fs
     }
 
-    static func snapshot(_ fs: FaultInjectingFileSystem) -> [String: [UInt8]] {
+    /// Every file of the store at `dir` and its blobs, by path.
+    static func snapshot(_ fs: FaultInjectingFileSystem, dir: String = dir) -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
         for directory in [dir, dir + "/blobs"] {
             for name in fs.names(in: directory) {
@@ -51,7 +52,7 @@ import Testing
     /// Where each kind's header checksum lies: (covered bytes, offset of the crc32); nil range end
     /// means "every byte before the last four".
     static let kinds: [(suffix: String, checksumAt: Int?)] = [
-        (".wal", 20), (".pack", 20), (".hint", nil), (".walhint", nil), ("MANIFEST", nil), (".blob", 40),
+        (".wal", 28), (".pack", 28), (".hint", nil), (".walhint", nil), ("MANIFEST", nil), (".blob", 40),
     ]
 
     static func path(_ fs: FaultInjectingFileSystem, suffix: String) -> String? {
@@ -87,7 +88,7 @@ import Testing
             let fs = base.clone()
             let path = try #require(Self.path(fs, suffix: kind.suffix), "a \(kind.suffix) file")
             var bytes = try #require(fs.contents(of: path))
-            bytes[8] = 3  // format version 3
+            bytes[8] = 4  // format version 4
             fs.setContents(Self.resealed(bytes, checksumAt: kind.checksumAt), of: path)
             let before = Self.snapshot(fs)
             let error = Self.openAndRead(fs)

@@ -23,7 +23,7 @@ struct RecordPlacement: Sendable {
 /// depends on the sequence number, known only once the frame's place in the log is
 /// (``header(sequence:)``).
 struct EncodedCommit: Sendable {
-    /// The whole frame, with a zero-filled header in its first 24 bytes.
+    /// The whole frame, with a zero-filled header in its first 32 bytes.
     let frame: [UInt8]
     let records: [RecordPlacement]
     /// crc32 of the payload alone, so that sealing costs O(1) whatever the frame's size.
@@ -119,27 +119,30 @@ struct EncodedCommit: Sendable {
     /// Commits of fewer raw bytes are stored uncompressed.
     static let smallestCompressed = 1024
 
-    /// The frame's 24-byte header for `sequence`: the header checksum over bytes 8..<24, then the
-    /// frame checksum over bytes 4..<end (the rest of the header, then the payload), combined with
-    /// the payload's checksum in O(1).
-    func header(sequence: UInt64) -> [UInt8] {
+    /// The frame's 32-byte header for `sequence`, written when every commit up to
+    /// `durableSequence` is known durable: the header checksum over bytes 8..<32, then the frame
+    /// checksum over bytes 4..<end (the rest of the header, then the payload), combined with the
+    /// payload's checksum in O(1).
+    func header(sequence: UInt64, durableSequence: UInt64) -> [UInt8] {
         frameHeader(
             type: LogFormat.frameTypeCommit, declaredLength: UInt32(payloadLength), sequence: sequence,
-            payloadChecksum: payloadChecksum, payloadLength: payloadLength)
+            durableSequence: durableSequence, payloadChecksum: payloadChecksum, payloadLength: payloadLength)
     }
 
-    /// Appends the complete frame for `sequence` to `buffer`.
-    func append(to buffer: inout [UInt8], sequence: UInt64) {
-        buffer.append(contentsOf: header(sequence: sequence))
+    /// Appends the complete frame for `sequence` to `buffer` (``header(sequence:durableSequence:)``).
+    func append(to buffer: inout [UInt8], sequence: UInt64, durableSequence: UInt64) {
+        buffer.append(contentsOf: header(sequence: sequence, durableSequence: durableSequence))
         buffer.append(contentsOf: frame[LogFormat.frameHeaderSize...])
     }
 }
 
-/// A frame header (FORMAT.md, "Frame header"): the header checksum over bytes 8..<24, then the
-/// frame checksum over bytes 4..<24 followed by the payload, combined with `payloadChecksum` (the
-/// crc32 of the payload's `payloadLength` bytes) in O(1).
+/// A frame header (FORMAT.md, "Frame header"): the header checksum over bytes 8..<32, then the
+/// frame checksum over bytes 4..<32 followed by the payload, combined with `payloadChecksum` (the
+/// crc32 of the payload's `payloadLength` bytes) in O(1). `durableSequence` is the last commit
+/// known durable when the frame is written (below `sequence`).
 func frameHeader(
-    type: UInt8, declaredLength: UInt32, sequence: UInt64, payloadChecksum: UInt32, payloadLength: Int
+    type: UInt8, declaredLength: UInt32, sequence: UInt64, durableSequence: UInt64, payloadChecksum: UInt32,
+    payloadLength: Int
 ) -> [UInt8] {
     var header = ByteWriter(capacity: LogFormat.frameHeaderSize)
     header.append(UInt32(0))
@@ -149,11 +152,21 @@ func frameHeader(
     header.append(type)
     header.append(UInt8(0))
     header.append(UInt16(0))
+    header.append(durableSequence)
     header.set(checksum(header.bytes[8...]), at: 4)
     let headerChecksum = checksum(header.bytes[4...])
     let combined = UInt32(crc32_combine(uLong(headerChecksum), uLong(payloadChecksum), off_t(payloadLength)))
     header.set(combined, at: 0)
     return header.bytes
+}
+
+/// The close frame (FORMAT.md, "Frame header"): type 2, no payload, written by a clean close
+/// once every commit up to `lastSequence` is durable; its sequence and durable sequence are both
+/// `lastSequence` (0 when the store holds no commit).
+func closeFrame(lastSequence: UInt64) -> [UInt8] {
+    frameHeader(
+        type: LogFormat.frameTypeClose, declaredLength: 0, sequence: lastSequence, durableSequence: lastSequence,
+        payloadChecksum: checksum([UInt8]()[...]), payloadLength: 0)
 }
 
 extension ByteWriter {

@@ -28,11 +28,12 @@ package enum DecoderHooks {
     @discardableResult
     package static func readSegment(_ file: any StoreFile, number: UInt64, isNewest: Bool) throws(EngineError) -> Int {
         var reader = try LogReader(file: file, segmentNumber: number, isNewest: isNewest)
-        guard try reader.readHeader() else { return 0 }
+        guard try reader.readHeader() != nil else { return 0 }
         var frames = 0
         while let frame = try reader.nextFrame() {
-            _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path)
             frames += 1
+            if frame.isClose { continue }
+            _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path)
         }
         return frames
     }

@@ -11,11 +11,11 @@ package enum FormatTesting {
     /// A frame with a correct checksum around any payload, with any header values.
     package static func frame(
         payload: [UInt8], sequence: UInt64, type: UInt8 = LogFormat.frameTypeCommit,
-        declaredLength: UInt32? = nil
+        declaredLength: UInt32? = nil, durableSequence: UInt64? = nil
     ) -> [UInt8] {
         frameHeader(
             type: type, declaredLength: declaredLength ?? UInt32(payload.count), sequence: sequence,
-            payloadChecksum: checksum(payload[...]), payloadLength: payload.count) + payload
+            durableSequence: durableSequence ?? (sequence &- 1), payloadChecksum: checksum(payload[...]), payloadLength: payload.count) + payload
     }
 
     /// A block with a correct checksum and any declared lengths.

@@ -18,7 +18,7 @@ enum LogFormat {
     /// "WALSTORE" in ASCII: bytes 0..<8 of every segment file.
     static let segmentMagic: [UInt8] = Array("WALSTORE".utf8)
     /// The only format version this build reads and writes.
-    static let formatVersion: UInt16 = 2
+    static let formatVersion: UInt16 = 3
 
     /// The version rule (FORMAT.md, "Version rules") for a header whose checksum has passed:
     /// another format version is ``EngineError/Code/unsupportedFormat`` (a newer build's file:
@@ -50,16 +50,23 @@ enum LogFormat {
             "not a WALStore \(kind) (its first bytes are not \(String(decoding: magic, as: UTF8.self))); move the file out of the store directory",
             path: path, offset: 0)
     }
-    /// magic(8) version(2) flags(2) segment number(8) crc32(4).
-    static let segmentHeaderSize = 24
+    /// magic(8) version(2) flags(2) number(8) first sequence(8) crc32(4): segments and packs
+    /// (a pack's first-sequence field is reserved, 0).
+    static let segmentHeaderSize = 32
+    /// Where the segment (and pack) header's crc32 of the bytes before it sits.
+    static let segmentHeaderChecksumOffset = 28
 
     // MARK: Frames
 
-    /// frame crc32(4) header crc32(4) length(4) sequence(8) type(1) flags(1) reserved(2).
-    static let frameHeaderSize = 24
+    /// frame crc32(4) header crc32(4) length(4) sequence(8) type(1) flags(1) reserved(2)
+    /// durable sequence(8).
+    static let frameHeaderSize = 32
     /// A frame holding one committed batch. Type 0 is never valid, so zero-filled space never
     /// parses as a frame.
     static let frameTypeCommit: UInt8 = 1
+    /// The frame a clean close appends, with no payload: proof that every commit before it was
+    /// durable, so damage to them is corruption and never taken for a torn write.
+    static let frameTypeClose: UInt8 = 2
     /// The largest payload a frame may declare (1 GiB); larger is corruption.
     static let maxFramePayload = 1 << 30
 

@@ -5,7 +5,12 @@
 /// - In the **newest** segment, a frame that is cut short by the end of the file (its header, or
 ///   its payload after a verified header), or that fails a checksum while every byte after it is
 ///   zero, is a *torn tail*: the last write before a crash.
-///   ``nextFrame()`` returns nil and ``tornTail`` says where it starts; the caller truncates there.
+/// - In the newest segment, a damaged frame followed by other bytes is a torn tail too when no
+///   verified frame after it proves it durable (each frame names the last commit known durable
+///   when it was written): unsynced writes that reached the disk out of order. When one does, the
+///   damage is to durable data: corruption.
+/// - In both torn cases ``nextFrame()`` returns nil and ``tornTail`` says where the cut starts;
+///   the caller truncates there.
 /// - Anywhere else, the same failure is ``EngineError/Code/corruption`` naming the file and the
 ///   frame's offset. Nothing is skipped silently.
 /// - Nothing is allocated for a declared length before the bytes are known to be in the file.
@@ -14,15 +19,23 @@ struct LogReader {
     struct TornTail: Sendable, Equatable {
         var offset: UInt64
         var reason: String
+        /// Verified frames after the cut that had to go with it (unsynced writes that reached
+        /// the disk before an earlier one did).
+        var discardedFrames: Int = 0
     }
 
     /// A verified frame.
     struct Frame {
         var offset: UInt64
         var sequence: UInt64
+        /// ``LogFormat/frameTypeCommit`` or ``LogFormat/frameTypeClose`` (which has no payload).
+        var type: UInt8
+        /// The last commit known durable when the frame was written.
+        var durableSequence: UInt64
         /// Header and payload.
         var bytes: ArraySlice<UInt8>
         var payload: ArraySlice<UInt8> { bytes.dropFirst(LogFormat.frameHeaderSize) }
+        var isClose: Bool { type == LogFormat.frameTypeClose }
     }
 
     let file: any StoreFile
@@ -34,6 +47,9 @@ struct LogReader {
     private(set) var validLength: UInt64 = 0
     /// Set when the segment ended in a torn frame or torn header (newest segment only).
     private(set) var tornTail: TornTail?
+    /// The sequence the next frame should carry: from the segment header, then each frame's
+    /// successor. What a later frame's durable sequence is compared with when a frame is damaged.
+    private(set) var nextSequence: UInt64 = 0
 
     private var buffer: [UInt8] = []
     private var bufferStart: UInt64 = 0
@@ -46,31 +62,36 @@ struct LogReader {
         self.fileSize = try file.size()
     }
 
-    /// Reads and checks the segment header. Returns false when the newest segment's header is
-    /// torn (a crash while the segment was being created): the caller rewrites it.
-    mutating func readHeader() throws(EngineError) -> Bool {
+    /// Reads and checks the segment header and returns the sequence its first frame carries; nil
+    /// when the newest segment's header is torn (a crash while the segment was being created):
+    /// the caller rewrites it.
+    mutating func readHeader() throws(EngineError) -> UInt64? {
         let size = UInt64(LogFormat.segmentHeaderSize)
         guard fileSize >= size else {
             if isNewest {
                 tornTail = TornTail(offset: 0, reason: "segment header is short (\(fileSize) bytes)")
-                return false
+                return nil
             }
             throw .corruption("segment header is short (\(fileSize) bytes)", path: file.path, offset: 0)
         }
         let header = try bytes(at: 0, count: LogFormat.segmentHeaderSize)
-        if isNewest, checksum(header.prefix(20)) != loadUInt32(header, at: header.startIndex + 20), try isZero(from: 0) {
+        let crcAt = LogFormat.segmentHeaderChecksumOffset
+        if isNewest, checksum(header.prefix(crcAt)) != loadUInt32(header, at: header.startIndex + crcAt), try isZero(from: 0) {
             tornTail = TornTail(offset: 0, reason: "segment header is zero-filled")
-            return false
+            return nil
         }
-        try SegmentFile.checkHeader(Array(header), magic: LogFormat.segmentMagic, kind: "segment", number: segmentNumber, path: file.path)
+        let first = try SegmentFile.checkHeader(
+            Array(header), magic: LogFormat.segmentMagic, kind: "segment", number: segmentNumber, path: file.path)
         validLength = size
-        return true
+        nextSequence = first
+        return first
     }
 
     /// Continues reading at `offset`, a frame boundary past the header that the caller knows from
-    /// a segment hint: the frames before it are not read.
-    mutating func resume(at offset: UInt64) {
+    /// a segment hint, where the frame of `sequence` starts: the frames before it are not read.
+    mutating func resume(at offset: UInt64, sequence: UInt64) {
         validLength = offset
+        nextSequence = sequence
     }
 
     /// The next verified frame, or nil at the end of the segment (check ``tornTail``). Zero bytes
@@ -79,11 +100,35 @@ struct LogReader {
         let offset = validLength
         let remaining = fileSize - offset
         if remaining == 0 { return nil }
-        let headerSize = UInt64(LogFormat.frameHeaderSize)
-        let visible = try bytes(at: offset, count: Int(min(remaining, headerSize)))
+        let visible = try bytes(at: offset, count: Int(min(remaining, UInt64(LogFormat.frameHeaderSize))))
         if isAllZero(visible), try isZero(from: offset) { return nil }
+        switch try frame(at: offset) {
+        case .frame(let frame):
+            validLength = offset + UInt64(frame.bytes.count)
+            if !frame.isClose { nextSequence = frame.sequence &+ 1 }
+            return frame
+        case .invalid(let message):
+            // A checksummed header that no writer produces: never a torn write.
+            throw .corruption(message, path: file.path, offset: offset)
+        case .damaged(let reason, let zeroFrom):
+            return try torn(at: offset, reason, zeroFrom: zeroFrom)
+        }
+    }
+
+    /// What lies at `offset`: a verified frame; a header that passed its checksum but that no
+    /// writer produces; or damage (cut short, or a checksum mismatch), with where the bytes after
+    /// it start when they could be a torn write's zeros.
+    private enum Parsed {
+        case frame(Frame)
+        case invalid(String)
+        case damaged(String, zeroFrom: UInt64?)
+    }
+
+    private mutating func frame(at offset: UInt64) throws(EngineError) -> Parsed {
+        let remaining = fileSize - offset
+        let headerSize = UInt64(LogFormat.frameHeaderSize)
         guard remaining >= headerSize else {
-            return try torn(at: offset, "frame header is short (\(remaining) bytes before end of file)", zeroFrom: nil)
+            return .damaged("frame header is short (\(remaining) bytes before end of file)", zeroFrom: nil)
         }
         let header = try bytes(at: offset, count: LogFormat.frameHeaderSize)
         var reader = ByteReader(header)
@@ -91,44 +136,73 @@ struct LogReader {
         let headerChecksum = reader.readUInt32()!
         guard checksum(header.dropFirst(8)) == headerChecksum else {
             // The length cannot be trusted; only zeros after the header make this a torn tail.
-            return try torn(at: offset, "frame header checksum mismatch", zeroFrom: offset + headerSize)
+            return .damaged("frame header checksum mismatch", zeroFrom: offset + headerSize)
         }
         let length = reader.readUInt32()!
         let sequence = reader.readUInt64()!
         let type = reader.readUInt8()!
         let flags = reader.readUInt8()!
         let reserved = reader.readUInt16()!
-        // A sequence past the limit would leave the next commits none: no writer produces it.
-        guard type == LogFormat.frameTypeCommit, flags == 0, reserved == 0,
-            Int(length) <= LogFormat.maxFramePayload, sequence < LogFormat.maxSequence
+        let durable = reader.readUInt64()!
+        // A sequence past the limit would leave the next commits none: no writer produces it. A
+        // commit names an earlier commit durable; a close frame (no payload) repeats the last
+        // commit's sequence, durable with every commit before it.
+        let isCommit = type == LogFormat.frameTypeCommit && durable < sequence
+        let isClose = type == LogFormat.frameTypeClose && length == 0 && durable == sequence
+        guard isCommit || isClose, flags == 0, reserved == 0, Int(length) <= LogFormat.maxFramePayload,
+            sequence < LogFormat.maxSequence
         else {
-            // A checksummed header that no writer produces: never a torn write.
-            throw .corruption(
-                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length), sequence \(sequence))",
-                path: file.path, offset: offset)
+            return .invalid(
+                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length), sequence \(sequence), durable sequence \(durable))")
         }
         guard UInt64(length) <= remaining - headerSize else {
-            return try torn(at: offset, "frame of \(length) payload bytes runs past the end of the file", zeroFrom: nil)
+            return .damaged("frame of \(length) payload bytes runs past the end of the file", zeroFrom: nil)
         }
         let frameBytes = try bytes(at: offset, count: LogFormat.frameHeaderSize + Int(length))
         guard checksum(frameBytes.dropFirst(4)) == expected else {
-            return try torn(at: offset, "frame checksum mismatch", zeroFrom: offset + headerSize + UInt64(length))
+            return .damaged("frame checksum mismatch", zeroFrom: offset + headerSize + UInt64(length))
         }
-        validLength = offset + headerSize + UInt64(length)
-        return Frame(offset: offset, sequence: sequence, bytes: frameBytes)
+        return .frame(Frame(offset: offset, sequence: sequence, type: type, durableSequence: durable, bytes: frameBytes))
     }
 
-    /// A bad frame at `offset`: a torn tail if this is the newest segment and the damage is of the
-    /// kind a crash leaves (cut short, or followed only by zeros from `zeroFrom`), else corruption.
+    /// A bad frame at `offset`. In the newest segment it is a torn tail when the damage is of the
+    /// kind a crash leaves: cut short, or followed only by zeros from `zeroFrom`, or followed by
+    /// bytes among which no verified frame names it durable. Anything else is corruption.
     private mutating func torn(at offset: UInt64, _ reason: String, zeroFrom: UInt64?) throws(EngineError) -> Frame? {
-        if isNewest {
-            let zeroTail = try zeroFrom.map { start throws(EngineError) in try isZero(from: start) } ?? true
-            if zeroTail {
-                tornTail = TornTail(offset: offset, reason: reason)
-                return nil
-            }
+        guard isNewest else { throw .corruption(reason, path: file.path, offset: offset) }
+        if try zeroFrom.map({ start throws(EngineError) in try isZero(from: start) }) ?? true {
+            tornTail = TornTail(offset: offset, reason: reason)
+            return nil
         }
-        throw .corruption(reason, path: file.path, offset: offset)
+        let (later, proof) = try framesAfter(offset)
+        if let proof {
+            throw .corruption(
+                "\(reason), but the frame at offset \(proof.offset) (sequence \(proof.sequence)) was written after commit \(nextSequence) was durable: durable data is damaged",
+                path: file.path, offset: offset)
+        }
+        tornTail = TornTail(
+            offset: offset,
+            reason: "\(reason), and no later frame shows it durable: unsynced writes lost\(later > 0 ? " (\(later) later frames discarded with it)" : "")",
+            discardedFrames: later)
+        return nil
+    }
+
+    /// Looks for verified frames after damage at `offset`, trying every byte offset where no frame
+    /// was found yet: how many there are, and the first that names commit ``nextSequence`` (the
+    /// damaged one) durable, if any. Reads the rest of the file once; runs only on damage.
+    private mutating func framesAfter(_ offset: UInt64) throws(EngineError) -> (count: Int, proof: Frame?) {
+        var count = 0
+        var position = offset + 1
+        while position + UInt64(LogFormat.frameHeaderSize) <= fileSize {
+            guard case .frame(let frame) = try frame(at: position) else {
+                position += 1
+                continue
+            }
+            if frame.durableSequence >= nextSequence { return (count, frame) }
+            count += 1
+            position += UInt64(frame.bytes.count)
+        }
+        return (count, nil)
     }
 
     /// True when every byte from `start` to the end of the file is zero.

@@ -10,12 +10,15 @@ struct Manifest: Sendable, Equatable {
     var lastSequence: UInt64 = 0
     /// The pack numbers, in the order they were written.
     var packs: [UInt64] = []
+    /// Each pack's length in bytes, in the order of ``packs``: a pack of another length was cut
+    /// short (or added to), even at a block boundary, and open refuses it as corruption.
+    var packSizes: [UInt64] = []
 
-    /// The encoded size: 36 bytes of header, 8 per pack, the crc32.
-    var encodedSize: Int { 36 + 8 * packs.count + 4 }
+    /// The encoded size: 36 bytes of header, 16 per pack, the crc32.
+    var encodedSize: Int { 36 + 16 * packs.count + 4 }
 
     /// magic(8) version(2) flags(2) reserved(4) log start(8) last sequence(8) pack count(4),
-    /// pack numbers (8 each), crc32 of everything before it (4).
+    /// per pack its number and its length (8 + 8), crc32 of everything before it (4).
     func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: encodedSize)
         writer.append(contentsOf: LogFormat.manifestMagic)
@@ -25,7 +28,10 @@ struct Manifest: Sendable, Equatable {
         writer.append(logStart)
         writer.append(lastSequence)
         writer.append(UInt32(packs.count))
-        for pack in packs { writer.append(pack) }
+        for (pack, size) in zip(packs, packSizes) {
+            writer.append(pack)
+            writer.append(size)
+        }
         writer.append(checksum(writer.bytes[...]))
         return writer.bytes
     }
@@ -47,13 +53,16 @@ struct Manifest: Sendable, Equatable {
         lastSequence = reader.readUInt64()!
         let count = Int(reader.readUInt32()!)
         guard (1...LogFormat.maxFileNumber).contains(logStart), lastSequence < LogFormat.maxSequence,
-            reader.remaining == count * 8
+            reader.remaining == count * 16
         else {
             throw .corruption(
                 "manifest declares \(count) packs in \(reader.remaining) bytes, log start \(logStart), last sequence \(lastSequence)",
                 path: path, offset: 16)
         }
-        packs = (0..<count).map { _ in reader.readUInt64()! }
+        for _ in 0..<count {
+            packs.append(reader.readUInt64()!)
+            packSizes.append(reader.readUInt64()!)
+        }
         if let bad = packs.first(where: { !(1...LogFormat.maxFileNumber).contains($0) }) {
             throw .corruption("manifest names pack number \(bad), outside 1 ... \(LogFormat.maxFileNumber)", path: path, offset: 36)
         }
@@ -62,10 +71,13 @@ struct Manifest: Sendable, Equatable {
     /// The state before any compaction: no packs, the log replayed from segment 1.
     init() {}
 
-    init(logStart: UInt64, lastSequence: UInt64, packs: [UInt64]) {
+    /// A manifest naming `packs`, of `packSizes` bytes each (0 each when nil: tests' hand-made
+    /// manifests).
+    init(logStart: UInt64, lastSequence: UInt64, packs: [UInt64], packSizes: [UInt64]? = nil) {
         self.logStart = logStart
         self.lastSequence = lastSequence
         self.packs = packs
+        self.packSizes = packSizes ?? packs.map { _ in 0 }
     }
 
     /// Reads the manifest in `directory`, whose entries are `names`; nil when there is none (no

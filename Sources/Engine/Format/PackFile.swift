@@ -6,7 +6,7 @@ struct IndexEntry: Sendable, Equatable {
     var blob: BlobReference?
 }
 
-/// Pack files (FORMAT.md, "Pack files"): what compaction writes. A segment-style 24-byte header
+/// Pack files (FORMAT.md, "Pack files"): what compaction writes. A segment-style 32-byte header
 /// (magic `WALSPACK`), then blocks in the commit-block format, whose records carry their own
 /// sequence numbers and are in key order. A pack holds only live puts; no frames, no deletes.
 enum PackFile {
@@ -33,11 +33,16 @@ enum PackFile {
     /// Reads and checks the header of pack `number` (``SegmentFile/checkHeader(_:magic:kind:number:path:)``).
     static func checkHeader(of file: any StoreFile, number: UInt64) throws(EngineError) {
         let header = try file.read(at: 0, count: LogFormat.segmentHeaderSize)
-        try SegmentFile.checkHeader(header, magic: LogFormat.packMagic, kind: "pack", number: number, path: file.path)
+        let reserved = try SegmentFile.checkHeader(header, magic: LogFormat.packMagic, kind: "pack", number: number, path: file.path)
+        guard reserved == 0 else {
+            throw EngineError(.unsupportedFormat, "pack header's reserved bytes are not zero", path: file.path, offset: 20)
+        }
     }
 
-    /// The 24-byte pack header: a segment's, with magic `WALSPACK`.
-    static func header(number: UInt64) -> [UInt8] { SegmentFile.header(magic: LogFormat.packMagic, number: number) }
+    /// The 32-byte pack header: a segment's, with magic `WALSPACK` and the first-sequence field 0.
+    static func header(number: UInt64) -> [UInt8] {
+        SegmentFile.header(magic: LogFormat.packMagic, number: number, firstSequence: 0)
+    }
 
     /// Reads every block of a pack, verifying the header and each block's checksum, and returns
     /// its entries: the fallback when a hint file is missing or damaged. Never trusts a byte it

@@ -85,9 +85,11 @@ struct SegmentHint: Equatable {
             last.reserveCapacity(previous.entryCount)
             for entry in previous.puts { last[HashedKey(entry.key)] = (entry, nil) }
             for delete in previous.deletes { last[HashedKey(delete.key)] = (nil, delete) }
-            reader.resume(at: previous.coveredLength)
+            reader.resume(at: previous.coveredLength, sequence: previous.firstSequence + previous.frameCount)
         }
         while reader.validLength < end, let frame = try reader.nextFrame() {
+            // A close frame is only ever the newest segment's last, after the covered frames.
+            if frame.isClose { continue }
             if hint.frameCount == 0 { hint.firstSequence = frame.sequence }
             guard frame.sequence < LogFormat.maxSequence, frame.sequence == hint.firstSequence + hint.frameCount else {
                 throw .corruption(
@@ -163,6 +165,11 @@ struct SegmentHint: Equatable {
         /// A well-formed (checksummed) hint of another format version: open refuses the store as
         /// ``EngineError/Code/unsupportedFormat`` and changes nothing.
         case unsupportedVersion(UInt16)
+        /// A whole, checksummed hint of this version that its segment contradicts: the segment is
+        /// shorter than the bytes the hint covers, or lacks the frame it names last. Those frames
+        /// were durable before the hint was written, so the segment lost them: corruption, and
+        /// the hint is left as it is (the evidence of what was lost).
+        case contradicted(String)
     }
 
     /// Reads and checks the hint of segment `number`, whose file is `fileSize` bytes (all of
@@ -199,7 +206,10 @@ struct SegmentHint: Equatable {
         let count = reader.readUInt64()!
         let reserved = reader.readUInt32()!
         guard flags == 0, reserved == 0, segment == number else { throw .invalid("hint header does not describe segment \(number)") }
-        guard isNewest ? length <= fileSize : length == fileSize else {
+        guard length <= fileSize else {
+            throw .contradicted("segment is \(fileSize) bytes but its hint describes \(length)")
+        }
+        guard isNewest || length == fileSize else {
             throw .invalid("hint describes \(length) bytes of a \(fileSize)-byte segment")
         }
         guard length >= UInt64(LogFormat.segmentHeaderSize + LogFormat.frameHeaderSize),
@@ -275,18 +285,23 @@ struct SegmentHint: Equatable {
 
     /// Checks that the segment holds the frame the hint names last: a verified frame header at
     /// ``lastFrameOffset`` with the hint's last sequence, ending exactly at ``coveredLength``.
+    /// A hint that loaded is whole and checksummed,
+    /// and was written after the frames it describes were durable: a segment that fails this
+    /// check lost them (``Unusable/contradicted(_:)``).
     func checkLastFrame(in file: any StoreFile) throws(Unusable) {
         guard let header = try? file.read(at: lastFrameOffset, count: LogFormat.frameHeaderSize),
             header.count == LogFormat.frameHeaderSize
-        else { throw .invalid("the segment's last described frame cannot be read") }
+        else { throw .contradicted("the segment's frame at \(lastFrameOffset), the last its hint describes, cannot be read") }
         var reader = ByteReader(header[...])
         _ = reader.readUInt32()
         let headerChecksum = reader.readUInt32()!
         let length = UInt64(reader.readUInt32()!)
         let sequence = reader.readUInt64()!
+        let type = reader.readUInt8()!
         guard checksum(header.dropFirst(8)) == headerChecksum, sequence == firstSequence + frameCount - 1,
             lastFrameOffset + UInt64(LogFormat.frameHeaderSize) + length == coveredLength
-        else { throw .invalid("the segment's frame at \(lastFrameOffset) is not the one the hint describes last") }
+            && type == LogFormat.frameTypeCommit
+        else { throw .contradicted("the segment's frame at \(lastFrameOffset) is not the one its hint describes last") }
     }
 }
 
