@@ -55,7 +55,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// A request or argument out of range: a negative fetch limit or offset, an empty store
         /// identifier or entity name.
         public static let invalidRequest = Code(.invalidRequest)
-        /// The storage engine failed; ``DataStoreError/underlying`` is its `EngineError`.
+        /// The storage underneath failed (the engine, or a simple store's file);
+        /// ``DataStoreError/underlying`` is its error (an `EngineError`, say).
         public static let engine = Code(.engine)
 
         public var description: String {
