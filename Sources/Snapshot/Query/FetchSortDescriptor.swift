@@ -2,7 +2,7 @@
 ///
 /// A fetch sorts by its descriptors in turn (the first most significant), stably: objects
 /// equal on every key keep the order the store found them in. Values order as
-/// ``PropertyValue``'s total order, so **nulls come first in `.forward` order and last in
+/// ``PropertyValue``'s total order (numbers by numeric value alone), so **nulls come first in `.forward` order and last in
 /// `.reverse`**; see ``PredicateEvaluator/sorted(_:by:)``.
 public struct FetchSortDescriptor: Hashable, Codable, Sendable {
     /// The direction of a sort, as Foundation's `SortOrder`.

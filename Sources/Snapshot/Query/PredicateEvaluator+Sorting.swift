@@ -4,8 +4,9 @@ extension PredicateEvaluator {
     ///
     /// Each key is read as ``value(at:of:)`` reads it (a to-one without a target reads as
     /// null) and compared in ``PropertyValue``'s total order, never failing on mixed kinds:
-    /// nulls first, numbers numerically across widths, strings by Swift's `String` order.
-    /// `.reverse` reverses a key's order, so nulls come last.
+    /// nulls first, strings by Swift's `String` order. Numbers compare by numeric value alone
+    /// (across widths, `Float`, `Double`, `Decimal`; NaN last): `.int16(2)` and `.double(2)`
+    /// tie, so the next key decides. `.reverse` reverses a key's order, so nulls come last.
     ///
     /// - Throws: as ``value(at:of:)`` for a path it cannot read.
     public func sorted(_ snapshots: [DefaultSnapshot], by descriptors: [FetchSortDescriptor]) throws -> [DefaultSnapshot] {
@@ -26,7 +27,9 @@ extension PredicateEvaluator {
 
     static func compareKeys(_ lhs: [PropertyValue], _ rhs: [PropertyValue], _ descriptors: [FetchSortDescriptor]) -> Int {
         for (i, descriptor) in descriptors.enumerated() {
-            var c = PropertyValue.totalOrder(lhs[i], rhs[i])
+            var c: Int
+            if let a = Number(lhs[i]), let b = Number(rhs[i]) { c = Number.compare(a, b) }
+            else { c = PropertyValue.totalOrder(lhs[i], rhs[i]) }
             if descriptor.order == .reverse { c = -c }
             if c != 0 { return c }
         }
