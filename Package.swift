@@ -5,6 +5,7 @@ let package = Package(
     name: "WALStore",
     products: [
         .library(name: "Engine", targets: ["Engine"]),
+        .library(name: "Snapshot", targets: ["Snapshot"]),
         .executable(name: "walstore-example", targets: ["WALStoreExample"]),
         // The fuzz targets' entry points, for the sibling package in Fuzz/ (Fuzz/README.md).
         .library(name: "EngineFuzzing", targets: ["EngineFuzzing"]),
@@ -32,6 +33,18 @@ let package = Package(
             name: "EngineFuzzing",
             dependencies: ["Engine", "EngineTestSupport"]
         ),
+        // SwiftData's custom-data-store contract (identifiers, snapshots, schema, predicates,
+        // the DataStore protocol) on top of the engine.
+        .target(
+            name: "Snapshot",
+            dependencies: ["Engine"]
+        ),
+        // A whole-file JSON DataStore, the blog model and the DataStore contract suite, for the
+        // test targets (never in a product).
+        .target(
+            name: "SnapshotTestSupport",
+            dependencies: ["Snapshot"]
+        ),
         .executableTarget(
             name: "WALStoreExample",
             dependencies: ["Engine"]
@@ -45,6 +58,10 @@ let package = Package(
         .testTarget(
             name: "EngineTests",
             dependencies: ["Engine", "EngineTestSupport", "EngineFuzzing", "walstore-lock-probe"]
+        ),
+        .testTarget(
+            name: "SnapshotTests",
+            dependencies: ["Snapshot", "SnapshotTestSupport", "EngineTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,120 @@
+/// The one error type the Snapshot module throws.
+///
+/// Modelled on swift-nio's `FileSystemError` (and the engine's `EngineError`): an extensible
+/// ``Code`` to switch on, a ``message`` for people that says what went wrong and what to do next,
+/// and the entity, property and identifier involved when there is one. An error that wraps
+/// another (an engine failure, a decoding failure, a schema inconsistency) carries it in
+/// ``underlying``.
+public struct DataStoreError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added; switch with a `default` case.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case preferInMemoryFilter, preferInMemorySort, unsupportedFeature, invalidPredicate
+            case unknownEntity, unknownProperty, typeMismatch, missingValue, danglingReference
+            case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
+            case uniqueness, invalidSchema, invalidRequest, engine
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// The store cannot evaluate the request's predicate and asks the caller to filter in
+        /// memory (SwiftData's meaning). The stores of this package do not answer this; a store
+        /// that does must still return every candidate snapshot when asked without a predicate.
+        public static let preferInMemoryFilter = Code(.preferInMemoryFilter)
+        /// The store cannot sort as asked and asks the caller to sort in memory.
+        public static let preferInMemorySort = Code(.preferInMemorySort)
+        /// The request uses something this store does not implement; the message names it.
+        public static let unsupportedFeature = Code(.unsupportedFeature)
+        /// A predicate or sort descriptor is malformed: an empty key path, a path that continues
+        /// past an attribute, a comparison through a to-many relationship outside `any`/`all`.
+        public static let invalidPredicate = Code(.invalidPredicate)
+        /// An entity name the schema does not declare; ``DataStoreError/entityName`` names it.
+        public static let unknownEntity = Code(.unknownEntity)
+        /// A property name the entity does not declare (nor inherit).
+        public static let unknownProperty = Code(.unknownProperty)
+        /// A value of the wrong kind: for an attribute's declared type, or compared with a value
+        /// of an incomparable kind in a predicate.
+        public static let typeMismatch = Code(.typeMismatch)
+        /// A non-optional attribute or relationship without a value.
+        public static let missingValue = Code(.missingValue)
+        /// A reference to an object that neither exists nor is inserted in the same save.
+        public static let danglingReference = Code(.danglingReference)
+        /// An identifier made by another store.
+        public static let foreignIdentifier = Code(.foreignIdentifier)
+        /// An updated or deleted snapshot carries a temporary identifier: only inserts may.
+        public static let temporaryIdentifierInUpdate = Code(.temporaryIdentifierInUpdate)
+        /// A relationship holds fewer or more objects than its minimum or maximum count.
+        public static let cardinality = Code(.cardinality)
+        /// A delete that a relationship's `deny` rule forbids while it still has objects.
+        public static let deleteDenied = Code(.deleteDenied)
+        /// Two objects would share a value of a unique attribute or uniqueness constraint.
+        public static let uniqueness = Code(.uniqueness)
+        /// The schema is inconsistent; ``DataStoreError/underlying`` is the
+        /// ``Schema/Inconsistency`` that says where.
+        public static let invalidSchema = Code(.invalidSchema)
+        /// A request or argument out of range: a negative fetch limit or offset, an empty store
+        /// identifier or entity name.
+        public static let invalidRequest = Code(.invalidRequest)
+        /// The storage underneath failed (the engine, or a simple store's file);
+        /// ``DataStoreError/underlying`` is its error (an `EngineError`, say).
+        public static let engine = Code(.engine)
+
+        public var description: String {
+            switch value {
+            case .preferInMemoryFilter: "preferInMemoryFilter"
+            case .preferInMemorySort: "preferInMemorySort"
+            case .unsupportedFeature: "unsupportedFeature"
+            case .invalidPredicate: "invalidPredicate"
+            case .unknownEntity: "unknownEntity"
+            case .unknownProperty: "unknownProperty"
+            case .typeMismatch: "typeMismatch"
+            case .missingValue: "missingValue"
+            case .danglingReference: "danglingReference"
+            case .foreignIdentifier: "foreignIdentifier"
+            case .temporaryIdentifierInUpdate: "temporaryIdentifierInUpdate"
+            case .cardinality: "cardinality"
+            case .deleteDenied: "deleteDenied"
+            case .uniqueness: "uniqueness"
+            case .invalidSchema: "invalidSchema"
+            case .invalidRequest: "invalidRequest"
+            case .engine: "engine"
+            }
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What went wrong and what to do next, in words.
+    public var message: String
+    /// The entity concerned, when there is one.
+    public var entityName: String?
+    /// The property (attribute or relationship) concerned, when there is one.
+    public var propertyName: String?
+    /// The object concerned, when there is one.
+    public var identifier: PersistentIdentifier?
+    /// The error that caused this one, when it wraps another.
+    public var underlying: (any Error & Sendable)?
+
+    /// An error with the given code and message and, when known, the place it concerns.
+    public init(
+        _ code: Code, _ message: String, entityName: String? = nil, propertyName: String? = nil,
+        identifier: PersistentIdentifier? = nil, underlying: (any Error & Sendable)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.entityName = entityName
+        self.propertyName = propertyName
+        self.identifier = identifier
+        self.underlying = underlying
+    }
+
+    /// `DataStoreError.<code>: <message>`, then the entity, property, identifier and cause.
+    public var description: String {
+        var text = "DataStoreError.\(code): \(message)"
+        if let entityName { text += " [entity \(entityName)" + (propertyName.map { ", property \($0)" } ?? "") + "]" }
+        else if let propertyName { text += " [property \(propertyName)]" }
+        if let identifier { text += " [object \(identifier)]" }
+        if let underlying { text += " (caused by \(underlying))" }
+        return text
+    }
+}

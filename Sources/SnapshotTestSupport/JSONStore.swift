@@ -1,0 +1,136 @@
+import Foundation
+import Snapshot
+
+/// The whole-file JSON store of SwiftData's custom-data-store sample, on this package's types:
+/// every object in one JSON array, read whole and rewritten whole on every save. The simplest
+/// `DataStore`, and the baseline for the contract suite and for the engine-backed store.
+///
+/// Unlike the sample, it does not throw `preferInMemoryFilter` / `preferInMemorySort`: there is
+/// no SwiftData here to filter and sort in memory on its behalf, and the contract suite must
+/// check predicates, sorts, limits and offsets against every store. So it runs the descriptor
+/// through ``PredicateEvaluator`` over all objects — the same semantics the engine-backed
+/// store must follow. It checks what the sample's structure makes cheap (known entities,
+/// temporary or foreign identifiers among updates and deletes) and nothing else: no delete
+/// rules, inverses or uniqueness.
+///
+/// Thread safety: every call takes ``lock`` for its whole read-modify-write of the file, so
+/// calls from many threads are serialised. The other stored properties are immutable.
+package final class JSONStore: DataStoreBatching {
+    package typealias SnapshotType = DefaultSnapshot
+
+    package let configuration: JSONStoreConfiguration
+    package let identifier: String
+    package let schema: Schema
+    private let lock = NSLock()
+
+    /// A store on `configuration.fileURL` (made at the first save); its identifier is the
+    /// file's name, as in the sample.
+    package init(_ configuration: JSONStoreConfiguration) throws {
+        guard let schema = configuration.schema else {
+            throw DataStoreError(.invalidRequest, "A JSONStore needs a schema; pass one in its configuration.")
+        }
+        self.configuration = configuration
+        self.schema = schema
+        self.identifier = configuration.fileURL.lastPathComponent
+    }
+
+    package func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try lock.withLock {
+            var objects = try read()
+            for snapshot in request.inserted { _ = try schema.requireEntity(named: snapshot.persistentIdentifier.entityName) }
+            for snapshot in request.updated + request.deleted { try checkExisting(snapshot.persistentIdentifier) }
+
+            var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+            for snapshot in request.inserted {
+                remapped[snapshot.persistentIdentifier] = try PersistentIdentifier.identifier(
+                    for: identifier, entityName: snapshot.persistentIdentifier.entityName, primaryKey: UUID())
+            }
+            for snapshot in request.inserted {
+                let permanent = remapped[snapshot.persistentIdentifier]!
+                objects[permanent] = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
+            }
+            for snapshot in request.updated {
+                objects[snapshot.persistentIdentifier] = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+            }
+            for snapshot in request.deleted { objects[snapshot.persistentIdentifier] = nil }
+            try write(objects)
+            return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: remapped)
+        }
+    }
+
+    package func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
+        try lock.withLock {
+            let objects = try read()
+            let evaluator = PredicateEvaluator(schema: schema) { objects[$0] }
+            var whole = request.descriptor
+            whole.propertiesToFetch = []
+            let fetched = try evaluator.run(whole, over: objects.values.sorted { $0.persistentIdentifier < $1.persistentIdentifier })
+            let related = try evaluator.related(to: fetched, through: request.descriptor.relationshipKeyPathsForPrefetching)
+            return DataStoreFetchResult(
+                descriptor: request.descriptor, fetchedSnapshots: fetched.map { $0.keeping(request.descriptor.propertiesToFetch) },
+                relatedSnapshots: related)
+        }
+    }
+
+    package func erase() throws {
+        try lock.withLock {
+            do {
+                if FileManager.default.fileExists(atPath: configuration.fileURL.path) {
+                    try FileManager.default.removeItem(at: configuration.fileURL)
+                }
+            } catch {
+                throw DataStoreError(.engine, "The store's file could not be removed; check its directory's permissions.", underlying: error)
+            }
+        }
+    }
+
+    package func delete(_ request: DataStoreBatchDeleteRequest) throws {
+        try lock.withLock {
+            var objects = try read()
+            let evaluator = PredicateEvaluator(schema: schema) { objects[$0] }
+            let descriptor = FetchDescriptor(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
+            for snapshot in try evaluator.run(descriptor, over: Array(objects.values)) { objects[snapshot.persistentIdentifier] = nil }
+            try write(objects)
+        }
+    }
+
+    private func checkExisting(_ id: PersistentIdentifier) throws {
+        guard let store = id.storeIdentifier else {
+            throw DataStoreError(
+                .temporaryIdentifierInUpdate, "An updated or deleted object has the temporary identifier \(id); insert it first.",
+                entityName: id.entityName, identifier: id)
+        }
+        guard store == identifier else {
+            throw DataStoreError(
+                .foreignIdentifier, "\(id) was made by the store \(store), not by \(identifier); save it through its own store.",
+                entityName: id.entityName, identifier: id)
+        }
+        _ = try schema.requireEntity(named: id.entityName)
+    }
+
+    private func read() throws -> [PersistentIdentifier: DefaultSnapshot] {
+        guard FileManager.default.fileExists(atPath: configuration.fileURL.path) else { return [:] }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            let snapshots = try decoder.decode([DefaultSnapshot].self, from: try Data(contentsOf: configuration.fileURL))
+            var result: [PersistentIdentifier: DefaultSnapshot] = [:]
+            for snapshot in snapshots { result[snapshot.persistentIdentifier] = snapshot }
+            return result
+        } catch {
+            throw DataStoreError(.engine, "The store's JSON file could not be read; restore it or erase the store.", underlying: error)
+        }
+    }
+
+    private func write(_ objects: [PersistentIdentifier: DefaultSnapshot]) throws {
+        do {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(objects.values.sorted { $0.persistentIdentifier < $1.persistentIdentifier })
+            try data.write(to: configuration.fileURL, options: .atomic)
+        } catch {
+            throw DataStoreError(.engine, "The store's JSON file could not be written; check the disk and the directory.", underlying: error)
+        }
+    }
+}
