@@ -205,6 +205,22 @@ struct LogReader {
         return (count, nil)
     }
 
+    /// Every verified frame at or after `offset`, trying each byte offset where none was found
+    /// yet: what salvage reads out of bytes it sets aside, to say which commits and keys they held.
+    mutating func verifiedFrames(from offset: UInt64) throws(EngineError) -> [Frame] {
+        var frames: [Frame] = []
+        var position = offset
+        while position + UInt64(LogFormat.frameHeaderSize) <= fileSize {
+            guard case .frame(let frame) = try frame(at: position) else {
+                position += 1
+                continue
+            }
+            frames.append(frame)
+            position += UInt64(frame.bytes.count)
+        }
+        return frames
+    }
+
     /// True when every byte from `start` to the end of the file is zero.
     private mutating func isZero(from start: UInt64) throws(EngineError) -> Bool {
         var position = start

@@ -1,0 +1,261 @@
+@testable import Engine
+import EngineTestSupport
+import Testing
+
+/// `LogStore.salvage(at:)`: each kind of damage that makes open refuse a store, salvaged and
+/// checked against what the damage destroyed: the longest intact prefix of the commit order and
+/// every intact pack block are kept, every damaged or dropped byte is under `quarantine/`, and the
+/// report names the commits and keys lost.
+@Suite struct SalvageTests {
+    static let dir = "/salvage"
+
+    static func options() -> LogStore.Options {
+        var options = LogStore.Options()
+        options.segmentSize = 64 << 10
+        options.compaction = .manual
+        options.compressionLevel = 0
+        options.blockSize = 4096
+        return options
+    }
+
+    /// The model after each commit, by sequence (index 0: empty).
+    typealias History = [[[UInt8]: [UInt8]]]
+
+    /// `rounds` commits of 10 keys each (300-byte values) starting at round `from`, recorded in
+    /// `history`.
+    static func commit(_ store: LogStore, rounds: Range<Int>, tag: String, into history: inout History) throws {
+        for round in rounds {
+            var model = history.last!
+            try store.write { batch in
+                for index in 0..<10 {
+                    let key = bytes("\(tag)\(round)-\(index)")
+                    let value = [UInt8](repeating: UInt8(truncatingIfNeeded: round + index), count: 300)
+                    batch.put(key, value)
+                    model[key] = value
+                }
+            }
+            history.append(model)
+        }
+    }
+
+    /// A store of several segments, cleanly closed; with `compacted`, the first commits are in
+    /// packs (with hints and a manifest) and later ones in segments.
+    static func store(compacted: Bool = false) throws -> (FaultInjectingFileSystem, History) {
+        let fs = FaultInjectingFileSystem()
+        var history: History = [[:]]
+        let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
+        try commit(store, rounds: 0..<40, tag: "a", into: &history)
+        if compacted { try store.compact() }
+        try commit(store, rounds: 40..<80, tag: "b", into: &history)
+        store.writePendingSegmentHints()
+        try store.close()
+        return (fs, history)
+    }
+
+    static func contents(_ fs: FaultInjectingFileSystem) throws -> [[UInt8]: [UInt8]] {
+        let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
+        defer { try? store.close() }
+        return try store.contents()
+    }
+
+    /// The error of opening the store and reading every value (damage beneath a hint is found
+    /// when its value is read), if any.
+    static func openError(_ fs: FaultInjectingFileSystem) -> EngineError? {
+        do throws(EngineError) {
+            let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
+            defer { try? store.close() }
+            for entry in try store.scan() { _ = try entry.value() }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static func segments(_ fs: FaultInjectingFileSystem) -> [String] {
+        fs.names(in: dir).filter { $0.hasSuffix(".wal") }.sorted()
+    }
+
+    /// Offsets of the frames of a segment's bytes.
+    static func frameOffsets(_ segment: [UInt8]) -> [Int] {
+        var offsets: [Int] = []
+        var offset = FormatTesting.segmentHeaderSize
+        while offset + FormatTesting.frameHeaderSize <= segment.count {
+            offsets.append(offset)
+            let length = (0..<4).reduce(0) { $0 | Int(segment[offset + 8 + $1]) << (8 * $1) }
+            offset += FormatTesting.frameHeaderSize + length
+        }
+        return offsets
+    }
+
+    /// Every quarantined range holds exactly the bytes the damaged file had there.
+    static func checkQuarantine(_ report: LogStore.SalvageReport, against original: [String: [UInt8]], in fs: FaultInjectingFileSystem) {
+        for entry in report.quarantined {
+            let saved = fs.contents(of: dir + "/" + entry.savedAs)
+            let before = original[entry.file].map { Array($0[Int(entry.range.lowerBound)..<Int(entry.range.upperBound)]) }
+            #expect(saved != nil && saved == before, "\(entry.file) \(entry.range) saved as \(entry.savedAs)")
+        }
+    }
+
+    static func files(_ fs: FaultInjectingFileSystem) -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in fs.names(in: dir) { files[name] = fs.contents(of: dir + "/" + name) }
+        for name in fs.names(in: dir + "/blobs") { files["blobs/" + name] = fs.contents(of: dir + "/blobs/" + name) }
+        return files
+    }
+
+    @Test func aStoreWithoutDamageIsLeftAsItIs() throws {
+        let (fs, history) = try Self.store(compacted: true)
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(report.isClean)
+        #expect(report.lastKeptSequence == UInt64(history.count - 1))
+        #expect(try Self.contents(fs) == history.last!)
+    }
+
+    /// A durable commit damaged in the middle of the newest segment: open refuses (a later frame
+    /// shows it was durable); salvage keeps the commits before it and sets aside the rest.
+    @Test func aDamagedFrameInTheNewestSegmentKeepsThePrefixBeforeIt() throws {
+        let (fs, history) = try Self.store()
+        let newest = try #require(Self.segments(fs).last)
+        let path = Self.dir + "/" + newest
+        let segment = try #require(fs.contents(of: path))
+        let frames = Self.frameOffsets(segment)
+        let damaged = frames[frames.count / 2]
+        fs.flipBit(in: path, atByte: damaged + FormatTesting.frameHeaderSize + 40)
+        let original = Self.files(fs)
+        let error = try #require(Self.openError(fs))
+        #expect(error.code == .corruption)
+        #expect(error.message.contains("LogStore.salvage(at:)"))
+
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let kept = Int(report.lastKeptSequence)
+        #expect(try Self.contents(fs) == history[kept])
+        let lostFirst = UInt64(kept + 1)
+        #expect(report.lostSequences == lostFirst...UInt64(history.count - 1))
+        #expect(report.quarantined.map(\.file) == [newest])
+        #expect(report.quarantined.first?.range.lowerBound == UInt64(damaged))
+        Self.checkQuarantine(report, against: original, in: fs)
+        // Every key the dropped commits after the damaged one wrote is reported (the damaged
+        // frame's own keys cannot be read).
+        var lostKeys = Set<[UInt8]>()
+        for sequence in (kept + 2)..<history.count { lostKeys.formUnion(Set(history[sequence].keys).subtracting(history[sequence - 1].keys)) }
+        let allReported = Set(report.lostKeys).isSuperset(of: lostKeys)
+        #expect(allReported)
+        #expect(!report.lostKeys.isEmpty)
+    }
+
+    /// Damage in a sealed segment: the prefix ends there, so every later segment is set aside
+    /// whole.
+    @Test func aDamagedFrameInASealedSegmentSetsAsideEveryLaterSegment() throws {
+        let (fs, history) = try Self.store()
+        let names = Self.segments(fs)
+        #expect(names.count >= 3)
+        let path = Self.dir + "/" + names[1]
+        let frames = Self.frameOffsets(try #require(fs.contents(of: path)))
+        fs.flipBit(in: path, atByte: frames[2] + FormatTesting.frameHeaderSize + 40)
+        let original = Self.files(fs)
+        #expect(Self.openError(fs)?.code == .corruption)
+
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(try Self.contents(fs) == history[Int(report.lastKeptSequence)])
+        #expect(report.quarantined.map(\.file) == Array(names[1...]))
+        #expect(report.quarantined.first?.range.lowerBound == UInt64(frames[2]))
+        Self.checkQuarantine(report, against: original, in: fs)
+        #expect(report.lostSequences?.lowerBound == report.lastKeptSequence + 1)
+        #expect(report.lostSequences?.upperBound == UInt64(history.count - 1))
+        // And the salvaged store takes commits again.
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        try store.write { $0.put(bytes("after"), bytes("salvage")) }
+        try store.close()
+        #expect(try Self.contents(fs)[bytes("after")] == bytes("salvage"))
+    }
+
+    /// A pack block damaged, or a pack cut at a block boundary: the pack is rewritten from its
+    /// intact blocks, and the keys its hint lists in the others are reported; the log is kept whole.
+    @Test(arguments: ["flipped bit", "cut at a block boundary"])
+    func aDamagedPackKeepsItsIntactBlocks(damage: String) throws {
+        let (fs, history) = try Self.store(compacted: true)
+        let pack = try #require(fs.names(in: Self.dir).filter { $0.hasSuffix(".pack") }
+            .max { fs.contents(of: Self.dir + "/" + $0)!.count < fs.contents(of: Self.dir + "/" + $1)!.count })
+        let path = Self.dir + "/" + pack
+        var bytes = try #require(fs.contents(of: path))
+        // The pack's blocks: 16-byte header, stored length at 4.
+        var blocks: [Int] = []
+        var offset = FormatTesting.segmentHeaderSize
+        while offset < bytes.count {
+            blocks.append(offset)
+            offset += FormatTesting.blockHeaderSize + (0..<4).reduce(0) { $0 | Int(bytes[offset + 4 + $1]) << (8 * $1) }
+        }
+        #expect(blocks.count >= 3)
+        if damage == "flipped bit" {
+            bytes[blocks[1] + FormatTesting.blockHeaderSize + 10] ^= 1
+        } else {
+            bytes = Array(bytes.prefix(blocks[blocks.count - 1]))
+        }
+        fs.setContents(bytes, of: path)
+        let store = try? LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let readable = try store.map { store in try store.scan().allSatisfy { (try? $0.value()) != nil } }
+        try store?.close()
+        #expect(readable != true, "\(damage): open or a read must fail")
+
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let contents = try Self.contents(fs)
+        let expectedLost = Set(history.last!.keys).subtracting(contents.keys)
+        #expect(!expectedLost.isEmpty)
+        let reportedExactly = Set(report.lostKeys) == expectedLost
+        #expect(reportedExactly, "\(damage): \(report.lostKeys.count) reported, \(expectedLost.count) lost")
+        // Nothing else is lost or changed.
+        for (key, value) in contents { #expect(history.last![key] == value) }
+        #expect(report.quarantined.map(\.file).contains(pack))
+        #expect(report.lastKeptSequence == UInt64(history.count - 1))
+    }
+
+    /// A blob whose bytes are damaged: open succeeds but the read fails; salvage deletes the key
+    /// (the only way to keep the store readable), sets the blob aside and reports the key.
+    @Test func aDamagedBlobIsSetAsideAndItsKeyDeleted() throws {
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        try store.write { $0.putExternal(bytes("photo"), [UInt8](repeating: 7, count: 100_000)) }
+        try store.write { $0.put(bytes("kept"), bytes("yes")) }
+        try store.close()
+        let blob = try #require(fs.names(in: Self.dir + "/blobs").first)
+        fs.flipBit(in: Self.dir + "/blobs/" + blob, atByte: 5000)
+
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(report.deletedKeys == [bytes("photo")])
+        #expect(report.lostKeys == [bytes("photo")])
+        #expect(report.quarantined.map(\.file) == ["blobs/" + blob])
+        #expect(try Self.contents(fs) == [bytes("kept"): bytes("yes")])
+    }
+
+    /// A damaged manifest is set aside and rebuilt from the packs and segments present.
+    @Test func aDamagedManifestIsRebuiltFromThePacksAndSegmentsPresent() throws {
+        let (fs, history) = try Self.store(compacted: true)
+        fs.flipBit(in: Self.dir + "/MANIFEST", atByte: 20)
+        #expect(Self.openError(fs)?.code == .corruption)
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(report.quarantined.map(\.file) == ["MANIFEST"])
+        #expect(try Self.contents(fs) == history.last!)
+    }
+
+    /// A segment cut at a frame boundary beside its whole hint: the hint is set aside as the
+    /// evidence, and the keys of the frames it records past the cut are reported.
+    @Test func aSegmentCutBeneathItsHintReportsTheKeysTheHintRecords() throws {
+        let (fs, history) = try Self.store()
+        let names = Self.segments(fs)
+        let path = Self.dir + "/" + names[0]
+        let segment = try #require(fs.contents(of: path))
+        let frames = Self.frameOffsets(segment)
+        fs.setContents(Array(segment.prefix(frames[frames.count - 2])), of: path)
+        #expect(Self.openError(fs)?.code == .corruption)
+
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let kept = Int(report.lastKeptSequence)
+        #expect(try Self.contents(fs) == history[kept])
+        #expect(report.quarantined.map(\.file).contains(SegmentHint.name(1)))
+        // Segment 1 held commits 1 ... n; the cut took the last two.
+        #expect(kept == frames.count - 2)
+        let cutKeys = Set(history[frames.count].keys).subtracting(history[frames.count - 2].keys)
+        let allReported = Set(report.lostKeys).isSuperset(of: cutKeys)
+        #expect(allReported)
+    }
+}
