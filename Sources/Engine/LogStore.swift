@@ -130,9 +130,12 @@ public final class LogStore: Sendable {
     /// a directory it created is durable.
     ///
     /// - Throws: ``EngineError`` — ``EngineError/Code/locked`` when the store is open elsewhere;
-    ///   ``EngineError/Code/corruption`` (naming file and offset) when a checksum fails anywhere but
-    ///   in the last frame of the newest segment; ``EngineError/Code/invalidArgument`` for options
-    ///   out of range.
+    ///   ``EngineError/Code/corruption`` (naming file and offset) when a check fails where the
+    ///   damage cannot be a torn write (anywhere but the frames written after the last sync of a
+    ///   store that was not closed cleanly; FORMAT.md, "Recovery"): ``salvage(at:options:)``
+    ///   repairs such a store; ``EngineError/Code/unsupportedFormat`` for a file of another format
+    ///   version (nothing is changed); ``EngineError/Code/invalidArgument`` for options out of
+    ///   range.
     public static func open(at path: String, options: Options = Options()) throws(EngineError) -> LogStore {
         try open(at: path, options: options, fileSystem: PosixFileSystem())
     }

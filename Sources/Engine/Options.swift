@@ -94,9 +94,11 @@ extension LogStore {
     /// A process crash (the app is killed, the process traps) loses nothing in any mode: the bytes are
     /// in the kernel's page cache once ``LogStore/commit(_:)`` returns, and the next open syncs them.
     /// The modes differ only on power loss or a kernel crash. Recovery restores a *prefix* of the
-    /// commits: a later commit never survives without every earlier one. (In the weaker modes, should
-    /// the disk keep a later unsynced page but lose an earlier one, open reports corruption instead:
-    /// FORMAT.md, "Downsides".)
+    /// commits: a later commit never survives without every earlier one. In the weaker modes, should
+    /// the disk keep a later unsynced page but lose an earlier one, open keeps the commits before
+    /// the hole and drops the rest (``LogStore/Statistics/Recovery/discardedFrames``): every commit
+    /// before the last completed ``LogStore/sync()`` is kept, and damage to one is
+    /// ``EngineError/Code/corruption``, never a silent loss.
     public enum SyncMode: Sendable, Equatable {
         /// `fdatasync` (`F_FULLFSYNC` on Darwin) before ``LogStore/commit(_:)`` returns: a commit that
         /// returned survives power loss. The default.
