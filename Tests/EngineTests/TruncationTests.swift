@@ -21,9 +21,9 @@ import Testing
     /// its hint, the newest segment with the hint a clean close writes, and a blob. Values are
     /// incompressible, so that the log rolls over; later commits overwrite and delete keys the
     /// packs hold, so a lost frame would show as an old value or a key come back.
-    static func store() throws -> (FaultInjectingFileSystem, [[UInt8]: [UInt8]]) {
+    static func store(options: LogStore.Options = options()) throws -> (FaultInjectingFileSystem, [[UInt8]: [UInt8]]) {
         let fs = FaultInjectingFileSystem()
-        let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
+        let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
         var random = SeededGenerator(seed: 5)
         for round in 0..<40 {
             try store.write { batch in
@@ -119,48 +119,88 @@ import Testing
         ]
     }
 
+    /// Cuts the file at `path` at each of `cuts`, opens and reads every key; returns how many cuts
+    /// were refused with an error.
+    static func checkCuts(
+        _ base: FaultInjectingFileSystem, original: [[UInt8]: [UInt8]], label: String, path: String,
+        cuts: [Int], derived: Bool, options: LogStore.Options
+    ) throws -> Int {
+        let file = try #require(base.contents(of: path))
+        var failed = 0
+        for cut in cuts {
+            let context = "\(label) \(path) cut at \(cut) of \(file.count)"
+            let fs = base.clone()
+            fs.setContents(Array(file.prefix(cut)), of: path)
+            let before = VersionRuleTests.snapshot(fs, dir: dir)
+            let store: LogStore
+            do {
+                store = try LogStore.open(at: dir, options: options, fileSystem: fs)
+            } catch {
+                failed += 1
+                #expect(!derived, "\(context): a cut hint is rebuilt, \(error)")
+                let unchanged = VersionRuleTests.snapshot(fs, dir: dir) == before
+                #expect(unchanged, "\(context): a failed open changed the files (\(error))")
+                continue
+            }
+            do {
+                let contents = try store.contents()
+                let same = contents == original
+                #expect(same, "\(context): opened with \(contents.count) keys of \(original.count), or other values")
+                try store.close()
+                // What open rebuilt or cut off is what a second open sees.
+                let again = try LogStore.open(at: dir, options: options, fileSystem: fs)
+                let sameAgain = try again.contents() == original
+                #expect(sameAgain, "\(context): reopened")
+                try again.close()
+            } catch let error as EngineError {
+                failed += 1
+                #expect(!derived, "\(context): \(error)")
+                try? store.close()
+            }
+        }
+        return failed
+    }
+
+    /// The boundaries `boundaries` finds in the file at `path`, and 20 random offsets.
+    static func cuts(_ fs: FaultInjectingFileSystem, path: String, boundaries: ([UInt8]) -> [Int], random: inout SeededGenerator) throws -> [Int] {
+        let file = try #require(fs.contents(of: path))
+        var cuts = Set(boundaries(file).filter { (0..<file.count).contains($0) })
+        #expect(cuts.count >= 3, "\(path): boundaries found")
+        for _ in 0..<20 { cuts.insert(Int.random(in: 0..<file.count, using: &random)) }
+        return cuts.sorted()
+    }
+
     @Test func everyFileCutAtEveryBoundaryOrAtRandomIsAnErrorOrLosesNothing() throws {
         let (base, original) = try Self.store()
         var random = SeededGenerator(seed: 23)
         let kinds = try Self.kinds(base)
         #expect(Set(kinds.map(\.path)).count == kinds.count, "one file of each kind: \(base.names(in: Self.dir).sorted())")
         for kind in kinds {
-            let file = try #require(base.contents(of: kind.path))
-            var cuts = Set(kind.cuts(file).filter { (0..<file.count).contains($0) })
-            let boundaries = cuts.count
-            #expect(boundaries >= 3, "\(kind.label): boundaries found")
-            for _ in 0..<20 { cuts.insert(Int.random(in: 0..<file.count, using: &random)) }
-            var failed = 0
-            for cut in cuts.sorted() {
-                let context = "\(kind.label) \(kind.path) cut at \(cut) of \(file.count)"
-                let fs = base.clone()
-                fs.setContents(Array(file.prefix(cut)), of: kind.path)
-                let before = VersionRuleTests.snapshot(fs, dir: Self.dir)
-                let store: LogStore
-                do {
-                    store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-                } catch {
-                    failed += 1
-                    #expect(!kind.derived, "\(context): a cut hint is rebuilt, \(error)")
-                    let unchanged = VersionRuleTests.snapshot(fs, dir: Self.dir) == before
-                    #expect(unchanged, "\(context): a failed open changed the files (\(error))")
-                    continue
-                }
-                do {
-                    let contents = try store.contents()
-                    #expect(contents == original, "\(context): opened with \(contents.count) keys of \(original.count), or other values")
-                    try store.close()
-                    // What open rebuilt or cut off is what a second open sees.
-                    let again = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-                    #expect(try again.contents() == original, "\(context): reopened")
-                    try again.close()
-                } catch let error as EngineError {
-                    failed += 1
-                    #expect(!kind.derived, "\(context): \(error)")
-                    try? store.close()
-                }
-            }
+            let cuts = try Self.cuts(base, path: kind.path, boundaries: kind.cuts, random: &random)
+            let failed = try Self.checkCuts(
+                base, original: original, label: kind.label, path: kind.path, cuts: cuts, derived: kind.derived,
+                options: Self.options())
             if !kind.derived { #expect(failed > 0, "\(kind.label): some cut is refused") }
+        }
+    }
+
+    /// Without segment hints nothing records where the newest segment ended but its close frame,
+    /// and a cut removes that too: FORMAT.md section 11 names a cut at the close frame's start as
+    /// undetectable, which loses nothing, but a cut at any earlier frame boundary (or inside a
+    /// frame, taken for a torn write) drops the commits after it with only
+    /// `statistics.recovery` to show for it. The strict check is kept, as a known issue, so that
+    /// it fails once such a cut is detected.
+    @Test func withoutSegmentHintsTheNewestSegmentCutShortLosesCommitsUnreported() throws {
+        var options = Self.options()
+        options.writesSegmentHints = false
+        let (base, original) = try Self.store(options: options)
+        let newest = Self.dir + "/" + (try #require(base.names(in: Self.dir).sorted().last { $0.hasSuffix(".wal") }))
+        var random = SeededGenerator(seed: 29)
+        let cuts = try Self.cuts(base, path: newest, boundaries: Self.segmentBoundaries, random: &random)
+        withKnownIssue("a newest segment cut short is taken for a crash's torn tail when no hint records its length") {
+            _ = try Self.checkCuts(
+                base, original: original, label: "newest segment, no hints", path: newest, cuts: cuts, derived: false,
+                options: options)
         }
     }
 }
