@@ -13,6 +13,8 @@ import Engine
 /// would survive power loss (what the last `sync` made durable); and for the directory, the names
 /// a process sees and the names made durable by the last `syncDirectory`. On top of that it can:
 /// - ``powerLoss()``: drop every unsynced byte and every unsynced name (the machine lost power);
+/// - ``powerLoss(keepingUnsyncedPages:pageSize:)``: the same, except that the unsynced pages the
+///   test chooses reached the disk (write-back in any order: a later page kept, an earlier lost);
 /// - ``processCrash()``: keep everything written (the process died; the kernel did not);
 /// - stop the world at any mutating operation (``crash(atOperation:tornWriteBytes:)``), optionally
 ///   letting only the first bytes of that write land;
@@ -188,6 +190,57 @@ package final class FaultInjectingFileSystem: FileSystem {
         state.withLock { s in
             for id in s.nodes.keys {
                 s.nodes[id]!.current = s.nodes[id]!.durable
+                s.nodes[id]!.lost = []
+            }
+            s.names = s.durableNames
+            s.restart()
+        }
+    }
+
+    /// The machine lost power while the disk was writing dirty pages back in an order of its own
+    /// (the weak sync modes' exposure): of every file's unsynced pages, some reached the disk and
+    /// some did not, whatever order they were written in.
+    ///
+    /// Each file is cut into pages of `pageSize` bytes. A page whose current bytes differ from its
+    /// durable ones (or that lies, in part, past the durable length) is *kept* — its current bytes
+    /// survive — when `keep(path, pageIndex)` returns true, and otherwise *reverted* to its durable
+    /// bytes (zeros past the durable length). Bytes of a failed sync (see
+    /// ``fail(_:errno:partialBytes:)``) are always reverted: no later sync wrote them. The file's
+    /// length is its durable length, extended to the end of the last kept page (clipped to the
+    /// current length); an unsynced shrink is undone. `path` is the name the file has after the
+    /// power loss. As with ``powerLoss()``, the directory reverts to its last synced names, locks
+    /// are released and old handles die.
+    package func powerLoss(keepingUnsyncedPages keep: (_ path: String, _ page: Int) -> Bool, pageSize: Int = 4096) {
+        precondition(pageSize > 0, "a page holds at least one byte")
+        state.withLock { s in
+            var pathOf: [Int: String] = [:]
+            for (name, id) in s.names { pathOf[id] = name }
+            for (name, id) in s.durableNames { pathOf[id] = name }
+            for id in s.nodes.keys {
+                let node = s.nodes[id]!
+                var lost = [Bool](repeating: false, count: node.current.count)
+                for range in node.lost {
+                    for i in range where i < lost.count { lost[i] = true }
+                }
+                let span = max(node.current.count, node.durable.count)
+                var result = node.durable
+                var end = node.durable.count
+                for page in 0..<(span + pageSize - 1) / pageSize {
+                    let bytes = page * pageSize..<min((page + 1) * pageSize, span)
+                    let differs = bytes.contains { i in
+                        i >= node.current.count || i >= node.durable.count || node.current[i] != node.durable[i]
+                    }
+                    guard differs, let path = pathOf[id], keep(path, page) else { continue }
+                    let kept = bytes.clamped(to: 0..<node.current.count)
+                    guard !kept.isEmpty else { continue }
+                    if result.count < kept.upperBound {
+                        result += [UInt8](repeating: 0, count: kept.upperBound - result.count)
+                    }
+                    for i in kept where !lost[i] { result[i] = node.current[i] }
+                    end = max(end, kept.upperBound)
+                }
+                s.nodes[id]!.current = Array(result.prefix(end))
+                s.nodes[id]!.durable = s.nodes[id]!.current
                 s.nodes[id]!.lost = []
             }
             s.names = s.durableNames

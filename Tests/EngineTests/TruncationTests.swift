@@ -1,0 +1,206 @@
+@testable import Engine
+import EngineTestSupport
+import Testing
+
+/// Every kind of file cut short — at every frame and block boundary, where a cut is hardest to
+/// see, and at seeded random offsets: open and the reads after it either fail with an
+/// `EngineError` (and a failed open changes no file), or the store holds exactly what it held.
+/// Nothing is lost silently. Hints are derived: a cut one may be rebuilt.
+@Suite struct TruncationTests {
+    static let dir = "/truncated"
+
+    static func options() -> LogStore.Options {
+        var options = LogStore.Options()
+        options.segmentSize = 64 << 10
+        options.blockSize = 4 << 10  // several blocks per frame and per pack
+        options.compaction = .manual
+        return options
+    }
+
+    /// A store with every kind of file: packs and their hints, a manifest, a sealed segment with
+    /// its hint, the newest segment with the hint a clean close writes, and a blob. Values are
+    /// incompressible, so that the log rolls over; later commits overwrite and delete keys the
+    /// packs hold, so a lost frame would show as an old value or a key come back.
+    static func store(options: LogStore.Options = options()) throws -> (FaultInjectingFileSystem, [[UInt8]: [UInt8]]) {
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
+        var random = SeededGenerator(seed: 5)
+        for round in 0..<40 {
+            try store.write { batch in
+                for index in 0..<5 { batch.put(bytes("a\(round)-\(index)"), random.bytes(500)) }
+            }
+        }
+        try store.compact()
+        for round in 0..<30 {
+            try store.write { batch in
+                for index in 0..<5 { batch.put(bytes("b\(round)-\(index)"), random.bytes(500)) }
+                batch.put(bytes("a\(round % 40)-0"), bytes("overwritten in round \(round)"))
+                batch.delete(bytes("a\(round % 40)-1"))
+            }
+        }
+        try store.write { $0.putExternal(bytes("blob"), random.bytes(10_000)) }
+        store.writePendingSegmentHints()
+        let contents = try store.contents()
+        try store.close()
+        return (fs, contents)
+    }
+
+    static func u32(_ bytes: [UInt8], _ at: Int) -> Int {
+        (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+    }
+
+    /// Where a segment's frames start, and the blocks inside each commit frame.
+    static func segmentBoundaries(_ file: [UInt8]) -> [Int] {
+        var result = [0, FormatTesting.segmentHeaderSize]
+        var offset = FormatTesting.segmentHeaderSize
+        while offset + FormatTesting.frameHeaderSize <= file.count {
+            let payload = offset + FormatTesting.frameHeaderSize
+            let end = payload + u32(file, offset + 8)
+            if file[offset + 20] == 1 {
+                var block = payload + 8
+                result.append(block)
+                while block + 16 <= end {
+                    block += 16 + u32(file, block + 4)
+                    result.append(block)
+                }
+            }
+            offset = end
+            result.append(offset)
+        }
+        return result
+    }
+
+    /// Where a pack's blocks start: from 32, each a 16-byte header and its stored bytes.
+    static func packBoundaries(_ file: [UInt8]) -> [Int] {
+        var result = [0, 32]
+        var block = 32
+        while block + 16 <= file.count {
+            block += 16 + u32(file, block + 4)
+            result.append(block)
+        }
+        return result
+    }
+
+    /// A blob's header, each chunk and each chunk table entry.
+    static func blobBoundaries(_ file: [UInt8]) -> [Int] {
+        let tableEnd = file.count - 4
+        var result = [0, 40, 44, tableEnd]
+        // Chunks of at most 1 MiB: a 10,000-byte value has one, then its 12-byte table entry.
+        let chunks = 1
+        let tableStart = tableEnd - 12 * chunks
+        result += [tableStart, tableStart + 4]
+        return result
+    }
+
+    static func headerAndTail(_ file: [UInt8], header: Int) -> [Int] {
+        [0, 8, 10, 12, 20, header, file.count - 4, file.count - 1] + Array(stride(from: header, to: file.count, by: 97))
+    }
+
+    /// Every file kind: a label, its path, and where to cut it besides the random offsets.
+    static func kinds(_ fs: FaultInjectingFileSystem) throws -> [(label: String, path: String, cuts: (([UInt8]) -> [Int]), derived: Bool)] {
+        let names = fs.names(in: dir).sorted()
+        func path(_ suffix: String, last: Bool = false) throws -> String {
+            let matching = names.filter { $0.hasSuffix(suffix) }
+            return dir + "/" + (try #require(last ? matching.last : matching.first, "a \(suffix) file"))
+        }
+        let segments = names.filter { $0.hasSuffix(".wal") }
+        try #require(segments.count >= 2, "a sealed segment and the newest")
+        let blob = dir + "/blobs/" + (try #require(fs.names(in: dir + "/blobs").first, "a blob"))
+        return [
+            ("sealed segment", try path(".wal"), segmentBoundaries, false),
+            ("newest segment", try path(".wal", last: true), segmentBoundaries, false),
+            ("first pack", try path(".pack"), packBoundaries, false),
+            ("last pack", try path(".pack", last: true), packBoundaries, false),
+            ("pack hint", try path(".hint"), { headerAndTail($0, header: 32) }, true),
+            ("sealed segment hint", try path(".walhint"), { headerAndTail($0, header: 72) }, true),
+            ("newest segment hint", try path(".walhint", last: true), { headerAndTail($0, header: 72) }, true),
+            ("manifest", dir + "/MANIFEST", { Array(0..<$0.count) }, false),
+            ("blob", blob, blobBoundaries, false),
+        ]
+    }
+
+    /// Cuts the file at `path` at each of `cuts`, opens and reads every key; returns how many cuts
+    /// were refused with an error.
+    static func checkCuts(
+        _ base: FaultInjectingFileSystem, original: [[UInt8]: [UInt8]], label: String, path: String,
+        cuts: [Int], derived: Bool, options: LogStore.Options
+    ) throws -> Int {
+        let file = try #require(base.contents(of: path))
+        var failed = 0
+        for cut in cuts {
+            let context = "\(label) \(path) cut at \(cut) of \(file.count)"
+            let fs = base.clone()
+            fs.setContents(Array(file.prefix(cut)), of: path)
+            let before = VersionRuleTests.snapshot(fs, dir: dir)
+            let store: LogStore
+            do {
+                store = try LogStore.open(at: dir, options: options, fileSystem: fs)
+            } catch {
+                failed += 1
+                #expect(!derived, "\(context): a cut hint is rebuilt, \(error)")
+                let unchanged = VersionRuleTests.snapshot(fs, dir: dir) == before
+                #expect(unchanged, "\(context): a failed open changed the files (\(error))")
+                continue
+            }
+            do {
+                let contents = try store.contents()
+                let same = contents == original
+                #expect(same, "\(context): opened with \(contents.count) keys of \(original.count), or other values")
+                try store.close()
+                // What open rebuilt or cut off is what a second open sees.
+                let again = try LogStore.open(at: dir, options: options, fileSystem: fs)
+                let sameAgain = try again.contents() == original
+                #expect(sameAgain, "\(context): reopened")
+                try again.close()
+            } catch let error as EngineError {
+                failed += 1
+                #expect(!derived, "\(context): \(error)")
+                try? store.close()
+            }
+        }
+        return failed
+    }
+
+    /// The boundaries `boundaries` finds in the file at `path`, and 20 random offsets.
+    static func cuts(_ fs: FaultInjectingFileSystem, path: String, boundaries: ([UInt8]) -> [Int], random: inout SeededGenerator) throws -> [Int] {
+        let file = try #require(fs.contents(of: path))
+        var cuts = Set(boundaries(file).filter { (0..<file.count).contains($0) })
+        #expect(cuts.count >= 3, "\(path): boundaries found")
+        for _ in 0..<20 { cuts.insert(Int.random(in: 0..<file.count, using: &random)) }
+        return cuts.sorted()
+    }
+
+    @Test func everyFileCutAtEveryBoundaryOrAtRandomIsAnErrorOrLosesNothing() throws {
+        let (base, original) = try Self.store()
+        var random = SeededGenerator(seed: 23)
+        let kinds = try Self.kinds(base)
+        #expect(Set(kinds.map(\.path)).count == kinds.count, "one file of each kind: \(base.names(in: Self.dir).sorted())")
+        for kind in kinds {
+            let cuts = try Self.cuts(base, path: kind.path, boundaries: kind.cuts, random: &random)
+            let failed = try Self.checkCuts(
+                base, original: original, label: kind.label, path: kind.path, cuts: cuts, derived: kind.derived,
+                options: Self.options())
+            if !kind.derived { #expect(failed > 0, "\(kind.label): some cut is refused") }
+        }
+    }
+
+    /// Without segment hints nothing records where the newest segment ended but its close frame,
+    /// and a cut removes that too: FORMAT.md section 11 names a cut at the close frame's start as
+    /// undetectable, which loses nothing, but a cut at any earlier frame boundary (or inside a
+    /// frame, taken for a torn write) drops the commits after it with only
+    /// `statistics.recovery` to show for it. The strict check is kept, as a known issue, so that
+    /// it fails once such a cut is detected.
+    @Test func withoutSegmentHintsTheNewestSegmentCutShortLosesCommitsUnreported() throws {
+        var options = Self.options()
+        options.writesSegmentHints = false
+        let (base, original) = try Self.store(options: options)
+        let newest = Self.dir + "/" + (try #require(base.names(in: Self.dir).sorted().last { $0.hasSuffix(".wal") }))
+        var random = SeededGenerator(seed: 29)
+        let cuts = try Self.cuts(base, path: newest, boundaries: Self.segmentBoundaries, random: &random)
+        withKnownIssue("a newest segment cut short is taken for a crash's torn tail when no hint records its length") {
+            _ = try Self.checkCuts(
+                base, original: original, label: "newest segment, no hints", path: newest, cuts: cuts, derived: false,
+                options: options)
+        }
+    }
+}
