@@ -46,7 +46,10 @@ extension LogStore {
     /// damaged or missing is deleted, in one commit). Segment hints are rebuilt; one that records
     /// frames its segment lost is set aside, and its keys reported. A damaged manifest is set
     /// aside and rebuilt from the packs and segments present (a pack left by a compaction whose
-    /// clean-up was interrupted is then kept too, and may bring back keys it had replaced).
+    /// clean-up was interrupted is then kept too, and may bring back keys it had replaced; and if
+    /// the oldest segment's header is damaged as well, that segment is set aside and the log
+    /// resumes at the next one whose header is intact, the one case where the commits kept are not
+    /// a prefix).
     ///
     /// It reads and verifies every frame, block and blob, so it takes as long as reading the
     /// whole store. When it returns, the repaired store is durable and the report's files are in
@@ -260,18 +263,21 @@ private struct Salvage {
         var sizes: [UInt64] = []
         for pack in packs { sizes.append(try fileSystem.openFile(directory + "/" + PackFile.name(pack), create: false).size()) }
         let segments = names.compactMap(SegmentFile.number(fromName:)).sorted()
-        var logStart = segments.first ?? 1
+        var logStart = (segments.last ?? 0) + 1
         var lastSequence: UInt64 = 0
-        if let first = segments.first {
-            let file = try fileSystem.openFile(directory + "/" + SegmentFile.name(first), create: false)
-            if let sequence = try? SegmentFile.checkHeader(of: file, number: first) {
+        for number in segments {
+            let file = try fileSystem.openFile(directory + "/" + SegmentFile.name(number), create: false)
+            if let sequence = try? SegmentFile.checkHeader(of: file, number: number) {
+                logStart = number
                 lastSequence = sequence - 1
-            } else {
-                // The oldest segment's header is damaged too: it goes, and the log starts after it.
-                try setAside(SegmentFile.name(first), reason: "segment header damaged, with the manifest")
-                logStart = first + 1
-                _ = try SegmentFile.create(number: logStart, firstSequence: 1, in: directory, fileSystem: fileSystem)
+                break
             }
+            // The oldest segment's header is damaged too: it goes (with what follows it, by
+            // recovery's prefix rule), and the log starts after it.
+            try setAside(SegmentFile.name(number), reason: "segment header damaged, with the manifest")
+        }
+        if !segments.contains(logStart) {
+            _ = try SegmentFile.create(number: logStart, firstSequence: 1, in: directory, fileSystem: fileSystem)
         }
         let manifest = Manifest(logStart: logStart, lastSequence: lastSequence, packs: packs, packSizes: sizes)
         try writeManifest(manifest)
