@@ -152,10 +152,7 @@ extension LogStore {
             packSizes: run.packs.map(\.packBytes))
         let temporary = path + "/" + LogFormat.manifestTemporaryName
         do throws(EngineError) {
-            let file = try fileSystem.openFile(temporary, create: true)
-            try file.truncate(to: 0)
-            try file.write(manifest.encoded(), at: 0)
-            try file.sync()
+            try HintFile.writeSynced(manifest.encoded(), to: temporary, fileSystem: fileSystem)
         } catch {
             try? fileSystem.removeFile(temporary)
             run.removeWrittenFiles()

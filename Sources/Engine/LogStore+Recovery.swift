@@ -181,10 +181,10 @@ struct RecoveredLog {
             // The header first, even where a hint spares the frames (one small read): a file that
             // is not ours, or of another version, is noticed before its hint is believed; and its
             // first sequence must continue the log.
-            var reader: LogReader?
+            var newestReader: LogReader?
             if isNewest {
-                var newestReader = try LogReader(file: file, segmentNumber: number, isNewest: true)
-                guard let first = try newestReader.readHeader() else {
+                var reader = try LogReader(file: file, segmentNumber: number, isNewest: true)
+                guard let first = try reader.readHeader() else {
                     // A crash while the newest segment was being created: start it again. A hint
                     // beside it would mean it had durable frames: those are lost, not torn.
                     guard !present.contains(SegmentHint.name(number)) else {
@@ -192,8 +192,8 @@ struct RecoveredLog {
                             "segment header is torn but its hint file \(SegmentHint.name(number)) records durable frames in it",
                             path: path, offset: 0)
                     }
-                    recovery.truncatedBytes = newestReader.fileSize
-                    recovery.reason = newestReader.tornTail?.reason
+                    recovery.truncatedBytes = reader.fileSize
+                    recovery.reason = reader.tornTail?.reason
                     let fresh = try SegmentFile.create(
                         number: number, firstSequence: expectedFirst, in: directory, fileSystem: fileSystem)
                     files[number] = fresh
@@ -203,20 +203,22 @@ struct RecoveredLog {
                     break
                 }
                 try checkFirstSequence(first, expected: expectedFirst, path: path)
-                reader = newestReader
+                newestReader = reader
             } else {
                 try checkFirstSequence(try SegmentFile.checkHeader(of: file, number: number), expected: expectedFirst, path: path)
             }
             // A segment hint stands in for the frames it covers: all of a sealed segment's, or the
             // first ones of the newest (those written before its last clean close).
             let covered = try loadHint(of: number, file: file, isNewest: isNewest, present: present, directory: directory, fileSystem: fileSystem)
-            if !isNewest {
+            var reader: LogReader
+            if let newestReader {
+                reader = newestReader
+            } else {
                 if covered != nil { continue }
                 recovery.segmentsReplayed += 1
                 reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
-                _ = try reader!.readHeader()
+                _ = try reader.readHeader()
             }
-            guard var reader else { break }
             if let covered { reader.resume(at: covered, sequence: lastSequence + 1) }
             var closeFrame: UInt64?
             while let frame = try reader.nextFrame() {
@@ -245,8 +247,9 @@ struct RecoveredLog {
     }
 
     /// Loads the index entries of segment `number` from its hint file and returns how many of
-    /// the segment's bytes the hint covers; nil when the hint is missing or unusable, and the segment must be replayed whole (a sealed
-    /// segment's hint is then written again after open). A checksummed hint of another format
+    /// the segment's bytes the hint covers; nil when the hint is missing or unusable, and the
+    /// segment must be replayed whole (a sealed segment's hint is then written again after open).
+    /// A checksummed hint of another format
     /// version stops open with ``EngineError/Code/unsupportedFormat``, the store unchanged; a
     /// whole, checksummed hint that the segment contradicts (it is shorter, or lacks the frame the
     /// hint names last) stops it with ``EngineError/Code/corruption``: those frames were durable

@@ -218,7 +218,7 @@ private struct Salvage {
                 case .unsupportedVersion(let version):
                     try LogFormat.checkVersion(version, of: "segment hint", path: directory + "/" + name)
                 case .contradicted(let message):
-                    noteKeysPast(size, inHint: name, number: number, newest: number == newest)
+                    noteKeysPast(size, inHint: name, number: number)
                     try setAside(name, reason: "\(message): the segment lost frames this hint records")
                     continue
                 case .invalid:
@@ -231,7 +231,8 @@ private struct Salvage {
     }
 
     /// The keys of a contradicted hint's entries whose records lie past `size` bytes.
-    private mutating func noteKeysPast(_ size: UInt64, inHint name: String, number: UInt64, newest: Bool) {
+    private mutating func noteKeysPast(_ size: UInt64, inHint name: String, number: UInt64) {
+        // Loaded as the newest segment's of unbounded size: the check it failed is the length.
         guard let file = try? fileSystem.openFile(directory + "/" + name, create: false),
             let hint = try? SegmentHint.load(file, number: number, fileSize: .max, isNewest: true, firstSequence: nil)
         else { return }
@@ -285,10 +286,7 @@ private struct Salvage {
 
     private func writeManifest(_ manifest: Manifest) throws(EngineError) {
         let temporary = directory + "/" + LogFormat.manifestTemporaryName
-        let file = try fileSystem.openFile(temporary, create: true)
-        try file.truncate(to: 0)
-        try file.write(manifest.encoded(), at: 0)
-        try file.sync()
+        try HintFile.writeSynced(manifest.encoded(), to: temporary, fileSystem: fileSystem)
         try fileSystem.rename(temporary, to: directory + "/" + LogFormat.manifestName)
         try fileSystem.syncDirectory(directory)
     }
@@ -397,14 +395,17 @@ private struct Salvage {
     /// segment whose header is damaged or does not continue the log, and every later one.
     /// Returns the last commit kept.
     mutating func recoverLongestPrefix() throws(EngineError) -> UInt64 {
-        var attempts = 0
+        var previous: String?
         while true {
-            attempts += 1
             do throws(EngineError) {
                 let log = try RecoveredLog.recover(
                     directory: directory, blobDirectory: directory + "/" + LogFormat.blobDirectoryName, fileSystem: fileSystem)
                 return log.lastSequence
-            } catch where error.code == .corruption && attempts < 10_000 {
+            } catch where error.code == .corruption {
+                // Each pass sets aside what the last one named; the same error twice means it could
+                // not, and another pass would not get further.
+                guard error.description != previous else { throw error }
+                previous = error.description
                 try setAside(after: error)
             }
         }
@@ -489,7 +490,8 @@ private struct Salvage {
         }
         guard !unreadable.isEmpty else { return }
         try store.write { batch in for key in unreadable { batch.delete(key) } }
-        for blob in blobs.sorted() where fileSystem.listNames(directory + "/" + LogFormat.blobDirectoryName).contains(String(blob.split(separator: "/").last!)) {
+        let present = fileSystem.listNames(directory + "/" + LogFormat.blobDirectoryName)
+        for blob in blobs.sorted() where present.contains(String(blob.split(separator: "/").last!)) {
             try setAside(blob, reason: "blob damaged: the keys whose value it held were deleted")
         }
         lostKeys += unreadable

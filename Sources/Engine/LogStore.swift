@@ -260,8 +260,8 @@ public final class LogStore: Sendable {
     /// overwrites it, so it is only ever the last frame of the newest segment. Best effort: if it
     /// cannot be written the store is closed all the same, and open treats its end as it would a
     /// crash's (returns false; the caller trims the preallocated zeros and syncs); a failed sync
-    /// is thrown, as any sync's. `writeOffset`
-    /// stays before the close frame: the segment hint written at close ends there.
+    /// is thrown, as any sync's. `writeOffset` stays before the close frame: the segment hint
+    /// written at close ends there.
     private func appendCloseFrame(_ w: inout WriterState) throws(EngineError) -> Bool {
         guard w.failure == nil, !w.unsynced else { return false }
         let frame = closeFrame(lastSequence: w.nextSequence - 1)

@@ -187,26 +187,16 @@ struct LogReader {
         return nil
     }
 
-    /// Looks for verified frames after damage at `offset`, trying every byte offset where no frame
-    /// was found yet: how many there are, and the first that names commit ``nextSequence`` (the
-    /// damaged one) durable, if any. Reads the rest of the file once; runs only on damage.
+    /// The verified frames after damage at `offset` (``verifiedFrames(from:)``): how many there
+    /// are, and the first that names commit ``nextSequence`` (the damaged one) durable, if any.
     private mutating func framesAfter(_ offset: UInt64) throws(EngineError) -> (count: Int, proof: Frame?) {
-        var count = 0
-        var position = offset + 1
-        while position + UInt64(LogFormat.frameHeaderSize) <= fileSize {
-            guard case .frame(let frame) = try frame(at: position) else {
-                position += 1
-                continue
-            }
-            if frame.durableSequence >= nextSequence { return (count, frame) }
-            count += 1
-            position += UInt64(frame.bytes.count)
-        }
-        return (count, nil)
+        let frames = try verifiedFrames(from: offset + 1)
+        return (frames.count, frames.first { $0.durableSequence >= nextSequence })
     }
 
     /// Every verified frame at or after `offset`, trying each byte offset where none was found
-    /// yet: what salvage reads out of bytes it sets aside, to say which commits and keys they held.
+    /// yet: what recovery looks through after damage, and what salvage reads out of bytes it sets
+    /// aside to say which commits and keys they held. Reads the rest of the file once.
     mutating func verifiedFrames(from offset: UInt64) throws(EngineError) -> [Frame] {
         var frames: [Frame] = []
         var position = offset

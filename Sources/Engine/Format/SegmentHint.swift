@@ -284,10 +284,9 @@ struct SegmentHint: Equatable {
     }
 
     /// Checks that the segment holds the frame the hint names last: a verified frame header at
-    /// ``lastFrameOffset`` with the hint's last sequence, ending exactly at ``coveredLength``.
-    /// A hint that loaded is whole and checksummed,
-    /// and was written after the frames it describes were durable: a segment that fails this
-    /// check lost them (``Unusable/contradicted(_:)``).
+    /// ``lastFrameOffset`` with the hint's last sequence, ending exactly at ``coveredLength``. A
+    /// hint that loaded is whole and checksummed, and was written after the frames it describes
+    /// were durable: a segment that fails this check lost them (``Unusable/contradicted(_:)``).
     func checkLastFrame(in file: any StoreFile) throws(Unusable) {
         guard let header = try? file.read(at: lastFrameOffset, count: LogFormat.frameHeaderSize),
             header.count == LogFormat.frameHeaderSize
@@ -298,9 +297,9 @@ struct SegmentHint: Equatable {
         let length = UInt64(reader.readUInt32()!)
         let sequence = reader.readUInt64()!
         let type = reader.readUInt8()!
-        guard checksum(header.dropFirst(8)) == headerChecksum, sequence == firstSequence + frameCount - 1,
+        guard checksum(header.dropFirst(8)) == headerChecksum, type == LogFormat.frameTypeCommit,
+            sequence == firstSequence + frameCount - 1,
             lastFrameOffset + UInt64(LogFormat.frameHeaderSize) + length == coveredLength
-            && type == LogFormat.frameTypeCommit
         else { throw .contradicted("the segment's frame at \(lastFrameOffset) is not the one its hint describes last") }
     }
 }
