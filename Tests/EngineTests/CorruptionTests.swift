@@ -142,6 +142,37 @@ import Testing
         #expect(store.statistics.recovery.truncatedBytes == UInt64(FormatTesting.frameHeaderSize))
     }
 
+    /// A close frame repeats the last commit's sequence: one naming another is no frame a writer
+    /// makes (a checksummed one, so no torn write either).
+    @Test func aCloseFrameNamingAnotherSequenceIsCorruption() throws {
+        let (fs, _) = try Self.threeCommits(closes: false)
+        var file = try #require(fs.contents(of: Self.segment))
+        let offset = file.count
+        file += FormatTesting.frame(payload: [], sequence: 2, type: 2, durableSequence: 2)
+        fs.setContents(file, of: Self.segment)
+        let error = Self.openError(fs)
+        #expect(error?.code == .corruption)
+        #expect(error?.offset == UInt64(offset))
+        #expect(error?.message.contains("close frame") == true)
+    }
+
+    /// A newest segment whose header is torn is a crash during rollover only when nothing records
+    /// frames in it; beside its hint (written once its frames were durable) it is corruption, and
+    /// nothing is re-created.
+    @Test func aTornNewestHeaderBesideItsHintIsCorruption() throws {
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)
+        try store.write { $0.put(bytes("k"), bytes("v")) }
+        try store.close()
+        #expect(fs.names(in: Self.dir).contains("0000000000000001.walhint"))
+        let zeros = [UInt8](repeating: 0, count: try #require(fs.contents(of: Self.segment)).count)
+        fs.setContents(zeros, of: Self.segment)
+        let error = Self.openError(fs)
+        #expect(error?.code == .corruption)
+        #expect(error?.path == Self.segment)
+        #expect(fs.contents(of: Self.segment) == zeros, "the segment is not re-created")
+    }
+
     @Test func corruptBlockIsNeverReturnedByAPointRead() throws {
         let (fs, offsets) = try Self.threeCommits()
         let store = try LogStore.open(at: Self.dir, options: LogStore.Options(), fileSystem: fs)

@@ -111,6 +111,18 @@ import Testing
         #expect(try Self.contents(fs) == history.last!)
     }
 
+    @Test func salvageRefusesAnOpenStoreAndADirectoryWithoutOne() throws {
+        let (fs, _) = try Self.store()
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let locked = #expect(throws: EngineError.self) { try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs) }
+        #expect(locked?.code == .locked)
+        try store.close()
+        let missing = #expect(throws: EngineError.self) {
+            try LogStore.salvage(at: "/nothing-here", options: Self.options(), fileSystem: fs)
+        }
+        #expect(missing?.code == .notFound)
+    }
+
     /// A durable commit damaged in the middle of the newest segment: open refuses (a later frame
     /// shows it was durable); salvage keeps the commits before it and sets aside the rest.
     @Test func aDamagedFrameInTheNewestSegmentKeepsThePrefixBeforeIt() throws {
