@@ -1,0 +1,81 @@
+import Foundation
+
+/// The keys of the record layer in the engine's ordered key space (FORMAT.md, "Records (the
+/// Snapshot layer)"): one tag byte per kind, then components. Names in keys (entities,
+/// relationships, index and constraint names, record names) are schema identifiers or record
+/// names, which hold no 0x00 byte; each is terminated by 0x00, so a prefix ending in a
+/// terminator selects exactly one name. Primary keys are the 16 bytes of a UUID.
+enum RecordKeys {
+    /// The store's header: its identifier and the schema's fingerprint.
+    static let meta: [UInt8] = [0x00] + Array("store".utf8)
+    static let recordTag: UInt8 = 0x52  // R
+    static let assetTag: UInt8 = 0x41  // A
+    static let backReferenceTag: UInt8 = 0x42  // B
+    static let joinTag: UInt8 = 0x4D  // M
+    static let joinMirrorTag: UInt8 = 0x4E  // N
+    static let indexTag: UInt8 = 0x49  // I
+    static let uniqueTag: UInt8 = 0x55  // U
+
+    static func bytes(of uuid: UUID) -> [UInt8] {
+        withUnsafeBytes(of: uuid.uuid) { Array($0) }
+    }
+
+    /// A UUID from exactly 16 bytes.
+    static func uuid(from bytes: [UInt8]) -> UUID {
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { dst in
+            for (i, b) in bytes.prefix(16).enumerated() { dst[i] = b }
+        }
+        return UUID(uuid: raw)
+    }
+
+    static func name(_ s: String) -> [UInt8] { Array(s.utf8) + [0x00] }
+
+    /// `R` root 0x00 — every record of a root entity.
+    static func recordPrefix(root: String) -> [UInt8] { [recordTag] + name(root) }
+    /// `R` root 0x00 pk(16).
+    static func record(root: String, primaryKey: UUID) -> [UInt8] { recordPrefix(root: root) + bytes(of: primaryKey) }
+    /// `A` root 0x00 pk(16) attribute — one asset (a blob) of a record.
+    static func asset(root: String, primaryKey: UUID, attribute: String) -> [UInt8] {
+        [assetTag] + name(root) + bytes(of: primaryKey) + Array(attribute.utf8)
+    }
+    /// `B` destRoot 0x00 destPK(16) relationship 0x00 — every source pointing at the
+    /// destination through the to-one `relationship`.
+    static func backReferencePrefix(destinationRoot: String, destination: UUID, relationship: String) -> [UInt8] {
+        [backReferenceTag] + name(destinationRoot) + bytes(of: destination) + name(relationship)
+    }
+    /// `B` destRoot 0x00 destPK(16) — every to-one reference pointing at the destination.
+    static func backReferencePrefix(destinationRoot: String, destination: UUID) -> [UInt8] {
+        [backReferenceTag] + name(destinationRoot) + bytes(of: destination)
+    }
+    /// `B` destRoot 0x00 destPK relationship 0x00 sourceEntity 0x00 sourcePK.
+    static func backReference(destinationRoot: String, destination: UUID, relationship: String, sourceEntity: String, source: UUID) -> [UInt8] {
+        backReferencePrefix(destinationRoot: destinationRoot, destination: destination, relationship: relationship) + name(sourceEntity) + bytes(of: source)
+    }
+    /// `M` (or `N` for the mirror) "EntityA:EntityB" 0x00 "relA:relB" 0x00 recordNameA 0x00 —
+    /// every join record of one object on side A (on side B, with the names swapped, for `N`).
+    static func joinPrefix(mirror: Bool, entities: String, relationships: String, recordName: String) -> [UInt8] {
+        [mirror ? joinMirrorTag : joinTag] + name(entities) + name(relationships) + name(recordName)
+    }
+    static func join(mirror: Bool, entities: String, relationships: String, recordName: String, otherRecordName: String) -> [UInt8] {
+        joinPrefix(mirror: mirror, entities: entities, relationships: relationships, recordName: recordName) + Array(otherRecordName.utf8)
+    }
+    /// `I` entity 0x00 indexName 0x00 — one declared index.
+    static func indexPrefix(entity: String, index: String) -> [UInt8] { [indexTag] + name(entity) + name(index) }
+    /// `U` entity 0x00 constraintName 0x00 encodedValues.
+    static func unique(entity: String, constraint: String, values: [UInt8]) -> [UInt8] {
+        [uniqueTag] + name(entity) + name(constraint) + values
+    }
+
+    /// The name an index or constraint is stored under: its properties joined by `,`.
+    static func listName(_ properties: [String]) -> String { properties.joined(separator: ",") }
+
+    /// The components of a `B` key after its prefix: (source entity, source primary key).
+    static func parseBackReferenceSuffix(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (String, UUID) {
+        let rest = key.dropFirst(prefixLength)
+        guard rest.count > 17, let zero = rest.firstIndex(of: 0), key.endIndex - zero - 1 == 16,
+              let entity = String(validating: key[prefixLength..<zero], as: UTF8.self), !entity.isEmpty
+        else { throw RecordDecodingError("a malformed back reference key", key: key) }
+        return (entity, uuid(from: Array(key[(zero + 1)...])))
+    }
+}

@@ -1,0 +1,110 @@
+import Engine
+import Foundation
+
+extension RecordMapper {
+    /// The record of `root`/`pk`, decoded, or `nil` when there is none. Counts as one record read.
+    func readRecord(root: String, primaryKey pk: UUID) throws -> RecordValue? {
+        let key = RecordKeys.record(root: root, primaryKey: pk)
+        guard let bytes = try engine.value(forKey: key) else { return nil }
+        countRecordRead()
+        return try RecordValue(decoding: bytes, key: key)
+    }
+
+    /// The full snapshot of `id` (to-many arrays rebuilt when `toMany`), or `nil` when the store
+    /// holds no such object (of that entity).
+    func load(_ id: PersistentIdentifier, toMany: Bool = true) throws -> DefaultSnapshot? {
+        guard id.storeIdentifier == storeIdentifier, let pk = Self.primaryKey(of: id), schema.entity(named: id.entityName) != nil else { return nil }
+        let root = layout.root(of: id.entityName)
+        guard let record = try readRecord(root: root, primaryKey: pk) else { return nil }
+        let snapshot = try self.snapshot(of: record, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: toMany)
+        return snapshot.persistentIdentifier.entityName == id.entityName ? snapshot : nil
+    }
+
+    /// The snapshot a record holds: its attributes (assets read back), to-one references, and
+    /// (when `toMany`) the to-many arrays rebuilt from back references and join records.
+    func snapshot(of record: RecordValue, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool) throws -> DefaultSnapshot {
+        guard case .string(let entity)? = record[RecordValue.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
+            throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
+        }
+        let id = try identifier(entity: entity, primaryKey: pk)
+        var values: [String: PropertyValue] = [:]
+        var fields: [String: PropertyValue] = [:]
+        for field in record.fields { fields[field.name] = field.value }
+        for property in schema.allProperties(of: entity) {
+            switch property {
+            case .attribute(let attribute):
+                if attribute.options.contains(.ephemeral) { continue }
+                if case .data(let assetKey)? = fields["CD_\(attribute.name)_ckAsset"] {
+                    values[attribute.name] = try readAsset(Array(assetKey), type: attribute.valueType, record: key)
+                } else {
+                    values[attribute.name] = fields["CD_\(attribute.name)"] ?? .null
+                }
+            case .relationship(let relationship) where !relationship.isToMany:
+                switch fields["CD_\(relationship.name)"] {
+                case .string(let name)?:
+                    guard let (targetEntity, targetPK) = RecordName.parse(name) else {
+                        throw RecordDecodingError("CD_\(relationship.name) holds \(name), not a record name", key: key)
+                    }
+                    values[relationship.name] = .toOne(try identifier(entity: targetEntity, primaryKey: targetPK))
+                default:
+                    values[relationship.name] = .toOne(nil)
+                }
+            case .relationship(let relationship):
+                if toMany { values[relationship.name] = .toMany(try targets(of: id, through: relationship)) }
+            }
+        }
+        return DefaultSnapshot(persistentIdentifier: id, values: values)
+    }
+
+    private func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {
+        guard let bytes = try engine.value(forKey: key) else {
+            throw RecordDecodingError("the asset it names is missing", key: record)
+        }
+        if type == .data { return .data(Data(bytes)) }
+        var reader = ByteReader(bytes, key: key)
+        let value = try FieldValueCoding.decode(&reader)
+        guard reader.isAtEnd else { throw reader.failure("bytes after an asset's value") }
+        return value
+    }
+
+    /// The targets of the to-many `relationship` of `id`, in canonical order.
+    func targets(of id: PersistentIdentifier, through relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        guard let pk = Self.primaryKey(of: id) else { return [] }
+        var result: [PersistentIdentifier] = []
+        if !layout.usesJoinRecords(relationship), let inverse = relationship.inverse {
+            let prefix = RecordKeys.backReferencePrefix(destinationRoot: layout.root(of: id.entityName), destination: pk, relationship: inverse)
+            for entry in try engine.scan(prefix: prefix) {
+                let (entity, source) = try RecordKeys.parseBackReferenceSuffix(entry.key, prefixLength: prefix.count)
+                result.append(try identifier(entity: entity, primaryKey: source))
+            }
+        } else {
+            let join = layout.join(relationship, of: id.entityName)
+            for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
+                let prefix = RecordKeys.joinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
+                for entry in try engine.scan(prefix: prefix) {
+                    guard let name = String(validating: entry.key.dropFirst(prefix.count), as: UTF8.self), let (entity, other) = RecordName.parse(name) else {
+                        throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key)
+                    }
+                    result.append(try identifier(entity: entity, primaryKey: other))
+                }
+            }
+        }
+        return result.sorted(by: Self.canonicalOrder)
+    }
+
+    /// Every stored to-one reference to `id`: the relationship's name and the source.
+    func incomingReferences(to id: PersistentIdentifier) throws -> [(relationship: String, source: PersistentIdentifier)] {
+        guard let pk = Self.primaryKey(of: id) else { return [] }
+        let prefix = RecordKeys.backReferencePrefix(destinationRoot: layout.root(of: id.entityName), destination: pk)
+        var result: [(String, PersistentIdentifier)] = []
+        for entry in try engine.scan(prefix: prefix) {
+            let rest = entry.key.dropFirst(prefix.count)
+            guard let zero = rest.firstIndex(of: 0), let relationship = String(validating: entry.key[prefix.count..<zero], as: UTF8.self) else {
+                throw RecordDecodingError("a malformed back reference key", key: entry.key)
+            }
+            let (entity, source) = try RecordKeys.parseBackReferenceSuffix(entry.key, prefixLength: zero + 1)
+            result.append((relationship, try identifier(entity: entity, primaryKey: source)))
+        }
+        return result
+    }
+}

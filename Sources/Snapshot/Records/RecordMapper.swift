@@ -1,0 +1,125 @@
+import Engine
+import Foundation
+
+/// One engine entry the record layer derives from an object: a value kept inline in the log,
+/// or one written as a blob file (``WriteBatch/putExternal(_:_:)``).
+enum StoredEntry: Equatable {
+    case inline([UInt8])
+    case external([UInt8])
+}
+
+/// Maps snapshots to the engine entries that store them and back (FORMAT.md, "Records (the
+/// Snapshot layer)").
+struct RecordMapper {
+    let layout: RecordLayout
+    let engine: LogStore
+    let storeIdentifier: String
+    /// Values whose record encoding is longer than this go to an asset, as
+    /// externalStorage ones do: the engine's blob threshold.
+    let assetThreshold: Int
+    let countRecordRead: () -> Void
+
+    var schema: Schema { layout.schema }
+
+    static func primaryKey(of id: PersistentIdentifier) -> UUID? {
+        if case .uuid(let uuid) = id.primaryKey { return uuid }
+        return nil
+    }
+
+    /// The canonical order of to-many arrays: by entity name, then primary key.
+    static func canonicalOrder(_ a: PersistentIdentifier, _ b: PersistentIdentifier) -> Bool {
+        if a.entityName != b.entityName { return a.entityName < b.entityName }
+        return a.primaryKey < b.primaryKey
+    }
+
+    func identifier(entity: String, primaryKey: UUID) throws -> PersistentIdentifier {
+        try PersistentIdentifier.identifier(for: storeIdentifier, entityName: entity, primaryKey: primaryKey)
+    }
+
+    func recordKey(_ id: PersistentIdentifier) -> [UInt8]? {
+        Self.primaryKey(of: id).map { RecordKeys.record(root: layout.root(of: id.entityName), primaryKey: $0) }
+    }
+
+    /// Every entry that stores `snapshot` (a full snapshot of a stored or inserted object with
+    /// a UUID primary key): its record, assets, back references, join records, index and
+    /// uniqueness entries.
+    func entries(of snapshot: DefaultSnapshot) -> [[UInt8]: StoredEntry] {
+        let id = snapshot.persistentIdentifier
+        guard let pk = Self.primaryKey(of: id) else { return [:] }
+        let entity = id.entityName
+        let root = layout.root(of: entity)
+        var result: [[UInt8]: StoredEntry] = [:]
+        var fields: [(name: String, value: PropertyValue)] = []
+        for property in schema.allProperties(of: entity) {
+            let value = snapshot.values[property.name] ?? .null
+            switch property {
+            case .attribute(let attribute):
+                if attribute.options.contains(.ephemeral) { continue }
+                let encoded = FieldValueCoding.encoded(value)
+                if !value.isNull && (attribute.options.contains(.externalStorage) || encoded.count > assetThreshold) {
+                    let key = RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name)
+                    if attribute.valueType == .data, case .data(let bytes) = value {
+                        result[key] = .external(Array(bytes))
+                    } else {
+                        result[key] = .external(encoded)
+                    }
+                    fields.append(("CD_\(attribute.name)_ckAsset", .data(Data(key))))
+                } else {
+                    fields.append(("CD_\(attribute.name)", value))
+                }
+            case .relationship(let relationship) where !relationship.isToMany:
+                if case .toOne(let target?) = value, let targetPK = Self.primaryKey(of: target) {
+                    fields.append(("CD_\(relationship.name)", .string(RecordName.of(target))))
+                    let key = RecordKeys.backReference(
+                        destinationRoot: layout.root(of: target.entityName), destination: targetPK, relationship: relationship.name,
+                        sourceEntity: entity, source: pk)
+                    result[key] = .inline([])
+                } else {
+                    fields.append(("CD_\(relationship.name)", .null))
+                }
+            case .relationship(let relationship):
+                guard layout.usesJoinRecords(relationship) else { continue }
+                let join = layout.join(relationship, of: entity)
+                let here = RecordName.of(id)
+                for target in value.referencedIdentifiers {
+                    let there = RecordName.of(target)
+                    let hereIsA = join.isSymmetric ? here <= there : join.isSideA
+                    let (a, b) = hereIsA ? (here, there) : (there, here)
+                    let record = RecordValue(fields: [
+                        ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
+                        ("CD_relationships", .string(join.relationships)),
+                    ])
+                    result[RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b)] =
+                        .inline(record.encoded())
+                    result[RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a)] =
+                        .inline([])
+                }
+            }
+        }
+        fields.sort { $0.name < $1.name }
+        fields.insert((RecordValue.entityNameField, .string(entity)), at: 0)
+        result[RecordKeys.record(root: root, primaryKey: pk)] = .inline(RecordValue(fields: fields).encoded())
+
+        for index in layout.indexes(of: entity) {
+            let values = index.properties.map { snapshot.values[$0] ?? .null }
+            let key = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
+                + OrderedValueEncoding.encoded(values) + RecordKeys.bytes(of: pk)
+            result[key] = .inline(Array(entity.utf8))
+        }
+        for (key, _) in uniqueKeys(of: snapshot) {
+            result[key] = .inline(RecordKeys.bytes(of: pk) + Array(entity.utf8))
+        }
+        return result
+    }
+
+    /// The uniqueness entries of `snapshot` (none for a constraint with a null value: nulls do
+    /// not collide), with the constraint's properties.
+    func uniqueKeys(of snapshot: DefaultSnapshot) -> [([UInt8], [String])] {
+        layout.uniquenessConstraints(of: snapshot.persistentIdentifier.entityName).compactMap { constraint in
+            let values = constraint.properties.map { snapshot.values[$0] ?? .null }
+            if values.contains(where: \.isNull) { return nil }
+            return (RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
+                                      values: OrderedValueEncoding.encoded(values)), constraint.properties)
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import Engine
+import Foundation
+
+/// Answers one fetch from the engine's records: plans (index or scan), reads the candidates,
+/// and runs the descriptor through ``PredicateEvaluator``. Used under the store's lock.
+final class FetchRunner {
+    let mapper: RecordMapper
+    private var cache: [PersistentIdentifier: DefaultSnapshot?] = [:]
+    var schema: Schema { mapper.schema }
+
+    init(mapper: RecordMapper) { self.mapper = mapper }
+
+    private lazy var evaluator = PredicateEvaluator(schema: schema) { [unowned self] id in try self.resolve(id) }
+
+    private func resolve(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+        if let cached = cache[id] { return cached }
+        let loaded = try mapper.load(id)
+        cache[id] = .some(loaded)
+        return loaded
+    }
+
+    func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
+        let descriptor = request.descriptor
+        let selected = try select(descriptor, toMany: true)
+        let related = try evaluator.related(to: selected, through: descriptor.relationshipKeyPathsForPrefetching)
+        return DataStoreFetchResult(
+            descriptor: descriptor, fetchedSnapshots: selected.map { $0.keeping(descriptor.propertiesToFetch) }, relatedSnapshots: related)
+    }
+
+    func identifiers(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {
+        if descriptor.predicate == nil && descriptor.sortBy.isEmpty, let ids = try identifiersFromKeys(descriptor) { return ids }
+        return try select(descriptor, toMany: needsToMany(descriptor)).map(\.persistentIdentifier)
+    }
+
+    /// Without predicate or sort, for a root without sub-entities: the identifiers of the
+    /// record keys, windowed, without reading a record.
+    private func identifiersFromKeys(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier]? {
+        try check(descriptor)
+        let root = mapper.layout.root(of: descriptor.entityName)
+        guard root == descriptor.entityName, schema.subentities(of: root).isEmpty else { return nil }
+        let prefix = RecordKeys.recordPrefix(root: root)
+        var ids: [PersistentIdentifier] = []
+        let needed = descriptor.fetchLimit.map { (descriptor.fetchOffset ?? 0) + $0 }
+        for entry in try mapper.engine.scan(.prefix(prefix), limit: needed) {
+            guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
+            ids.append(try mapper.identifier(entity: root, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))
+        }
+        return Array(ids.dropFirst(descriptor.fetchOffset ?? 0))
+    }
+
+    /// Whether the descriptor reads to-many relationships of the fetched objects themselves.
+    private func needsToMany(_ descriptor: FetchDescriptor) -> Bool {
+        var names: Set<String> = Set(descriptor.sortBy.compactMap(\.path.components.first))
+        func walk(_ p: FetchPredicate) {
+            switch p {
+            case .constant, .identifierIn: break
+            case let .compare(path, _, _), let .string(path, _, _, _), let .isNull(path), let .oneOf(path, _): path.components.first.map { _ = names.insert($0) }
+            case .and(let list), .or(let list): list.forEach(walk)
+            case .not(let q): walk(q)
+            case let .any(path, _), let .all(path, _): path.components.first.map { _ = names.insert($0) }
+            }
+        }
+        descriptor.predicate.map(walk)
+        let entities = [descriptor.entityName] + schema.subentities(of: descriptor.entityName).map(\.name)
+        return names.contains { name in entities.contains { schema.relationship(named: name, in: $0)?.isToMany == true } }
+    }
+
+    private func check(_ descriptor: FetchDescriptor) throws {
+        _ = try schema.requireEntity(named: descriptor.entityName)
+        if let limit = descriptor.fetchLimit, limit < 0 {
+            throw DataStoreError(.invalidRequest, "fetchLimit is \(limit); pass nil for no limit, or a count of at least 0.", entityName: descriptor.entityName)
+        }
+        if let offset = descriptor.fetchOffset, offset < 0 {
+            throw DataStoreError(.invalidRequest, "fetchOffset is \(offset); pass nil or a count of at least 0.", entityName: descriptor.entityName)
+        }
+    }
+
+    private func isFetched(_ entity: String, _ descriptor: FetchDescriptor) -> Bool {
+        entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
+    }
+
+    /// The descriptor's window of full snapshots (to-many arrays only when `toMany`).
+    func select(_ descriptor: FetchDescriptor, toMany: Bool) throws -> [DefaultSnapshot] {
+        try check(descriptor)
+        let root = mapper.layout.root(of: descriptor.entityName)
+        var candidates: [DefaultSnapshot] = []
+        if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
+            var boundary: PropertyValue?
+            for entry in try mapper.engine.scan(plan.range, reverse: plan.reverse) {
+                guard entry.key.count > 16, let entity = String(validating: try entry.value(), as: UTF8.self) else {
+                    throw RecordDecodingError("a malformed index entry", key: entry.key)
+                }
+                guard isFetched(entity, descriptor) else { continue }
+                let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
+                guard let record = try mapper.readRecord(root: root, primaryKey: pk) else {
+                    throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
+                }
+                let snapshot = try mapper.snapshot(
+                    of: record, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: toMany)
+                guard try descriptor.predicate.map({ try evaluator.evaluate($0, on: snapshot) }) ?? true else { continue }
+                if let topK = plan.topK {
+                    let value = try evaluator.value(at: topK.sort.path, of: snapshot)
+                    if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break }
+                    candidates.append(snapshot)
+                    if candidates.count == topK.needed { boundary = value }
+                } else {
+                    candidates.append(snapshot)
+                }
+            }
+            // The store's own order (record key order), as a scan would find them.
+            candidates.sort { RecordKeys.bytes(of: RecordMapper.primaryKey(of: $0.persistentIdentifier)!)
+                .lexicographicallyPrecedes(RecordKeys.bytes(of: RecordMapper.primaryKey(of: $1.persistentIdentifier)!)) }
+        } else {
+            let prefix = RecordKeys.recordPrefix(root: root)
+            for entry in try mapper.engine.scan(prefix: prefix) {
+                guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
+                let bytes = try entry.value()
+                mapper.countRecordRead()
+                guard isFetched(try RecordValue.entityName(in: bytes, key: entry.key), descriptor) else { continue }
+                let record = try RecordValue(decoding: bytes, key: entry.key)
+                candidates.append(try mapper.snapshot(
+                    of: record, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16))), root: root, toMany: toMany))
+            }
+        }
+        var whole = descriptor
+        whole.propertiesToFetch = []
+        return try evaluator.run(whole, over: candidates)
+    }
+}

@@ -1,0 +1,73 @@
+import Engine
+
+extension WALDataStore {
+    var mapper: RecordMapper {
+        RecordMapper(
+            layout: RecordLayout(schema: schema), engine: engine, storeIdentifier: identifier,
+            assetThreshold: engine.options.blobThreshold, countRecordRead: { [self] in countRecordRead() })
+    }
+
+    /// Applies the request's inserts, updates and deletes in one atomic engine commit, after
+    /// checking all of it (see ``WALDataStore``).
+    ///
+    /// When it returns in the engine's durable sync mode, the whole save — records, assets,
+    /// join records, back references, index and uniqueness entries — survives power loss; if it
+    /// throws, nothing of it was written (a refused save leaves the files byte-identical).
+    ///
+    /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
+    ///   object it updated), and every object whose stored state differs from what the request
+    ///   said of it (the other side of a relationship, an upserted object, an object a delete
+    ///   rule changed, an insert given defaults).
+    /// - Throws: ``DataStoreError`` naming the object and property: `unknownEntity`,
+    ///   `unknownProperty`, `typeMismatch`, `missingValue`, `danglingReference`,
+    ///   `foreignIdentifier`, `temporaryIdentifierInUpdate`, `invalidRequest`, `cardinality`,
+    ///   `deleteDenied`, `uniqueness`; `engine` when the engine fails.
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try gate.withLock {
+            try Self.engineCall("Saving") {
+                let planner = SavePlanner(mapper: mapper)
+                let batch = try planner.plan(request)
+                try engine.commit(batch)
+                return DataStoreSaveChangesResult(
+                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: planner.snapshotsToReregister())
+            }
+        }
+    }
+
+    /// Deletes every object the request selects in one save, applying the schema's delete rules
+    /// (cascades, nullified inverses, deny refusals); durable as ``save(_:)`` when it returns.
+    ///
+    /// - Throws: as ``fetch(_:)`` for the predicate, and as ``save(_:)`` (`deleteDenied`).
+    public func delete(_ request: DataStoreBatchDeleteRequest) throws {
+        try gate.withLock {
+            try Self.engineCall("Deleting") {
+                let descriptor = FetchDescriptor(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
+                let ids = try FetchRunner(mapper: mapper).identifiers(descriptor)
+                guard !ids.isEmpty else { return }
+                let planner = SavePlanner(mapper: mapper)
+                let batch = try planner.plan(DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }))
+                try engine.commit(batch)
+            }
+        }
+    }
+
+    /// Removes every object (records, assets, relationships, indexes); the store keeps its
+    /// identifier and stays usable. Each chunk of keys is one commit: when it returns the store
+    /// is empty and that is durable; if it fails midway, some objects may be left.
+    public func erase() throws {
+        try gate.withLock {
+            try Self.engineCall("Erasing") {
+                var keys: [[UInt8]] = []
+                for entry in try engine.scan(LogStore.KeyRange(lower: .exclusive(RecordKeys.meta))) where entry.key != RecordKeys.meta {
+                    keys.append(entry.key)
+                }
+                var start = 0
+                while start < keys.count {
+                    let chunk = keys[start..<min(start + 10_000, keys.count)]
+                    try engine.write { batch in for key in chunk { batch.delete(key) } }
+                    start += chunk.count
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Engine
+import Foundation
+import Synchronization
+
+/// A ``DataStore`` on the engine's ``LogStore``: every object is a record in the record shape
+/// of Core Data's CloudKit mirroring, every relationship, index and uniqueness entry a key of
+/// its own, and every save one atomic engine commit (FORMAT.md, "Records (the Snapshot layer)").
+///
+/// **Saves** (``save(_:)``) are checked whole before anything is written — unknown entities and
+/// properties, value types, missing values, dangling, foreign and temporary identifiers,
+/// relationship counts, deny rules — and a refused save leaves the store's files byte-identical.
+/// Then inserts get UUID primary keys, an insert colliding with a stored object on a unique
+/// attribute or constraint becomes an update of that object (an upsert), inverses and delete
+/// rules are applied, and all of it, indexes included, is committed in one engine commit. When
+/// `save` returns in the engine's default ``LogStore/SyncMode/durable`` mode, the whole save
+/// survives power loss; in the weaker modes it is as durable as the engine's commit (all of it
+/// or none of it, after a crash).
+///
+/// **Both sides of a relationship.** Each side a save states is compared with what is stored,
+/// and only changes are applied. For a one-to-many relationship the to-one side is what is
+/// stored: a change to the to-many side moves the targets that the save does not also state
+/// themselves, and when a target states its to-one, **the to-one side wins**. For a
+/// many-to-many relationship the changes of both sides are applied: a link either side adds is
+/// added, a link either side removes is removed (a link cannot be both, since it is either
+/// stored or not). For a one-to-one relationship the statements are applied in request order
+/// (inserts, then updates), so the later one wins.
+///
+/// **Fetches** never answer `preferInMemoryFilter` or `preferInMemorySort`. A predicate with an
+/// equality, range or prefix on the first property of a declared index, or a sort by it with a
+/// limit, reads through the index and decodes only the records it needs; any other fetch scans
+/// the records of the entity's root. To-many arrays come back in a canonical order (entity
+/// name, then primary key): to-many relationships are unordered, as SwiftData's are.
+///
+/// **Threads.** Calls are serialised by one lock, so each fetch sees one saved state. The
+/// `async` variants run the same work on the engine's I/O threads.
+public final class WALDataStore: DataStoreBatching {
+    public typealias SnapshotType = DefaultSnapshot
+
+    /// The configuration the store was opened with.
+    public let configuration: WALStoreConfiguration
+    /// The store's identifier, made at its first open and kept in its header record.
+    public let identifier: String
+    /// The entities it holds.
+    public let schema: Schema
+    /// The engine store underneath: for reading raw records. Writing to it directly bypasses
+    /// every check and index.
+    package let engine: LogStore
+    /// Serialises saves, fetches and erases: each sees (and makes) one consistent state.
+    let gate = NSLock()
+    private let recordsReadCounter = Atomic<Int>(0)
+
+    /// Opens (creating if needed) the store `configuration` describes.
+    ///
+    /// When it returns, the engine store is open and recovered, and the store's header record
+    /// (its identifier and the schema's fingerprint) is durable.
+    ///
+    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema;
+    ///   ``DataStoreError/Code/engine`` wrapping the engine's error (locked, corrupted, …) or a
+    ///   header that does not decode.
+    public convenience init(_ configuration: WALStoreConfiguration) throws {
+        try self.init(configuration, fileSystem: PosixFileSystem())
+    }
+
+    /// Opens the store on `fileSystem` (tests inject faults through it).
+    package init(_ configuration: WALStoreConfiguration, fileSystem: any FileSystem) throws {
+        guard let schema = configuration.schema else {
+            throw DataStoreError(.invalidRequest, "A WALDataStore needs a schema; pass one in its configuration.")
+        }
+        let engine = try Self.engineCall("Opening the store") {
+            try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem)
+        }
+        self.configuration = configuration
+        self.schema = schema
+        self.engine = engine
+        self.identifier = try Self.engineCall("Reading the store's header") {
+            try StoreHeader.load(from: engine, schema: schema)
+        }
+    }
+
+    /// How many records (objects' `R` values) the store has read and decoded since it was
+    /// opened: the difference across a fetch is what that fetch read.
+    public var recordsRead: Int { recordsReadCounter.load(ordering: .relaxed) }
+
+    func countRecordRead() { recordsReadCounter.add(1, ordering: .relaxed) }
+
+    /// Closes the engine store; later calls throw ``DataStoreError/Code/engine``. Everything
+    /// saved is already durable (in the durable sync mode) when its save returned.
+    public func close() throws {
+        try gate.withLock { try Self.engineCall("Closing the store") { try engine.close() } }
+    }
+
+    // MARK: Async variants: the synchronous work, on the engine's I/O threads.
+
+    /// As ``save(_:)``, run on one of the engine's I/O threads; durable as ``save(_:)`` when it
+    /// returns.
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+        try await onIOThread { try self.save(request) }
+    }
+
+    /// As ``fetch(_:)``, run on one of the engine's I/O threads.
+    public func fetch(_ request: DataStoreFetchRequest) async throws -> DataStoreFetchResult<DefaultSnapshot> {
+        try await onIOThread { try self.fetch(request) }
+    }
+
+    /// As ``fetchCount(_:)``, run on one of the engine's I/O threads.
+    public func fetchCount(_ request: DataStoreFetchRequest) async throws -> Int {
+        try await onIOThread { try self.fetchCount(request) }
+    }
+
+    /// As ``fetchIdentifiers(_:)``, run on one of the engine's I/O threads.
+    public func fetchIdentifiers(_ request: DataStoreFetchRequest) async throws -> [PersistentIdentifier] {
+        try await onIOThread { try self.fetchIdentifiers(request) }
+    }
+
+    /// As ``erase()``, run on one of the engine's I/O threads; durable as ``erase()``.
+    public func erase() async throws {
+        try await onIOThread { try self.erase() }
+    }
+
+    /// As ``delete(_:)``, run on one of the engine's I/O threads; durable as ``delete(_:)``.
+    public func delete(_ request: DataStoreBatchDeleteRequest) async throws {
+        try await onIOThread { try self.delete(request) }
+    }
+
+    private func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let result = await LogStore.runOnIOThread { () -> Result<T, DataStoreError> in
+            do { return .success(try body()) } catch { return .failure(Self.wrapped(error, "The call")) }
+        }
+        return try result.get()
+    }
+
+    // MARK: Errors
+
+    /// `body`'s result, with engine and decoding errors wrapped as ``DataStoreError/Code/engine``.
+    static func engineCall<T>(_ action: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw wrapped(error, action) }
+    }
+
+    static func wrapped(_ error: any Error, _ action: String) -> DataStoreError {
+        switch error {
+        case let e as DataStoreError:
+            return e
+        case let e as EngineError:
+            return DataStoreError(.engine, "\(action) failed in the engine: \(e). See the engine error's code for what to do.", underlying: e)
+        case let e as RecordDecodingError:
+            return DataStoreError(
+                .engine, "\(action) read a stored record that does not decode (\(e.reason)); the store is damaged: salvage or restore it.",
+                underlying: e)
+        default:
+            return DataStoreError(.engine, "\(action) failed: \(error).")
+        }
+    }
+}
