@@ -13,6 +13,10 @@ package struct ContractViolation: Error, CustomStringConvertible {
 ///
 /// Each check asserts what a correct store must return, computed here independently of the
 /// evaluator from the data the check inserted; a failure throws a ``ContractViolation``.
+///
+/// To-many relationships are unordered, as SwiftData's are: a store may return their
+/// identifiers in any order, so the checks compare snapshots with every to-many list sorted
+/// (``normalized(_:)``). Everything else is compared exactly.
 package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotType == DefaultSnapshot {
     /// Makes a new, empty store on the blog model.
     package var makeStore: () throws -> Store
@@ -53,8 +57,12 @@ package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotT
             throw ContractViolation(check: name, message: "\(what): expected \(code), nothing was thrown")
         }
 
+        /// The store's answer, to-many lists sorted.
         func fetch(_ descriptor: FetchDescriptor) throws -> DataStoreFetchResult<DefaultSnapshot> {
-            try store.fetch(DataStoreFetchRequest(descriptor: descriptor))
+            var result = try store.fetch(DataStoreFetchRequest(descriptor: descriptor))
+            result.fetchedSnapshots = result.fetchedSnapshots.map(DataStoreContract.normalized)
+            result.relatedSnapshots = result.relatedSnapshots.mapValues(DataStoreContract.normalized)
+            return result
         }
 
         func all(_ entity: String) throws -> [DefaultSnapshot] { try fetch(FetchDescriptor(entityName: entity)).fetchedSnapshots }
@@ -96,7 +104,9 @@ package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotT
             DataStoreSaveChangesRequest(inserted: g.temporaryTags + g.temporaryPosts + g.temporaryAttachments))
         g.remapped = result.remappedIdentifiers
         func saved(_ s: DefaultSnapshot) -> DefaultSnapshot {
-            s.copy(persistentIdentifier: result.remappedIdentifiers[s.persistentIdentifier] ?? s.persistentIdentifier, remappedIdentifiers: result.remappedIdentifiers)
+            normalized(s.copy(
+                persistentIdentifier: result.remappedIdentifiers[s.persistentIdentifier] ?? s.persistentIdentifier,
+                remappedIdentifiers: result.remappedIdentifiers))
         }
         g.posts = g.temporaryPosts.map(saved)
         g.tags = g.temporaryTags.map(saved)
@@ -105,6 +115,15 @@ package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotT
     }
 
     static func ids(_ snapshots: [DefaultSnapshot]) -> [PersistentIdentifier] { snapshots.map(\.persistentIdentifier) }
+
+    /// `snapshot` with each to-many list sorted: the form the checks compare, since to-many
+    /// relationships are unordered.
+    package static func normalized(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
+        DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, values: snapshot.values.mapValues { value in
+            if case .toMany(let ids) = value { return .toMany(ids.sorted()) }
+            return value
+        })
+    }
 
     static func title(_ s: DefaultSnapshot) -> String {
         if case .string(let t)? = s["title"] { return t }
