@@ -103,7 +103,7 @@ import Testing
         #expect(try smallAsset.isBlob && smallAsset.value() == [1, 2, 3], "even a 3-byte externalStorage value is a blob")
 
         // The back reference of the to-one.
-        let back = [0x42] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[0])) + RawRecord.name("post")
+        let back = [0x42] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[0])) + RawRecord.name("Attachment.post")
         #expect(Set(try engine.scan(prefix: back).map(\.key)) == [
             back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small)), back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)),
         ])

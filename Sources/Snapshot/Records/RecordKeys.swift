@@ -40,7 +40,7 @@ enum RecordKeys {
         [assetTag] + name(root) + bytes(of: primaryKey) + Array(attribute.utf8)
     }
     /// `B` destRoot 0x00 destPK(16) relationship 0x00 — every source pointing at the
-    /// destination through the to-one `relationship`.
+    /// destination through the to-one `relationship` (named `<DeclaringEntity>.<name>`).
     static func backReferencePrefix(destinationRoot: String, destination: UUID, relationship: String) -> [UInt8] {
         [backReferenceTag] + name(destinationRoot) + bytes(of: destination) + name(relationship)
     }

@@ -23,6 +23,12 @@ struct RecordLayout {
         schema.inheritanceChain(of: entity).first { e in e.declaredProperties.contains { $0.name == property } }?.name ?? entity
     }
 
+    /// `<DeclaringEntity>.<property>`: how a back reference names its relationship, so that
+    /// same-named relationships of different entities stay apart.
+    func qualifiedName(_ property: String, in entity: String) -> String {
+        "\(declaringEntity(of: property, in: entity)).\(property)"
+    }
+
     /// Whether `relationship` of `entity` is kept as join records (`CDMR`): a to-many whose
     /// inverse is to-many, or that has no inverse.
     func usesJoinRecords(_ relationship: Schema.Relationship) -> Bool {

@@ -72,7 +72,9 @@ extension RecordMapper {
         guard let pk = Self.primaryKey(of: id) else { return [] }
         var result: [PersistentIdentifier] = []
         if !layout.usesJoinRecords(relationship), let inverse = relationship.inverse {
-            let prefix = RecordKeys.backReferencePrefix(destinationRoot: layout.root(of: id.entityName), destination: pk, relationship: inverse)
+            let prefix = RecordKeys.backReferencePrefix(
+                destinationRoot: layout.root(of: id.entityName), destination: pk,
+                relationship: layout.qualifiedName(inverse, in: relationship.destination))
             for entry in try engine.scan(prefix: prefix) {
                 let (entity, source) = try RecordKeys.parseBackReferenceSuffix(entry.key, prefixLength: prefix.count)
                 result.append(try identifier(entity: entity, primaryKey: source))
@@ -92,7 +94,8 @@ extension RecordMapper {
         return result.sorted(by: Self.canonicalOrder)
     }
 
-    /// Every stored to-one reference to `id`: the relationship's name and the source.
+    /// Every stored to-one reference to `id`: the relationship (`<DeclaringEntity>.<name>`) and
+    /// the source.
     func incomingReferences(to id: PersistentIdentifier) throws -> [(relationship: String, source: PersistentIdentifier)] {
         guard let pk = Self.primaryKey(of: id) else { return [] }
         let prefix = RecordKeys.backReferencePrefix(destinationRoot: layout.root(of: id.entityName), destination: pk)

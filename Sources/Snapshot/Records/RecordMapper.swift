@@ -71,7 +71,8 @@ struct RecordMapper {
                 if case .toOne(let target?) = value, let targetPK = Self.primaryKey(of: target) {
                     fields.append(("CD_\(relationship.name)", .string(RecordName.of(target))))
                     let key = RecordKeys.backReference(
-                        destinationRoot: layout.root(of: target.entityName), destination: targetPK, relationship: relationship.name,
+                        destinationRoot: layout.root(of: target.entityName), destination: targetPK,
+                        relationship: layout.qualifiedName(relationship.name, in: entity),
                         sourceEntity: entity, source: pk)
                     result[key] = .inline([])
                 } else {
