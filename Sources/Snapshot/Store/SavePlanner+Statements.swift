@@ -81,6 +81,12 @@ extension SavePlanner {
                 }
             }
             let permanent: PersistentIdentifier
+            if let target, target.entityName != temporary.entityName {
+                throw DataStoreError(
+                    .uniqueness,
+                    "The inserted \(temporary.entityName) shares its unique values with \(target), a \(target.entityName); an upsert needs the same entity, so change the values or update that object.",
+                    entityName: temporary.entityName, identifier: temporary)
+            }
             if let target {
                 permanent = target
                 if !inserted.contains(target) { upserted.insert(target) }
