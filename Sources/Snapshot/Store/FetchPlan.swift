@@ -9,6 +9,8 @@ struct FetchPlan {
     /// For a sort-with-limit walk: the sort key the index orders by, and how many objects the
     /// window needs (offset + limit) before the walk may stop at the next different value.
     var topK: (sort: FetchSortDescriptor, needed: Int)?
+    /// The index's key prefix (`I` entity 0x00 name 0x00).
+    var prefix: [UInt8] = []
 
     /// The index plan for `descriptor`, or `nil` to scan: an equality, range or (case- and
     /// diacritic-sensitive) prefix condition among the top-level conjuncts on the first property
@@ -26,17 +28,44 @@ struct FetchPlan {
             let first = index.properties[0]
             let prefix = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
             guard let property = schema.property(named: first, in: descriptor.entityName) else { continue }
-            for conjunct in conjuncts {
-                if let range = range(for: conjunct, on: first, property, prefix: prefix) { return FetchPlan(range: range, reverse: false) }
+            // Every conjunct on the first property narrows the range: their intersection.
+            let ranges = conjuncts.compactMap { range(for: $0, on: first, property, prefix: prefix) }
+            if var range = ranges.first {
+                for other in ranges.dropFirst() { range = intersect(range, other) }
+                return FetchPlan(range: range, reverse: false, prefix: prefix)
             }
         }
         if let limit = descriptor.fetchLimit, let sort = descriptor.sortBy.first, sort.path.components.count == 1 {
             for index in indexes where index.properties[0] == sort.path.components[0] {
                 let prefix = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
-                return FetchPlan(range: .prefix(prefix), reverse: sort.order == .reverse, topK: (sort, (descriptor.fetchOffset ?? 0) + limit))
+                return FetchPlan(
+                    range: .prefix(prefix), reverse: sort.order == .reverse, topK: (sort, (descriptor.fetchOffset ?? 0) + limit), prefix: prefix)
             }
         }
         return nil
+    }
+
+    /// The keys in both ranges (which have inclusive or unbounded lower ends and exclusive or
+    /// unbounded upper ends, as ``range(for:on:_:prefix:)`` makes them).
+    private static func intersect(_ a: LogStore.KeyRange, _ b: LogStore.KeyRange) -> LogStore.KeyRange {
+        func lowerKey(_ bound: LogStore.KeyRange.Bound) -> [UInt8]? {
+            if case .inclusive(let k) = bound { return k }
+            if case .exclusive(let k) = bound { return k }
+            return nil
+        }
+        let lower: LogStore.KeyRange.Bound
+        switch (lowerKey(a.lower), lowerKey(b.lower)) {
+        case let (x?, y?): lower = x.lexicographicallyPrecedes(y) ? b.lower : a.lower
+        case (nil, _): lower = b.lower
+        case (_, nil): lower = a.lower
+        }
+        let upper: LogStore.KeyRange.Bound
+        switch (lowerKey(a.upper), lowerKey(b.upper)) {
+        case let (x?, y?): upper = x.lexicographicallyPrecedes(y) ? a.upper : b.upper
+        case (nil, _): upper = b.upper
+        case (_, nil): upper = a.upper
+        }
+        return LogStore.KeyRange(lower: lower, upper: upper)
     }
 
     private static func range(for predicate: FetchPredicate, on name: String, _ property: Schema.Property, prefix: [UInt8]) -> LogStore.KeyRange? {

@@ -79,6 +79,15 @@ final class FetchRunner {
         entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
     }
 
+    private static func isFloatingZero(_ value: PropertyValue) -> Bool {
+        switch value {
+        case .double(let d): d == 0
+        case .float(let f): f == 0
+        case .decimal(let d): d.isZero
+        default: false
+        }
+    }
+
     /// The descriptor's window of full snapshots (to-many arrays only when `toMany`).
     func select(_ descriptor: FetchDescriptor, toMany: Bool) throws -> [DefaultSnapshot] {
         try check(descriptor)
@@ -86,7 +95,10 @@ final class FetchRunner {
         var candidates: [DefaultSnapshot] = []
         if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
             var boundary: PropertyValue?
+            var boundaryKey: [UInt8]?
             for entry in try mapper.engine.scan(plan.range, reverse: plan.reverse) {
+                // Past the window's last value (read from the key, not the record): done.
+                if let boundaryKey, !entry.key.starts(with: boundaryKey) { break }
                 guard entry.key.count > 16, let entity = String(validating: try entry.value(), as: UTF8.self) else {
                     throw RecordDecodingError("a malformed index entry", key: entry.key)
                 }
@@ -102,7 +114,11 @@ final class FetchRunner {
                     let value = try evaluator.value(at: topK.sort.path, of: snapshot)
                     if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break }
                     candidates.append(snapshot)
-                    if candidates.count == topK.needed { boundary = value }
+                    if candidates.count == topK.needed {
+                        boundary = value
+                        // -0.0 and 0.0 tie with two encodings: compare those by reading records.
+                        if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                    }
                 } else {
                     candidates.append(snapshot)
                 }
