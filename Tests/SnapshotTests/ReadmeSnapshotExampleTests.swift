@@ -41,3 +41,32 @@ import Testing
         #expect(titles == ["Swift 6", "SWIFT on Linux"])
     }
 }
+
+/// The README's WALDataStore example, compiled and run.
+@Suite struct ReadmeWALDataStoreExampleTests {
+    @Test func readmeExampleWorks() throws {
+        let schema = try Schema([
+            .init("Post",
+                  attributes: [.init("title", .string), .init("date", .date)],
+                  relationships: [.init("tags", destination: "Tag", .toMany, inverse: "posts")],
+                  indexes: [["date"]]),
+            .init("Tag",
+                  attributes: [.init("name", .string, options: .unique)],
+                  relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
+        ])
+        let descriptor = FetchDescriptor(entityName: "Post", predicate: .attribute("date") > Date(timeIntervalSinceNow: -86_400))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("snapshot-readme-wal-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let store = try WALDataStore(WALStoreConfiguration(name: "Blog", schema: schema, path: directory.path))
+        let news = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Tag"), values: ["name": "news"])
+        let post = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Post"),
+                                   values: ["title": "Swift 6", "date": .date(.now), "tags": .toMany([news.persistentIdentifier])])
+        let saved = try store.save(DataStoreSaveChangesRequest(inserted: [post, news]))   // durable when it returns
+        let postID = saved.remappedIdentifiers[post.persistentIdentifier]!                 // the permanent identifier
+        let recent = try store.fetch(DataStoreFetchRequest(descriptor: descriptor))        // through the `date` index
+
+        #expect(recent.fetchedSnapshots.map(\.persistentIdentifier) == [postID])
+        #expect(recent.fetchedSnapshots[0]["tags"] == .toMany([saved.remappedIdentifiers[news.persistentIdentifier]!]))
+    }
+}

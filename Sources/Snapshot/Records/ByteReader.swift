@@ -14,6 +14,7 @@ public struct RecordDecodingError: Error, Sendable, CustomStringConvertible {
         self.key = key
     }
 
+    /// The key in hex, then the reason.
     public var description: String { "record \(key.map { String(format: "%02x", $0) }.joined()): \(reason)" }
 }
 

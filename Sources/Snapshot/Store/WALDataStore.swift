@@ -34,6 +34,7 @@ import Synchronization
 /// **Threads.** Calls are serialised by one lock, so each fetch sees one saved state. The
 /// `async` variants run the same work on the engine's I/O threads.
 public final class WALDataStore: DataStoreBatching {
+    /// The snapshots it reads and writes.
     public typealias SnapshotType = DefaultSnapshot
 
     /// The configuration the store was opened with.

@@ -4,6 +4,7 @@ import Foundation
 /// What a ``WALDataStore`` is made from: a name, its schema, the directory of its engine store
 /// and the engine's options.
 public struct WALStoreConfiguration: DataStoreConfiguration {
+    /// The store this configuration opens.
     public typealias Store = WALDataStore
 
     /// The configuration's name (`Local`, `Cloud`, …).
@@ -29,10 +30,13 @@ public struct WALStoreConfiguration: DataStoreConfiguration {
         self.init(name: name, schema: schema, path: directory.path, options: options)
     }
 
+    /// Two configurations are equal when they name the same store: name, schema, path and
+    /// options.
     public static func == (lhs: WALStoreConfiguration, rhs: WALStoreConfiguration) -> Bool {
         lhs.name == rhs.name && lhs.schema == rhs.schema && lhs.path == rhs.path && lhs.options == rhs.options
     }
 
+    /// Hashes the name, schema and path.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(schema)
