@@ -132,7 +132,11 @@ final class FetchRunner {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let bytes = try entry.value()
                 mapper.countRecordRead()
-                guard isFetched(try RecordValue.entityName(in: bytes, key: entry.key), descriptor) else { continue }
+                let entity = try RecordValue.entityName(in: bytes, key: entry.key)
+                guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
+                    throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
+                }
+                guard isFetched(entity, descriptor) else { continue }
                 let record = try RecordValue(decoding: bytes, key: entry.key)
                 candidates.append(try mapper.snapshot(
                     of: record, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16))), root: root, toMany: toMany))
