@@ -46,6 +46,11 @@ import Testing
             ("prefix", FetchDescriptor(entityName: "Post", predicate: .attribute("title").beginsWith("post 3 #1"))),
             ("top-k", FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 5)),
             ("top-k with offset", FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("date")], fetchLimit: 3, fetchOffset: 4)),
+            ("range sorted by it with a limit", FetchDescriptor(
+                entityName: "Post", predicate: .attribute("date") >= day, sortBy: [FetchSortDescriptor("date")], fetchLimit: 5)),
+            ("range sorted by it in reverse with a limit", FetchDescriptor(
+                entityName: "Post", predicate: .attribute("date") < day.addingTimeInterval(3600),
+                sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 4)),
         ]
         for (name, descriptor) in cases {
             let r = try Self.both(store, descriptor)
@@ -76,5 +81,21 @@ import Testing
         #expect(try store.fetch(FetchDescriptor(entityName: "Post", predicate: .attribute("date") == later)).fetchedSnapshots.isEmpty)
         let entries = try store.engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("date")).map(\.key).count
         #expect(entries == 19, "one date entry per post left")
+    }
+
+    /// The fetch SwiftData makes to resolve models (an identifier set) reads those records and no
+    /// others, and answers as a scan does.
+    @Test func resolvingIdentifiersReadsOnlyTheirRecords() throws {
+        let home = WALHome()
+        defer { home.temporary.remove() }
+        let store = try Self.store(home, posts: 200)
+        let all = try store.fetch(FetchDescriptor(entityName: "Post")).fetchedSnapshots
+        let wanted = Set(all.enumerated().filter { $0.offset % 17 == 3 }.map(\.element.persistentIdentifier))
+        let descriptor = FetchDescriptor(
+            entityName: "Post", predicate: .identifier(in: wanted) && .attribute("title").contains("#1"))
+        let r = try Self.both(store, descriptor)
+        #expect(r.indexed == r.scanned)
+        #expect(!r.indexed.isEmpty)
+        #expect(r.read == wanted.count, "read \(r.read) records for \(wanted.count) identifiers")
     }
 }

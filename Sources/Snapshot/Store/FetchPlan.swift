@@ -32,6 +32,13 @@ struct FetchPlan {
             let ranges = conjuncts.compactMap { range(for: $0, on: first, property, prefix: prefix) }
             if var range = ranges.first {
                 for other in ranges.dropFirst() { range = intersect(range, other) }
+                // Sorted by the same property with a limit: the index walk is in sort order, so
+                // it stops once the window is full (a top-k walk inside the range).
+                if let limit = descriptor.fetchLimit, let sort = descriptor.sortBy.first, sort.path.components == [first] {
+                    return FetchPlan(
+                        range: range, reverse: sort.order == .reverse, topK: (sort, (descriptor.fetchOffset ?? 0) + limit),
+                        prefix: prefix)
+                }
                 return FetchPlan(range: range, reverse: false, prefix: prefix)
             }
         }

@@ -89,11 +89,42 @@ final class FetchRunner {
     }
 
     /// The descriptor's window of full snapshots (to-many arrays only when `toMany`).
+    /// The store's own order (record key order), as a scan would find them: what the evaluator's
+    /// stable sort breaks ties with, whichever way the candidates were found.
+    private static func sortInKeyOrder(_ candidates: inout [DefaultSnapshot]) {
+        candidates.sort { RecordKeys.bytes(of: RecordMapper.primaryKey(of: $0.persistentIdentifier)!)
+            .lexicographicallyPrecedes(RecordKeys.bytes(of: RecordMapper.primaryKey(of: $1.persistentIdentifier)!)) }
+    }
+
+    /// The identifiers a predicate restricts the fetch to, when it is an identifier set or a
+    /// conjunction holding one (the smallest, when several).
+    private static func identifierSet(in predicate: FetchPredicate?) -> Set<PersistentIdentifier>? {
+        switch predicate {
+        case .identifierIn(let ids)?:
+            return ids
+        case .and(let list)?:
+            return list.compactMap { identifierSet(in: $0) }.min { $0.count < $1.count }
+        default:
+            return nil
+        }
+    }
+
     func select(_ descriptor: FetchDescriptor, toMany: Bool) throws -> [DefaultSnapshot] {
         try check(descriptor)
         let root = mapper.layout.root(of: descriptor.entityName)
         var candidates: [DefaultSnapshot] = []
-        if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
+        if let wanted = Self.identifierSet(in: descriptor.predicate) {
+            // The fetch SwiftData makes to resolve models: one point read per identifier, never a
+            // scan of the entity.
+            for id in wanted {
+                guard let snapshot = try mapper.load(id, toMany: toMany) else { continue }
+                guard isFetched(snapshot.persistentIdentifier.entityName, descriptor),
+                    try evaluator.evaluate(descriptor.predicate!, on: snapshot)
+                else { continue }
+                candidates.append(snapshot)
+            }
+            Self.sortInKeyOrder(&candidates)
+        } else if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
             for entry in try mapper.engine.scan(plan.range, reverse: plan.reverse) {
@@ -123,9 +154,7 @@ final class FetchRunner {
                     candidates.append(snapshot)
                 }
             }
-            // The store's own order (record key order), as a scan would find them.
-            candidates.sort { RecordKeys.bytes(of: RecordMapper.primaryKey(of: $0.persistentIdentifier)!)
-                .lexicographicallyPrecedes(RecordKeys.bytes(of: RecordMapper.primaryKey(of: $1.persistentIdentifier)!)) }
+            Self.sortInKeyOrder(&candidates)
         } else {
             let prefix = RecordKeys.recordPrefix(root: root)
             for entry in try mapper.engine.scan(prefix: prefix) {
