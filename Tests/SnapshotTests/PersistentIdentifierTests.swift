@@ -7,6 +7,20 @@ import Testing
         try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
     }
 
+    /// UUID primary keys order as their strings do (the documented order), however they are
+    /// compared inside.
+    @Test func uuidPrimaryKeysOrderAsTheirStrings() throws {
+        for _ in 0..<2_000 {
+            let (a, b) = (UUID(), UUID())
+            let ka = PersistentIdentifier.PrimaryKey.uuid(a), kb = PersistentIdentifier.PrimaryKey.uuid(b)
+            #expect((ka < kb) == (a.uuidString < b.uuidString))
+            #expect((kb < ka) == (b.uuidString < a.uuidString))
+            #expect((PropertyValue.uuid(a) < PropertyValue.uuid(b)) == (a.uuidString < b.uuidString))
+        }
+        let a = UUID()
+        #expect(!(PersistentIdentifier.PrimaryKey.uuid(a) < .uuid(a)))
+    }
+
     @Test func permanentIdentifiersRoundTripThroughCodable() throws {
         let keys: [PersistentIdentifier.PrimaryKey] = [.uuid(UUID()), .string("post-1"), .integer(-42), .integer(.max)]
         for key in keys {

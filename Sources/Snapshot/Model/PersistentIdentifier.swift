@@ -26,7 +26,7 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
 
         public static func < (lhs: PrimaryKey, rhs: PrimaryKey) -> Bool {
             switch (lhs, rhs) {
-            case let (.uuid(a), .uuid(b)): return a.uuidString < b.uuidString
+            case let (.uuid(a), .uuid(b)): return a.ordering(comparedTo: b) < 0
             case let (.string(a), .string(b)): return a < b
             case let (.integer(a), .integer(b)): return a < b
             default: return lhs.rank < rhs.rank

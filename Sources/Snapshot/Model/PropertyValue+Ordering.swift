@@ -71,7 +71,7 @@ extension PropertyValue: Hashable, Comparable {
         case let (.string(a), .string(b)): return a == b ? 0 : (a < b ? -1 : 1)
         case let (.date(a), .date(b)):
             return Number.compareDoubles(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate, detail: true)
-        case let (.uuid(a), .uuid(b)): return ordered(a.uuidString, b.uuidString)
+        case let (.uuid(a), .uuid(b)): return a.ordering(comparedTo: b)
         case let (.url(a), .url(b)): return ordered(a.absoluteString, b.absoluteString)
         case let (.data(a), .data(b)): return orderedBytes(a, b)
         case let (.array(a), .array(b)): return lexicographic(a, b, totalOrder)

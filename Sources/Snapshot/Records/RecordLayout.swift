@@ -37,6 +37,20 @@ struct RecordLayout {
         return other.isToMany
     }
 
+    /// Whether the entries of an object of `entity` hold the join records of `relationship`: one
+    /// side of a link writes them, so that a save touching the other side only through the
+    /// inverse (a tag gaining a post) does not rebuild every join record of that object. The
+    /// side is A when the two relationships name each other as inverses (the save keeps both
+    /// sides in step); otherwise (no inverse, a one-sided inverse, a relationship its own
+    /// inverse) every side that declares it writes them, as it is the only one.
+    func writesJoinRecords(_ relationship: Schema.Relationship, of entity: String) -> Bool {
+        let join = join(relationship, of: entity)
+        guard !join.isSymmetric, let inverse = relationship.inverse,
+            schema.relationship(named: inverse, in: relationship.destination)?.inverse == relationship.name
+        else { return true }
+        return join.isSideA
+    }
+
     func join(_ relationship: Schema.Relationship, of entity: String) -> Join {
         let here = (declaringEntity(of: relationship.name, in: entity), relationship.name)
         let there = relationship.inverse.map { (declaringEntity(of: $0, in: relationship.destination), $0) } ?? (relationship.destination, "")

@@ -79,7 +79,7 @@ struct RecordMapper {
                     fields.append(("CD_\(relationship.name)", .null))
                 }
             case .relationship(let relationship):
-                guard layout.usesJoinRecords(relationship) else { continue }
+                guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { continue }
                 let join = layout.join(relationship, of: entity)
                 let here = RecordName.of(id)
                 for target in value.referencedIdentifiers {
