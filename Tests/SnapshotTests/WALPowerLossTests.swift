@@ -108,4 +108,41 @@ import Testing
         }
         #expect(completed && sawOld && sawNew, "the sweep reached the end of the save (\(crashAt) operations)")
     }
+
+    /// `erase` is one commit: power loss at any of its operations leaves the store whole or
+    /// empty, never half erased.
+    @Test func powerLossAtEveryOperationOfAnEraseLeavesTheStoreWholeOrEmpty() throws {
+        let base = FaultInjectingFileSystem()
+        do {
+            let store = try WALDataStore(Self.configuration, fileSystem: base)
+            let tag = BlogModel.tag(name: "news")
+            let post = BlogModel.post(title: "first", date: Self.epoch, tags: [tag.persistentIdentifier])
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [post, tag]))
+            // Assets (a blob among them), join records, back references and index entries.
+            _ = try store.save(try Self.request(store))
+            try store.close()
+        }
+        let whole = try Self.shape(try WALDataStore(Self.configuration, fileSystem: base.clone()))
+        #expect(!whole.posts.isEmpty)
+        var crashAt = 1
+        var completed = false
+        var sawWhole = false, sawEmpty = false
+        while !completed && crashAt < 500 {
+            let fs = base.clone()
+            let store = try WALDataStore(Self.configuration, fileSystem: fs)
+            fs.crash(atOperation: crashAt)
+            let before = fs.operationCount
+            let acknowledged = (try? store.erase()) != nil
+            completed = acknowledged && fs.operationCount - before < crashAt
+            fs.powerLoss()
+            try? store.close()
+            let shape = try Self.shape(try WALDataStore(Self.configuration, fileSystem: fs))
+            let empty = shape.posts.isEmpty && shape.tags.isEmpty && shape.attachments.isEmpty && shape.keyKinds.keys.allSatisfy { $0 == 0 }
+            #expect(shape == whole || empty, "power loss at operation \(crashAt): \(shape)")
+            if acknowledged { #expect(empty, "power loss at operation \(crashAt): an acknowledged erase is undone") }
+            if shape == whole { sawWhole = true } else if empty { sawEmpty = true }
+            crashAt += 1
+        }
+        #expect(completed && sawWhole && sawEmpty, "the sweep reached the end of the erase (\(crashAt) operations)")
+    }
 }

@@ -52,8 +52,10 @@ extension WALDataStore {
     }
 
     /// Removes every object (records, assets, relationships, indexes); the store keeps its
-    /// identifier and stays usable. Each chunk of keys is one commit: when it returns the store
-    /// is empty and that is durable; if it fails midway, some objects may be left.
+    /// identifier and stays usable. It is one engine commit: when it returns the store is empty
+    /// and that is durable; if it fails, or the power goes, the store is as it was or empty,
+    /// never half erased. (A store of more keys than one commit can hold — about a gigabyte of
+    /// them — is refused with an engine `invalidArgument` error, unchanged.)
     public func erase() throws {
         try gate.withLock {
             try Self.engineCall("Erasing") {
@@ -61,12 +63,8 @@ extension WALDataStore {
                 for entry in try engine.scan(LogStore.KeyRange(lower: .exclusive(RecordKeys.meta))) where entry.key != RecordKeys.meta {
                     keys.append(entry.key)
                 }
-                var start = 0
-                while start < keys.count {
-                    let chunk = keys[start..<min(start + 10_000, keys.count)]
-                    try engine.write { batch in for key in chunk { batch.delete(key) } }
-                    start += chunk.count
-                }
+                // One commit: after a crash the store is whole or empty, never half erased.
+                try engine.write { batch in for key in keys { batch.delete(key) } }
             }
         }
     }
