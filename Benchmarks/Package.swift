@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "walstore-bench", targets: ["WALStoreBench"]),
         .executable(name: "walstore-peers-bench", targets: ["PeersBench"]),
+        .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -61,6 +62,14 @@ let package = Package(
         .executableTarget(
             name: "WALStoreBench",
             dependencies: ["BenchSupport", "CSQLite"]
+        ),
+        // WALDataStore's figures at the DataStore level, on the blog model.
+        .executableTarget(
+            name: "DataStoreBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
         ),
         // WALStore against LevelDB, RocksDB and LMDB.
         .executableTarget(
