@@ -94,6 +94,29 @@ extension RecordMapper {
         return result.sorted(by: Self.canonicalOrder)
     }
 
+    /// The objects whose to-many relationship without an inverse lists `id` (read from their join
+    /// records, where `id` is the far end): the only references to `id` that `id`'s own snapshot
+    /// does not name, besides to-one ones (``incomingReferences(to:)``).
+    func incomingJoinSources(to id: PersistentIdentifier) throws -> [PersistentIdentifier] {
+        var result: [PersistentIdentifier] = []
+        for entity in schema.entities {
+            for relationship in entity.relationships where relationship.inverse == nil && layout.usesJoinRecords(relationship) {
+                guard schema.isEntity(id.entityName, kindOf: relationship.destination) else { continue }
+                let join = layout.join(relationship, of: entity.name)
+                // The far end is listed first in the mirror keys when the source is side A.
+                let prefix = RecordKeys.joinPrefix(
+                    mirror: join.isSideA, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
+                for entry in try engine.scan(prefix: prefix) {
+                    guard let name = String(validating: entry.key.dropFirst(prefix.count), as: UTF8.self),
+                        let (sourceEntity, source) = RecordName.parse(name)
+                    else { throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key) }
+                    result.append(try identifier(entity: sourceEntity, primaryKey: source))
+                }
+            }
+        }
+        return result
+    }
+
     /// Every stored to-one reference to `id`: the relationship (`<DeclaringEntity>.<name>`) and
     /// the source.
     func incomingReferences(to id: PersistentIdentifier) throws -> [(relationship: String, source: PersistentIdentifier)] {

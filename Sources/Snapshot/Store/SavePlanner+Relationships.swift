@@ -118,6 +118,7 @@ extension SavePlanner {
             let snapshot = try stored(d)!
             var referrers = Set(snapshot.referencedIdentifiers)
             for (_, source) in try mapper.incomingReferences(to: d) { referrers.insert(source) }
+            for source in try mapper.incomingJoinSources(to: d) { referrers.insert(source) }
             for r in referrers.sorted() where !deleted.contains(r) { try modify(r) { _ in } }
         }
         for id in state.keys.sorted() where !deleted.contains(id) {

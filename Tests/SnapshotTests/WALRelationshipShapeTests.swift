@@ -1,0 +1,114 @@
+import Foundation
+import Snapshot
+import Testing
+
+/// The relationship shapes the blog model does not have: a one-to-one with its inverse, a
+/// to-many without an inverse, and a many-to-many that is its own inverse. Each is kept in step
+/// by saves (both ends, inverses moved), survives a reopen, and loses a deleted object.
+@Suite struct WALRelationshipShapeTests {
+    static let schema: Schema = {
+        do {
+            return try Schema([
+                .init(
+                    "Person",
+                    attributes: [.init("name", .string)],
+                    relationships: [
+                        .init("passport", destination: "Passport", .toOne, inverse: "holder"),
+                        .init("bookmarks", destination: "Page", .toMany),
+                        .init("friends", destination: "Person", .toMany, inverse: "friends"),
+                    ]),
+                .init(
+                    "Passport", attributes: [.init("number", .string)],
+                    relationships: [.init("holder", destination: "Person", .toOne, inverse: "passport")]),
+                .init("Page", attributes: [.init("url", .string)]),
+            ])
+        } catch {
+            preconditionFailure("a fixed, consistent schema: \(error)")
+        }
+    }()
+
+    static func make(_ entity: String, _ values: [String: PropertyValue]) -> DefaultSnapshot {
+        DefaultSnapshot(persistentIdentifier: .temporary(entityName: entity), values: values)
+    }
+
+    static func person(_ name: String, _ extra: [String: PropertyValue] = [:]) -> DefaultSnapshot {
+        make("Person", ["name": .string(name), "passport": .toOne(nil), "bookmarks": .toMany([]), "friends": .toMany([])]
+            .merging(extra) { _, new in new })
+    }
+
+    @Test func aOneToOneMovesItsInverseAndTheOtherEndLetsGo() throws {
+        let home = WALHome(Self.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let passport = Self.make("Passport", ["number": "P1", "holder": .toOne(nil)])
+        let ann = Self.person("Ann", ["passport": .toOne(passport.persistentIdentifier)])
+        let bo = Self.person("Bo")
+        let saved = try store.save(DataStoreSaveChangesRequest(inserted: [passport, ann, bo]))
+        let ids = saved.remappedIdentifiers
+        let (p, a, b) = (ids[passport.persistentIdentifier]!, ids[ann.persistentIdentifier]!, ids[bo.persistentIdentifier]!)
+        #expect(try store.snapshot(p)?["holder"] == .toOne(a), "the inverse of Ann's passport is set")
+
+        // Bo takes the passport: Ann's end lets go, in the same save.
+        var boNow = try #require(try store.snapshot(b))
+        boNow["passport"] = .toOne(p)
+        let moved = try store.save(DataStoreSaveChangesRequest(updated: [boNow]))
+        #expect(try store.snapshot(p)?["holder"] == .toOne(b))
+        #expect(try store.snapshot(a)?["passport"] == .toOne(nil), "Ann no longer holds it")
+        #expect(moved.snapshotsToReregister[a]?["passport"] == .toOne(nil), "and Ann comes back for re-registration")
+        try store.close()
+
+        let reopened = try home.open()
+        #expect(try reopened.snapshot(p)?["holder"] == .toOne(b))
+        #expect(try reopened.snapshot(a)?["passport"] == .toOne(nil))
+        // Deleting the passport nullifies its holder's end.
+        _ = try reopened.save(DataStoreSaveChangesRequest(deleted: [try #require(try reopened.snapshot(p))]))
+        #expect(try reopened.snapshot(b)?["passport"] == .toOne(nil))
+    }
+
+    @Test func aToManyWithoutAnInverseKeepsItsTargetsAndLosesADeletedOne() throws {
+        let home = WALHome(Self.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let pages = (0..<3).map { Self.make("Page", ["url": .string("https://example.com/\($0)")]) }
+        let ann = Self.person("Ann", ["bookmarks": .toMany(pages.map(\.persistentIdentifier))])
+        let saved = try store.save(DataStoreSaveChangesRequest(inserted: pages + [ann]))
+        let a = saved.remappedIdentifiers[ann.persistentIdentifier]!
+        let pageIDs = pages.map { saved.remappedIdentifiers[$0.persistentIdentifier]! }
+        #expect(Set(try #require(try store.snapshot(a))["bookmarks"]!.referencedIdentifiers) == Set(pageIDs))
+
+        // Drop one bookmark by updating the list, delete another page outright.
+        var annNow = try #require(try store.snapshot(a))
+        annNow["bookmarks"] = .toMany([pageIDs[0], pageIDs[1]])
+        _ = try store.save(DataStoreSaveChangesRequest(updated: [annNow]))
+        _ = try store.save(DataStoreSaveChangesRequest(deleted: [try #require(try store.snapshot(pageIDs[1]))]))
+        try store.close()
+        let reopened = try home.open()
+        #expect(try reopened.snapshot(a)?["bookmarks"]?.referencedIdentifiers == [pageIDs[0]])
+        #expect(try reopened.all("Page").count == 2, "pages are not deleted with the link")
+    }
+
+    @Test func aManyToManyThatIsItsOwnInverseIsSymmetric() throws {
+        let home = WALHome(Self.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let ann = Self.person("Ann"), bo = Self.person("Bo"), cy = Self.person("Cy")
+        var annWithFriends = ann
+        annWithFriends["friends"] = .toMany([bo.persistentIdentifier, cy.persistentIdentifier])
+        let saved = try store.save(DataStoreSaveChangesRequest(inserted: [annWithFriends, bo, cy]))
+        let m = saved.remappedIdentifiers
+        let (a, b, c) = (m[ann.persistentIdentifier]!, m[bo.persistentIdentifier]!, m[cy.persistentIdentifier]!)
+        #expect(try store.snapshot(b)?["friends"]?.referencedIdentifiers == [a], "a friendship shows from both ends")
+        #expect(try store.snapshot(c)?["friends"]?.referencedIdentifiers == [a])
+
+        // Cy ends it from Cy's side; Bo is deleted.
+        var cyNow = try #require(try store.snapshot(c))
+        cyNow["friends"] = .toMany([])
+        _ = try store.save(DataStoreSaveChangesRequest(updated: [cyNow]))
+        _ = try store.save(DataStoreSaveChangesRequest(deleted: [try #require(try store.snapshot(b))]))
+        try store.close()
+        let reopened = try home.open()
+        #expect(try reopened.snapshot(a)?["friends"]?.referencedIdentifiers == [], "both friendships are gone")
+        #expect(try reopened.snapshot(c)?["friends"]?.referencedIdentifiers == [])
+        #expect(try reopened.all("Person").count == 2)
+    }
+}
