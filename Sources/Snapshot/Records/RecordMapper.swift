@@ -50,9 +50,9 @@ struct RecordMapper {
         let root = layout.root(of: entity)
         var result: [[UInt8]: StoredEntry] = [:]
         var fields: [(name: String, value: PropertyValue)] = []
-        for property in schema.allProperties(of: entity) {
-            let value = snapshot.values[property.name] ?? .null
-            switch property {
+        for field in layout.fields(of: entity) {
+            let value = snapshot.values[field.property.name] ?? .null
+            switch field.property {
             case .attribute(let attribute):
                 if attribute.options.contains(.ephemeral) { continue }
                 let encoded = FieldValueCoding.encoded(value)
@@ -63,20 +63,20 @@ struct RecordMapper {
                     } else {
                         result[key] = .external(encoded)
                     }
-                    fields.append(("CD_\(attribute.name)_ckAsset", .data(Data(key))))
+                    fields.append((field.assetName, .data(Data(key))))
                 } else {
-                    fields.append(("CD_\(attribute.name)", value))
+                    fields.append((field.name, value))
                 }
             case .relationship(let relationship) where !relationship.isToMany:
                 if case .toOne(let target?) = value, let targetPK = Self.primaryKey(of: target) {
-                    fields.append(("CD_\(relationship.name)", .string(RecordName.of(target))))
+                    fields.append((field.name, .string(RecordName.of(target))))
                     let key = RecordKeys.backReference(
                         destinationRoot: layout.root(of: target.entityName), destination: targetPK,
                         relationship: layout.qualifiedName(relationship.name, in: entity),
                         sourceEntity: entity, source: pk)
                     result[key] = .inline([])
                 } else {
-                    fields.append(("CD_\(relationship.name)", .null))
+                    fields.append((field.name, .null))
                 }
             case .relationship(let relationship):
                 guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { continue }

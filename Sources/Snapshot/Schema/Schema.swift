@@ -11,8 +11,8 @@
 public struct Schema: Hashable, Codable, Sendable {
     /// The entities, in the order given.
     public let entities: [Entity]
-    /// Entity name → position in ``entities``.
-    let positions: [String: Int]
+    /// The lookups' answers, worked out once when the schema is made (it is immutable).
+    let tables: LookupTables
 
     /// A schema of `entities`.
     ///
@@ -26,9 +26,7 @@ public struct Schema: Hashable, Codable, Sendable {
                 entityName: first.entityName, propertyName: first.propertyName, underlying: first)
         }
         self.entities = entities
-        var positions: [String: Int] = [:]
-        for (i, entity) in entities.enumerated() { positions[entity.name] = i }
-        self.positions = positions
+        self.tables = LookupTables(entities)
     }
 
     public static func == (lhs: Schema, rhs: Schema) -> Bool { lhs.entities == rhs.entities }

@@ -3,7 +3,7 @@ import Engine
 extension WALDataStore {
     var mapper: RecordMapper {
         RecordMapper(
-            layout: RecordLayout(schema: schema), engine: engine, storeIdentifier: identifier,
+            layout: layout, engine: engine, storeIdentifier: identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: { [self] in countRecordRead() })
     }
 

@@ -43,6 +43,8 @@ public final class WALDataStore: DataStoreBatching {
     public let identifier: String
     /// The entities it holds.
     public let schema: Schema
+    /// How the schema's objects are laid out as keys, worked out once.
+    let layout: RecordLayout
     /// The engine store underneath: for reading raw records. Writing to it directly bypasses
     /// every check and index.
     package let engine: LogStore
@@ -72,6 +74,7 @@ public final class WALDataStore: DataStoreBatching {
         }
         self.configuration = configuration
         self.schema = schema
+        self.layout = RecordLayout(schema: schema)
         self.engine = engine
         self.identifier = try Self.engineCall("Reading the store's header") {
             try StoreHeader.load(from: engine, schema: schema)
