@@ -2,35 +2,43 @@ import Engine
 import Foundation
 
 extension RecordMapper {
-    /// `snapshots` (read without their to-many arrays) with every to-many relationship of
-    /// their entities filled in, in canonical order, as ``targets(of:through:)`` reads them.
+    /// Fills in every to-many relationship of `snapshots` (read without their to-many arrays),
+    /// in canonical order, as ``targets(of:through:)`` reads them.
     ///
     /// With `bulk`, each relationship's keys are read in one scan of all of them (every join
     /// record of the relationship, every back reference into the root) instead of one scan per
     /// object: cheaper when the snapshots are a large part of their root's objects.
-    func fillingToMany(_ snapshots: [DefaultSnapshot], bulk: Bool) throws -> [DefaultSnapshot] {
-        guard !snapshots.isEmpty else { return snapshots }
+    func fillToMany(_ snapshots: inout [DefaultSnapshot], bulk: Bool) throws {
+        guard !snapshots.isEmpty else { return }
         let table = bulk ? try allTargets(of: snapshots) : nil
-        return try snapshots.map { snapshot in
-            var filled = snapshot
-            let id = snapshot.persistentIdentifier
-            for field in layout.fields(of: id.entityName) {
-                guard case .relationship(let r) = field.property, r.isToMany else { continue }
-                if let table {
-                    let found = Self.primaryKey(of: id).flatMap { table[$0]?[r.name] } ?? []
-                    filled.values[r.name] = .toMany(found.sorted(by: Self.canonicalOrder))
-                } else {
-                    filled.values[r.name] = .toMany(try targets(of: id, through: r))
-                }
+        for i in snapshots.indices {
+            for (name, targets) in try toManyValues(of: snapshots[i].persistentIdentifier, from: table) {
+                snapshots[i].values[name] = .toMany(targets)
             }
-            return filled
         }
     }
 
-    /// Primary key → to-many relationship name → targets (unsorted), for every object of the
+    /// Relationship name → canonically ordered targets, for each to-many relationship of `id`:
+    /// from `table` when given, else from the object's own keys.
+    private func toManyValues(of id: PersistentIdentifier, from table: [String: [UUID: [PersistentIdentifier]]]?) throws -> [(String, [PersistentIdentifier])] {
+        let pk = Self.primaryKey(of: id)
+        var result: [(String, [PersistentIdentifier])] = []
+        for field in layout.fields(of: id.entityName) {
+            guard case .relationship(let r) = field.property, r.isToMany else { continue }
+            guard let table else {
+                result.append((r.name, try targets(of: id, through: r)))
+                continue
+            }
+            let found = pk.flatMap { table[r.name]?[$0] } ?? []
+            result.append((r.name, found.count > 1 ? found.sorted(by: Self.canonicalOrder) : found))
+        }
+        return result
+    }
+
+    /// To-many relationship name → primary key → targets (unsorted), for every object of the
     /// snapshots' entities, from one scan per relationship.
-    private func allTargets(of snapshots: [DefaultSnapshot]) throws -> [UUID: [String: [PersistentIdentifier]]] {
-        var table: [UUID: [String: [PersistentIdentifier]]] = [:]
+    private func allTargets(of snapshots: [DefaultSnapshot]) throws -> [String: [UUID: [PersistentIdentifier]]] {
+        var table: [String: [UUID: [PersistentIdentifier]]] = [:]
         var entities = Set(snapshots.map(\.persistentIdentifier.entityName))
         // Same-named relationships of sibling entities share one scan when they share a join.
         var scannedJoins = Set<[UInt8]>()
@@ -48,17 +56,21 @@ extension RecordMapper {
                 for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
                     let prefix = RecordKeys.joinRelationshipPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships)
                     guard scannedJoins.insert(prefix).inserted else { continue }
+                    var found = table.removeValue(forKey: r.name) ?? [:]
+                    defer { table[r.name] = found }
                     for entry in try engine.scan(prefix: prefix) {
                         let rest = entry.key[prefix.count...]
                         guard let zero = rest.firstIndex(of: 0), let (_, here) = RecordName.parse(utf8: rest[..<zero]),
                             let (otherEntity, other) = RecordName.parse(utf8: rest[(zero + 1)...])
                         else { throw RecordDecodingError("a join key whose components are not record names", key: entry.key) }
-                        table[here, default: [:]][r.name, default: []].append(try identifier(entity: otherEntity, primaryKey: other))
+                        found[here, default: []].append(try identifier(entity: otherEntity, primaryKey: other))
                     }
                 }
             }
         }
         for (root, relationships) in backReferences {
+            var found: [String: [UUID: [PersistentIdentifier]]] = [:]
+            defer { for (name, targets) in found { table[name, default: [:]].merge(targets) { $0 + $1 } } }
             let prefix = RecordKeys.backReferenceRootPrefix(destinationRoot: root)
             for entry in try engine.scan(prefix: prefix) {
                 let rest = entry.key[prefix.count...]
@@ -71,7 +83,7 @@ extension RecordMapper {
                 guard let toMany = relationships[relationship] else { continue }
                 let destination = RecordKeys.uuid(from: Array(rest[rest.startIndex..<nameStart]))
                 let (entity, source) = try RecordKeys.parseBackReferenceSuffix(entry.key, prefixLength: zero + 1)
-                table[destination, default: [:]][toMany, default: []].append(try identifier(entity: entity, primaryKey: source))
+                found[toMany, default: [:]][destination, default: []].append(try identifier(entity: entity, primaryKey: source))
             }
         }
         return table

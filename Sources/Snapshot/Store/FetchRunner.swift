@@ -118,10 +118,11 @@ final class FetchRunner {
     /// join records only for what it returns.
     func select(_ descriptor: FetchDescriptor, toMany: Bool) throws -> [DefaultSnapshot] {
         let evaluationNeedsToMany = toMany && needsToMany(descriptor)
-        let (window, rootCount) = try candidatesWindow(descriptor, toMany: evaluationNeedsToMany)
+        var (window, rootCount) = try candidatesWindow(descriptor, toMany: evaluationNeedsToMany)
         guard toMany && !evaluationNeedsToMany else { return window }
         let bulk = rootCount.map { window.count >= 64 && window.count * 4 >= $0 } ?? false
-        return try mapper.fillingToMany(window, bulk: bulk)
+        try mapper.fillToMany(&window, bulk: bulk)
+        return window
     }
 
     /// The window, and how many records the root holds when they were all read to find it
