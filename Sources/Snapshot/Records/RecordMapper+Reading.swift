@@ -37,7 +37,9 @@ extension RecordMapper {
                 if case .data(let assetKey)? = fields["CD_\(attribute.name)_ckAsset"] {
                     values[attribute.name] = try readAsset(Array(assetKey), type: attribute.valueType, record: key)
                 } else {
-                    values[attribute.name] = fields["CD_\(attribute.name)"] ?? .null
+                    // No field: written before a lightweight migration added the attribute
+                    // (records are not rewritten for it), so it holds the default.
+                    values[attribute.name] = fields["CD_\(attribute.name)"] ?? attribute.defaultValue ?? .null
                 }
             case .relationship(let relationship) where !relationship.isToMany:
                 switch fields["CD_\(relationship.name)"] {
