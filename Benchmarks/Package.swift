@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "walstore-bench", targets: ["WALStoreBench"]),
         .executable(name: "walstore-peers-bench", targets: ["PeersBench"]),
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
+        .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -72,6 +73,14 @@ let package = Package(
             ]
         ),
         // WALStore against LevelDB, RocksDB and LMDB.
+        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
+        .executableTarget(
+            name: "MigrationBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
         .executableTarget(
             name: "PeersBench",
             dependencies: ["BenchSupport", "CLevelDB", "CRocksDB", "CLMDB"]
