@@ -22,6 +22,7 @@ let package = Package(
     products: [
         .executable(name: "walstore-bench", targets: ["WALStoreBench"]),
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
+        .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -112,6 +113,14 @@ if peersInstalled {
             providers: [.apt(["liblmdb-dev"])]
         ),
         // WALStore against LevelDB, RocksDB and LMDB.
+        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
+        .executableTarget(
+            name: "MigrationBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
         .executableTarget(
             name: "PeersBench",
             dependencies: ["BenchSupport", "CLevelDB", "CRocksDB", "CLMDB"]

@@ -38,7 +38,9 @@ extension RecordMapper {
                 if case .data(let assetKey)? = fields[field.assetName] {
                     values[attribute.name] = try readAsset(Array(assetKey), type: attribute.valueType, record: key)
                 } else {
-                    values[attribute.name] = fields[field.name] ?? .null
+                    // No field: written before a lightweight migration added the attribute
+                    // (records are not rewritten for it), so it holds the default.
+                    values[attribute.name] = fields[field.name] ?? attribute.defaultValue ?? .null
                 }
             case .relationship(let relationship) where !relationship.isToMany:
                 switch fields[field.name] {

@@ -12,7 +12,7 @@ enum StoredEntry: Equatable {
 /// Snapshot layer)").
 struct RecordMapper {
     let layout: RecordLayout
-    let engine: LogStore
+    let engine: RecordSpace
     let storeIdentifier: String
     /// Values whose record encoding is longer than this go to an asset, as
     /// externalStorage ones do: the engine's blob threshold.

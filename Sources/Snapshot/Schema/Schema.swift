@@ -6,8 +6,9 @@
 /// ``Inconsistency`` for every rule. The lookups (``entity(named:)``, ``rootEntity(of:)``,
 /// ``allProperties(of:)``, …) answer for this consistent set.
 ///
-/// Its `Codable` form (the list of entities) is for tests and tools; it is not yet a stable
-/// on-disk format.
+/// Its `Codable` form (the list of entities, as sorted-keys JSON) is what a store's header
+/// records (FORMAT.md, "The header"), so that a store opened with another schema can name
+/// the differences.
 public struct Schema: Hashable, Codable, Sendable {
     /// The entities, in the order given.
     public let entities: [Entity]

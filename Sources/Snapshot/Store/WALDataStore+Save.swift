@@ -3,7 +3,7 @@ import Engine
 extension WALDataStore {
     var mapper: RecordMapper {
         RecordMapper(
-            layout: layout, engine: engine, storeIdentifier: identifier,
+            layout: layout, engine: space, storeIdentifier: identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: { [self] in countRecordRead() })
     }
 
@@ -27,7 +27,7 @@ extension WALDataStore {
             try Self.engineCall("Saving") {
                 let planner = SavePlanner(mapper: mapper)
                 let batch = try planner.plan(request)
-                try engine.commit(batch)
+                try space.commit(batch)
                 return DataStoreSaveChangesResult(
                     for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: planner.snapshotsToReregister())
             }
@@ -46,7 +46,7 @@ extension WALDataStore {
                 guard !ids.isEmpty else { return }
                 let planner = SavePlanner(mapper: mapper)
                 let batch = try planner.plan(DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }))
-                try engine.commit(batch)
+                try space.commit(batch)
             }
         }
     }
@@ -59,6 +59,7 @@ extension WALDataStore {
     public func erase() throws {
         try gate.withLock {
             try Self.engineCall("Erasing") {
+                if isMigrationContext { return try eraseGeneration() }
                 var keys: [[UInt8]] = []
                 for entry in try engine.scan(LogStore.KeyRange(lower: .exclusive(RecordKeys.meta))) where entry.key != RecordKeys.meta {
                     keys.append(entry.key)
