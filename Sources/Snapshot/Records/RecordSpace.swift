@@ -52,7 +52,12 @@ struct RecordSpace: Sendable {
     }
 
     func commit(_ batch: WriteBatch) throws(EngineError) {
-        _ = try engine.commit(prefix.isEmpty ? batch : batch.mappingKeys(engineKey))
+        _ = try engine.commit(engineBatch(batch))
+    }
+
+    /// `batch` (of unprefixed record keys) as the engine stores it in this generation.
+    func engineBatch(_ batch: WriteBatch) -> WriteBatch {
+        prefix.isEmpty ? batch : batch.mappingKeys(engineKey)
     }
 
     func scan(prefix keyPrefix: [UInt8]) throws(EngineError) -> Scan {

@@ -24,13 +24,9 @@ extension WALDataStore {
     ///   `deleteDenied`, `uniqueness`; `engine` when the engine fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try gate.withLock {
-            try Self.engineCall("Saving") {
-                let planner = SavePlanner(mapper: mapper)
-                let batch = try planner.plan(request)
-                try space.commit(batch)
-                return DataStoreSaveChangesResult(
-                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: planner.snapshotsToReregister())
-            }
+            let planned = try planWithoutWriting(request)
+            try Self.engineCall("Saving") { _ = try engine.commit(planned.batch) }
+            return planned.result
         }
     }
 
