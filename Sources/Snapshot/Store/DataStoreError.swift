@@ -12,7 +12,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case preferInMemoryFilter, preferInMemorySort, unsupportedFeature, invalidPredicate
             case unknownEntity, unknownProperty, typeMismatch, missingValue, danglingReference
             case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
-            case uniqueness, invalidSchema, invalidRequest, engine
+            case uniqueness, invalidSchema, invalidRequest, engine, historyTokenExpired
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -58,6 +58,10 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// The storage underneath failed (the engine, or a simple store's file);
         /// ``DataStoreError/underlying`` is its error (an `EngineError`, say).
         public static let engine = Code(.engine)
+        /// A history token older than the history the store keeps (its transactions were deleted,
+        /// or expired), or newer than its newest transaction (the store was replaced): a fetch
+        /// after it could not be complete. Start again without a token.
+        public static let historyTokenExpired = Code(.historyTokenExpired)
 
         public var description: String {
             switch value {
@@ -78,6 +82,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .invalidSchema: "invalidSchema"
             case .invalidRequest: "invalidRequest"
             case .engine: "engine"
+            case .historyTokenExpired: "historyTokenExpired"
             }
         }
     }

@@ -48,14 +48,18 @@ public final class WALDataStore: DataStoreBatching {
     package let engine: LogStore
     /// Serialises saves, fetches and erases: each sees (and makes) one consistent state.
     let gate = NSLock()
+    /// The history of its saves (``fetchHistory(_:)``), recorded when the configuration asks.
+    let history: HistoryLog
     private let recordsReadCounter = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store `configuration` describes.
     ///
-    /// When it returns, the engine store is open and recovered, and the store's header record
-    /// (its identifier and the schema's fingerprint) is durable.
+    /// When it returns, the engine store is open and recovered, the store's header record
+    /// (its identifier and the schema's fingerprint) is durable, and the history's retention
+    /// (``WALStoreConfiguration/History``) is applied.
     ///
-    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema;
+    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema or with a history
+    ///   retention out of range;
     ///   ``DataStoreError/Code/engine`` wrapping the engine's error (locked, corrupted, …) or a
     ///   header that does not decode.
     public convenience init(_ configuration: WALStoreConfiguration) throws {
@@ -67,14 +71,19 @@ public final class WALDataStore: DataStoreBatching {
         guard let schema = configuration.schema else {
             throw DataStoreError(.invalidRequest, "A WALDataStore needs a schema; pass one in its configuration.")
         }
+        try configuration.history.validate()
         let engine = try Self.engineCall("Opening the store") {
             try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem)
         }
         self.configuration = configuration
         self.schema = schema
         self.engine = engine
-        self.identifier = try Self.engineCall("Reading the store's header") {
+        let identifier = try Self.engineCall("Reading the store's header") {
             try StoreHeader.load(from: engine, schema: schema)
+        }
+        self.identifier = identifier
+        self.history = try Self.engineCall("Opening the store's history") {
+            try HistoryLog(engine: engine, settings: configuration.history, storeIdentifier: identifier)
         }
     }
 
@@ -123,7 +132,7 @@ public final class WALDataStore: DataStoreBatching {
         try await onIOThread { try self.delete(request) }
     }
 
-    private func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         let result = await LogStore.runOnIOThread { () -> Result<T, DataStoreError> in
             do { return .success(try body()) } catch { return .failure(Self.wrapped(error, "The call")) }
         }
