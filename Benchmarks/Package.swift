@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "walstore-bench", targets: ["WALStoreBench"]),
         .executable(name: "walstore-peers-bench", targets: ["PeersBench"]),
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
+        .executable(name: "walstore-history-bench", targets: ["HistoryBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -66,6 +67,14 @@ let package = Package(
         // WALDataStore's figures at the DataStore level, on the blog model.
         .executableTarget(
             name: "DataStoreBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
+        // What WALDataStore's history costs on saves, and what fetchHistory takes.
+        .executableTarget(
+            name: "HistoryBench",
             dependencies: [
                 .product(name: "Engine", package: "WALStore"),
                 .product(name: "Snapshot", package: "WALStore"),
