@@ -97,6 +97,9 @@ func saveSingle(_ path: String, history: Bool, count: Int) throws -> Double {
     return Double(count) / seconds
 }
 
+/// A line on standard output, written at once (not buffered until exit).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 func main() throws {
@@ -120,22 +123,23 @@ func main() throws {
     }
     for (name, figures, unit) in [("save-batch", batch, "posts/s"), ("save-single", single, "saves/s")] {
         let off = median(figures[false]!), on = median(figures[true]!)
-        print(String(format: "%@: history off %.0f %@, on %.0f %@ (history costs %+.1f%%); runs off %@, on %@", name, off, unit, on, unit, (off / on - 1) * 100,
+        say(String(format: "%@: history off %.0f %@, on %.0f %@ (history costs %+.1f%%); runs off %@, on %@", name, off, unit, on, unit, (off / on - 1) * 100,
                      figures[false]!.map { String(format: "%.0f", $0) }.joined(separator: " "), figures[true]!.map { String(format: "%.0f", $0) }.joined(separator: " ")))
     }
 
-    // fetchHistory of the newest 1,000 of `transactions` (filled with sync mode none: one tag
+    // fetchHistory of the newest 1,000 of `transactions` (filled with sync mode none: one post
     // per save).
     let fetchPath = path()
     var s = try store(at: fetchPath, history: true, syncMode: .none)
     let fillSeconds = try elapsed {
         for n in 0..<settings.transactions {
             _ = try s.save(DataStoreSaveChangesRequest(
-                inserted: [DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Tag"), values: ["name": .string("t\(n)")])],
+                inserted: [newPost(n, tags: [])],
                 editingState: EditingState(author: n % 2 == 0 ? "even" : "odd")))
         }
     }
     try s.close()
+    say(String(format: "(filling %d single-post transactions with sync mode none took %.1f s)", settings.transactions, fillSeconds))
     s = try store(at: fetchPath, history: true)
     let last = UInt64(settings.transactions)
     var newest: [Double] = [], after: [Double] = []
@@ -149,9 +153,8 @@ func main() throws {
             guard got.count == 1_000 else { throw Usage(description: "fetchHistory after a token returned \(got.count)") }
         })
     }
-    print(String(format: "fetchHistory, newest 1,000 of %d transactions (fetchLimit, newestFirst): median %.2f ms", settings.transactions, median(newest) * 1e3))
-    print(String(format: "fetchHistory, the 1,000 after a token of %d transactions: median %.2f ms", settings.transactions, median(after) * 1e3))
-    print(String(format: "(filling %d single-tag transactions with sync mode none took %.1f s)", settings.transactions, fillSeconds))
+    say(String(format: "fetchHistory, newest 1,000 of %d transactions (fetchLimit, newestFirst): median %.2f ms", settings.transactions, median(newest) * 1e3))
+    say(String(format: "fetchHistory, the 1,000 after a token of %d transactions: median %.2f ms", settings.transactions, median(after) * 1e3))
 }
 
 try main()

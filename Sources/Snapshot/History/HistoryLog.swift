@@ -1,19 +1,25 @@
 import Engine
 import Foundation
-import Synchronization
 
 /// A ``WALDataStore``'s history: what it has recorded (``HistoryState``), recording a save's
 /// transaction into the save's own engine batch, retention, deletion and fetches.
 ///
-/// Its methods are called under the store's lock, one at a time; the state sits in a `Mutex`
-/// only so that the type is `Sendable`. The in-memory state changes only after the commit that
+/// Its methods are called under the store's lock, one at a time; the state sits in the
+/// engine's `Locked` (read and written only inside its `withLock`) only so that the type is
+/// `Sendable`. The in-memory state changes only after the commit that
 /// stores it returned.
 final class HistoryLog: Sendable {
     let settings: WALStoreConfiguration.History
     let storeIdentifier: String
     let engine: LogStore
-    private let stored: Mutex<HistoryState>
-    private let clock: Mutex<@Sendable () -> Date>
+    private let stored: Locked<HistoryState>
+    private let clock: Locked<Clock>
+
+    /// The clock, in a struct: a bare closure in the generic `Locked` is reabstracted at each
+    /// `inout` access, and the thunks would pile up, one more per call.
+    struct Clock: Sendable {
+        var now: @Sendable () -> Date
+    }
 
     /// History records deleted per commit by a prune (at open, by deleteHistory).
     static let pruneChunk = 8192
@@ -29,8 +35,8 @@ final class HistoryLog: Sendable {
         self.settings = settings
         self.storeIdentifier = storeIdentifier
         let bytes = try engine.value(forKey: RecordKeys.historyMeta)
-        stored = Mutex(try bytes.map { bytes throws(RecordDecodingError) in try HistoryState(decoding: bytes) } ?? HistoryState())
-        clock = Mutex({ @Sendable in Date() })
+        stored = Locked(try bytes.map { bytes throws(RecordDecodingError) in try HistoryState(decoding: bytes) } ?? HistoryState())
+        clock = Locked(Clock(now: { Date() }))
         guard bytes != nil else { return }
         var target = state
         if settings.isEnabled {
@@ -46,9 +52,9 @@ final class HistoryLog: Sendable {
 
     var state: HistoryState { stored.withLock { $0 } }
 
-    func now() -> Date { clock.withLock { $0 }() }
+    func now() -> Date { clock.withLock { $0.now }() }
 
-    func setClock(_ body: @escaping @Sendable () -> Date) { clock.withLock { $0 = body } }
+    func setClock(_ body: @escaping @Sendable () -> Date) { clock.withLock { $0 = Clock(now: body) } }
 
     /// Makes `state` the in-memory state, once the commit that stores it has returned.
     func didCommit(_ state: HistoryState?) {

@@ -21,11 +21,6 @@ struct HistoryRecord: Equatable {
         var updated: [String] = []
         /// A delete's preserved values (sorted by name).
         var tombstone: [TombstoneField] = []
-
-        static func == (lhs: Change, rhs: Change) -> Bool {
-            lhs.kind == rhs.kind && lhs.entity == rhs.entity && lhs.primaryKey == rhs.primaryKey && lhs.updated == rhs.updated
-                && lhs.tombstone == rhs.tombstone
-        }
     }
 
     struct TombstoneField: Equatable {
