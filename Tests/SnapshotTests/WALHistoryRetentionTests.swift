@@ -39,7 +39,7 @@ import Testing
         try store.close()
         let reopened = try WALDataStore(configuration)
         #expect(try reopened.allHistory().map(\.author) == (16...20).map { "marker-\($0)-end" })
-        #expect(Self.code { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 14))) } == .historyTokenExpired)
+        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 14))) } == .historyTokenExpired)
         #expect(try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 15))).count == 5)
     }
 
@@ -96,16 +96,5 @@ import Testing
         #expect(try Self.markersInFiles(home, 1...12) == Set(8...12))
         // The objects are untouched.
         #expect(try store.all("Tag").count == 12)
-    }
-
-    static func code(_ body: () throws -> Any) -> DataStoreError.Code? {
-        do {
-            _ = try body()
-            return nil
-        } catch let error as DataStoreError {
-            return error.code
-        } catch {
-            return nil
-        }
     }
 }

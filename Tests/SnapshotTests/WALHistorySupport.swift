@@ -81,3 +81,16 @@ enum NotesModel {
         }
     }()
 }
+
+/// The code of the `DataStoreError` that `body` throws (nil when it throws none, or another
+/// error).
+func errorCode(_ body: () throws -> Any) -> DataStoreError.Code? {
+    do {
+        _ = try body()
+        return nil
+    } catch let error as DataStoreError {
+        return error.code
+    } catch {
+        return nil
+    }
+}

@@ -148,20 +148,9 @@ import Testing
 
         #expect(throws: DataStoreError.self) { try store.fetchHistory(HistoryDescriptor(fetchLimit: -1)) }
         let foreign = DefaultHistoryToken(storeIdentifier: "other", value: 2)
-        #expect(Self.code { try store.fetchHistory(HistoryDescriptor(after: foreign)) } == .foreignIdentifier)
+        #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: foreign)) } == .foreignIdentifier)
         let future = DefaultHistoryToken(storeIdentifier: store.identifier, value: 9)
-        #expect(Self.code { try store.fetchHistory(HistoryDescriptor(after: future)) } == .historyTokenExpired)
-    }
-
-    static func code(_ body: () throws -> Any) -> DataStoreError.Code? {
-        do {
-            _ = try body()
-            return nil
-        } catch let error as DataStoreError {
-            return error.code
-        } catch {
-            return nil
-        }
+        #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: future)) } == .historyTokenExpired)
     }
 
     @Test func deleteHistoryExpiresTheTokensBeforeItNeverAnsweringPartially() throws {
@@ -174,12 +163,12 @@ import Testing
         // After token 4 is complete (5 on); after 3 is not (4 is gone).
         #expect(try store.fetchHistory(HistoryDescriptor(after: all[3].token)).map(\.token.value) == [5, 6, 7, 8])
         for old in all[0...2] {
-            #expect(Self.code { try store.fetchHistory(HistoryDescriptor(after: old.token)) } == .historyTokenExpired)
+            #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: old.token)) } == .historyTokenExpired)
         }
-        #expect(Self.code { try store.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: store.identifier, value: 0))) } == .historyTokenExpired)
+        #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: store.identifier, value: 0))) } == .historyTokenExpired)
         // Only the oldest end may be deleted.
-        #expect(Self.code { try store.deleteHistory(HistoryDescriptor(before: all[6].token, authors: ["a"])) } == .invalidRequest)
-        #expect(Self.code { try store.deleteHistory(HistoryDescriptor(before: DefaultHistoryToken(storeIdentifier: store.identifier, value: 20))) } == .historyTokenExpired)
+        #expect(errorCode { try store.deleteHistory(HistoryDescriptor(before: all[6].token, authors: ["a"])) } == .invalidRequest)
+        #expect(errorCode { try store.deleteHistory(HistoryDescriptor(before: DefaultHistoryToken(storeIdentifier: store.identifier, value: 20))) } == .historyTokenExpired)
         #expect(try store.historyKeyTokens() == [5, 6, 7, 8])
         // Deleting before an older token changes nothing.
         try store.deleteHistory(HistoryDescriptor(before: all[1].token))
@@ -188,14 +177,14 @@ import Testing
 
         // Durable, and new transactions continue the numbering.
         let reopened = try WALDataStore(home.historyConfiguration())
-        #expect(Self.code { try reopened.fetchHistory(HistoryDescriptor(after: all[2].token)) } == .historyTokenExpired)
+        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: all[2].token)) } == .historyTokenExpired)
         _ = try reopened.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "later")]))
         #expect(try reopened.allHistory().map(\.token.value) == [5, 6, 7, 8, 9])
         // Deleting it all: every token but the newest expires.
         try reopened.deleteHistory(HistoryDescriptor())
         #expect(try reopened.allHistory().isEmpty && reopened.historyKeyTokens().isEmpty)
         #expect(try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 9))).isEmpty)
-        #expect(Self.code { try reopened.fetchHistory(HistoryDescriptor(after: all[7].token)) } == .historyTokenExpired)
+        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: all[7].token)) } == .historyTokenExpired)
     }
 
     @Test func eraseAndASessionWithHistoryOffExpireEveryEarlierToken() throws {
@@ -204,7 +193,7 @@ import Testing
         let (store, all) = try Self.filled(home)
         try store.erase()
         #expect(try store.allHistory().isEmpty && store.historyKeyTokens().isEmpty)
-        #expect(Self.code { try store.fetchHistory(HistoryDescriptor(after: all[6].token)) } == .historyTokenExpired)
+        #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: all[6].token)) } == .historyTokenExpired)
         #expect(try store.fetchHistory(HistoryDescriptor(after: all[7].token)).isEmpty)
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "after erase")]))
         let last = try #require(try store.lastToken())
@@ -219,7 +208,7 @@ import Testing
         }
         let on = try WALDataStore(home.historyConfiguration())
         #expect(try on.allHistory().isEmpty && on.historyKeyTokens().isEmpty)
-        #expect(Self.code { try on.fetchHistory(HistoryDescriptor(after: last)) } == .historyTokenExpired)
+        #expect(errorCode { try on.fetchHistory(HistoryDescriptor(after: last)) } == .historyTokenExpired)
         _ = try on.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "recorded")]))
         #expect(try on.allHistory().map(\.token.value) == [11])
     }
@@ -246,18 +235,18 @@ import Testing
         let good = try #require(try store.engine.value(forKey: key))
         for damaged in [[UInt8](), [2] + good.dropFirst(), Array(good.dropLast()), good + [0], Array(good.prefix(10)) + [0xFF, 0xFF, 0xFF, 0x0F]] {
             try store.engine.write { $0.put(key, damaged) }
-            #expect(Self.code { try store.allHistory() } == .engine, "\(damaged)")
+            #expect(errorCode { try store.allHistory() } == .engine, "\(damaged)")
         }
         try store.engine.write { $0.put([0x00] + Array("history".utf8), [1, 0, 0]) }
         try store.close()
-        #expect(Self.code { try WALDataStore(home.historyConfiguration()) } == .engine)
+        #expect(errorCode { try WALDataStore(home.historyConfiguration()) } == .engine)
     }
 
     @Test func retentionOutOfRangeIsRefusedAtOpen() throws {
         let home = WALHome()
         defer { home.temporary.remove() }
-        #expect(Self.code { try WALDataStore(home.historyConfiguration(.enabled(maximumCount: 0))) } == .invalidRequest)
-        #expect(Self.code { try WALDataStore(home.historyConfiguration(.enabled(maximumAge: -1))) } == .invalidRequest)
-        #expect(Self.code { try WALDataStore(home.historyConfiguration(.enabled(maximumAge: .nan))) } == .invalidRequest)
+        #expect(errorCode { try WALDataStore(home.historyConfiguration(.enabled(maximumCount: 0))) } == .invalidRequest)
+        #expect(errorCode { try WALDataStore(home.historyConfiguration(.enabled(maximumAge: -1))) } == .invalidRequest)
+        #expect(errorCode { try WALDataStore(home.historyConfiguration(.enabled(maximumAge: .nan))) } == .invalidRequest)
     }
 }

@@ -48,6 +48,13 @@ let schema = try Schema([
         relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
 ])
 
+/// The CPU seconds the process (all its threads) has used.
+func cpuSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+}
+
 func elapsed(_ body: () throws -> Void) rethrows -> Double {
     let start = ContinuousClock.now
     try body()
@@ -71,20 +78,22 @@ func newPost(_ n: Int, tags: [PersistentIdentifier]) -> DefaultSnapshot {
     ])
 }
 
-/// Posts per second of `count` posts saved 1,000 at a time, two of 100 tags each.
-func saveBatch(_ path: String, history: Bool, count: Int) throws -> Double {
+/// Posts per second of `count` posts saved 1,000 at a time, two of 100 tags each, and the CPU
+/// microseconds per post (what the machine's other load and fsync latency disturb least).
+func saveBatch(_ path: String, history: Bool, count: Int) throws -> (Double, Double) {
     let s = try store(at: path, history: history)
     defer { try? s.close() }
     let tagInserts = (0..<100).map { DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Tag"), values: ["name": .string("tag\($0)")]) }
     let saved = try s.save(DataStoreSaveChangesRequest(inserted: tagInserts))
     let tags = tagInserts.map { saved.remappedIdentifiers[$0.persistentIdentifier]! }
+    let cpu = cpuSeconds()
     let seconds = try elapsed {
         for start in stride(from: 0, to: count, by: 1_000) {
             let posts = (start..<min(start + 1_000, count)).map { newPost($0, tags: [tags[roll(100)], tags[roll(100)]]) }
             _ = try s.save(DataStoreSaveChangesRequest(inserted: posts, editingState: EditingState(author: "bench")))
         }
     }
-    return Double(count) / seconds
+    return (Double(count) / seconds, (cpuSeconds() - cpu) / Double(count) * 1e6)
 }
 
 /// Durable saves of one post per second.
@@ -114,15 +123,22 @@ func main() throws {
     }
 
     var batch: [Bool: [Double]] = [false: [], true: []], single: [Bool: [Double]] = [false: [], true: []]
+    var batchCPU: [Bool: [Double]] = [false: [], true: []]
     for round in 0..<settings.rounds {
         // Alternate which goes first, so drift on the shared machine falls on both.
         for history in round % 2 == 0 ? [false, true] : [true, false] {
-            batch[history]!.append(try saveBatch(path(), history: history, count: settings.posts))
+            let (rate, cpu) = try saveBatch(path(), history: history, count: settings.posts)
+            batch[history]!.append(rate)
+            batchCPU[history]!.append(cpu)
             single[history]!.append(try saveSingle(path(), history: history, count: settings.singles))
         }
     }
-    for (name, figures, unit) in [("save-batch", batch, "posts/s"), ("save-single", single, "saves/s")] {
+    for (name, figures, unit) in [("save-batch", batch, "posts/s"), ("save-single", single, "saves/s"), ("save-batch CPU", batchCPU, "µs/post")] {
         let off = median(figures[false]!), on = median(figures[true]!)
+        if unit == "µs/post" {
+            say(String(format: "%@: history off %.1f %@, on %.1f %@ (history costs %+.1f%%)", name, off, unit, on, unit, (on / off - 1) * 100))
+            continue
+        }
         say(String(format: "%@: history off %.0f %@, on %.0f %@ (history costs %+.1f%%); runs off %@, on %@", name, off, unit, on, unit, (off / on - 1) * 100,
                      figures[false]!.map { String(format: "%.0f", $0) }.joined(separator: " "), figures[true]!.map { String(format: "%.0f", $0) }.joined(separator: " ")))
     }
