@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "walstore-bench", targets: ["WALStoreBench"]),
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
         .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
+        .executable(name: "walstore-history-bench", targets: ["HistoryBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -121,6 +122,15 @@ if peersInstalled {
                 .product(name: "Snapshot", package: "WALStore"),
             ]
         ),
+        // What WALDataStore's history costs on saves, and what fetchHistory takes.
+        .executableTarget(
+            name: "HistoryBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
+        // WALStore against LevelDB, RocksDB and LMDB.
         .executableTarget(
             name: "PeersBench",
             dependencies: ["BenchSupport", "CLevelDB", "CRocksDB", "CLMDB"]

@@ -13,6 +13,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case unknownEntity, unknownProperty, typeMismatch, missingValue, danglingReference
             case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
             case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
+            case historyTokenExpired
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -66,6 +67,10 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// A custom migration stage's closure threw (``DataStoreError/underlying`` is its
         /// error); the migration was abandoned and the store is as it was.
         public static let migrationFailed = Code(.migrationFailed)
+        /// A history token older than the history the store keeps (its transactions were deleted,
+        /// or expired), or newer than its newest transaction (the store was replaced): a fetch
+        /// after it could not be complete. Start again without a token.
+        public static let historyTokenExpired = Code(.historyTokenExpired)
 
         public var description: String {
             switch value {
@@ -88,6 +93,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .engine: "engine"
             case .schemaMismatch: "schemaMismatch"
             case .migrationFailed: "migrationFailed"
+            case .historyTokenExpired: "historyTokenExpired"
             }
         }
     }

@@ -11,7 +11,8 @@ extension WALDataStore {
     /// checking all of it (see ``WALDataStore``).
     ///
     /// When it returns in the engine's durable sync mode, the whole save — records, assets,
-    /// join records, back references, index and uniqueness entries — survives power loss; if it
+    /// join records, back references, index and uniqueness entries, and its history transaction
+    /// when history is on — survives power loss; if it
     /// throws, nothing of it was written (a refused save leaves the files byte-identical).
     ///
     /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
@@ -26,6 +27,7 @@ extension WALDataStore {
         try gate.withLock {
             let planned = try planWithoutWriting(request)
             try Self.engineCall("Saving") { _ = try engine.commit(planned.batch) }
+            didCommit(planned)
             return planned.result
         }
     }
@@ -41,16 +43,19 @@ extension WALDataStore {
                 let ids = try FetchRunner(mapper: mapper).identifiers(descriptor)
                 guard !ids.isEmpty else { return }
                 let planner = SavePlanner(mapper: mapper)
-                let batch = try planner.plan(DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }))
+                let save = DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
+                var batch = try planner.plan(save)
+                let recorded = try history.record(planner, save, into: &batch)
                 try space.commit(batch)
+                history.didCommit(recorded)
             }
         }
     }
 
-    /// Removes every object (records, assets, relationships, indexes); the store keeps its
-    /// identifier and stays usable. It is one engine commit: when it returns the store is empty
-    /// and that is durable; if it fails, or the power goes, the store is as it was or empty,
-    /// never half erased. (A store of more keys than one commit can hold — about a gigabyte of
+    /// Removes every object (records, assets, relationships, indexes) and the history; the store
+    /// keeps its identifier and stays usable, and every history token made before expires. It
+    /// is one engine commit: when it returns the store is empty and that is durable; if it
+    /// fails, or the power goes, the store is as it was or empty, never half erased. (A store of more keys than one commit can hold — about a gigabyte of
     /// them — is refused with an engine `invalidArgument` error, unchanged.)
     public func erase() throws {
         try gate.withLock {
@@ -61,7 +66,12 @@ extension WALDataStore {
                     keys.append(entry.key)
                 }
                 // One commit: after a crash the store is whole or empty, never half erased.
-                try engine.write { batch in for key in keys { batch.delete(key) } }
+                var recorded: HistoryState?
+                try engine.write { batch in
+                    for key in keys { batch.delete(key) }
+                    recorded = history.erase(into: &batch)
+                }
+                history.didCommit(recorded)
             }
         }
     }

@@ -55,25 +55,28 @@ public final class WALDataStore: DataStoreBatching {
     let isMigrationContext: Bool
     /// Serialises saves, fetches and erases: each sees (and makes) one consistent state.
     let gate = NSLock()
+    /// The history of its saves (``fetchHistory(_:)``), recorded when the configuration asks.
+    let history: HistoryLog
     private let recordsReadCounter = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store `configuration` describes, migrating it when it
     /// holds another schema.
     ///
-    /// When it returns, the engine store is open and recovered, and the store's header record
-    /// (its identifier, the schema and its version) is durable. When the stored schema differs
-    /// from the configured one, the store is migrated first: through `migrationPlan`'s stages
-    /// when one is given, else by a lightweight migration (``SchemaChange`` lists what it can
-    /// do). A migration is all or nothing: when it throws, or the power goes before it returns,
-    /// the store is as it was under its old schema; once the header names the new schema, all
-    /// of it is there.
+    /// When it returns, the engine store is open and recovered, the store's header record
+    /// (its identifier, the schema and its version) is durable, and the history's retention
+    /// (``WALStoreConfiguration/History``) is applied. When the stored schema differs from the
+    /// configured one, the store is migrated first: through `migrationPlan`'s stages when one is
+    /// given, else by a lightweight migration (``SchemaChange`` lists what it can do). A
+    /// migration is all or nothing: when it throws, or the power goes before it returns, the
+    /// store is as it was under its old schema; once the header names the new schema, all of it
+    /// is there.
     ///
-    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema;
-    ///   ``DataStoreError/Code/schemaMismatch`` naming the changes no migration can make;
-    ///   `uniqueness` or `missingValue` naming the objects a migration cannot bring into the
-    ///   new schema; ``DataStoreError/Code/migrationFailed`` when a custom stage's closure
-    ///   throws; ``DataStoreError/Code/engine`` wrapping the engine's error (locked, corrupted,
-    ///   …) or a header that does not decode.
+    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema or with a history
+    ///   retention out of range; ``DataStoreError/Code/schemaMismatch`` naming the changes no
+    ///   migration can make; `uniqueness` or `missingValue` naming the objects a migration
+    ///   cannot bring into the new schema; ``DataStoreError/Code/migrationFailed`` when a custom
+    ///   stage's closure throws; ``DataStoreError/Code/engine`` wrapping the engine's error
+    ///   (locked, corrupted, …) or a header that does not decode.
     public convenience init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil) throws {
         try self.init(configuration, migrationPlan: migrationPlan, fileSystem: PosixFileSystem())
     }
@@ -83,6 +86,7 @@ public final class WALDataStore: DataStoreBatching {
         guard let schema = configuration.schema else {
             throw DataStoreError(.invalidRequest, "A WALDataStore needs a schema; pass one in its configuration.")
         }
+        try configuration.history.validate()
         let engine = try Self.engineCall("Opening the store") {
             try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem)
         }
@@ -102,9 +106,18 @@ public final class WALDataStore: DataStoreBatching {
         self.identifier = header.identifier
         self.space = RecordSpace(engine: engine, generation: header.generation)
         self.isMigrationContext = false
+        do {
+            self.history = try Self.engineCall("Opening the store's history") {
+                try HistoryLog(engine: engine, settings: configuration.history, storeIdentifier: header.identifier)
+            }
+        } catch {
+            try? engine.close()
+            throw error
+        }
     }
 
-    /// A custom migration stage's store: `schema` over the generation `space` of `engine`.
+    /// A custom migration stage's store: `schema` over the generation `space` of `engine`. Its
+    /// saves record no history (the migration is not a transaction of the store's history).
     init(migrationContext configuration: WALStoreConfiguration, schema: Schema, engine: LogStore, identifier: String, space: RecordSpace) {
         var configuration = configuration
         configuration.schema = schema
@@ -115,6 +128,7 @@ public final class WALDataStore: DataStoreBatching {
         self.identifier = identifier
         self.space = space
         self.isMigrationContext = true
+        self.history = HistoryLog(recordingNothingOn: engine, storeIdentifier: identifier)
     }
 
     /// How many records (objects' `R` values) the store has read and decoded since it was
@@ -164,7 +178,7 @@ public final class WALDataStore: DataStoreBatching {
         try await onIOThread { try self.delete(request) }
     }
 
-    private func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         let result = await LogStore.runOnIOThread { () -> Result<T, DataStoreError> in
             do { return .success(try body()) } catch { return .failure(Self.wrapped(error, "The call")) }
         }
