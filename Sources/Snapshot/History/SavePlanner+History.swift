@@ -12,25 +12,35 @@ extension SavePlanner {
             if deleted.contains(id) {
                 guard let old = try stored(id) else { return }
                 changes.append(HistoryRecord.Change(kind: .delete, entity: id.entityName, primaryKey: pk, tombstone: tombstone(of: old)))
-            } else if let new = state[id] {
-                if inserted.contains(id) {
-                    changes.append(HistoryRecord.Change(kind: .insert, entity: id.entityName, primaryKey: pk))
-                } else if let old = try stored(id) {
-                    let names = changedProperties(old, new)
-                    if !names.isEmpty { changes.append(HistoryRecord.Change(kind: .update, entity: id.entityName, primaryKey: pk, updated: names)) }
+            } else if inserted.contains(id) {
+                if state[id] != nil { changes.append(HistoryRecord.Change(kind: .insert, entity: id.entityName, primaryKey: pk)) }
+            } else if var old = try stored(id) {
+                var names = Set(linkedRelationships(of: id))
+                if let new = state[id] {
+                    for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
+                        old.values[r.name] = .toMany(try storedTargets(id, r))
+                    }
+                    names.formUnion(changedProperties(old, new))
                 }
+                if !names.isEmpty { changes.append(HistoryRecord.Change(kind: .update, entity: id.entityName, primaryKey: pk, updated: names.sorted())) }
             }
         }
         for s in request.inserted { if let id = remapped[s.persistentIdentifier] { try consider(id) } }
         for s in request.updated { try consider(s.persistentIdentifier) }
         for s in request.deleted { try consider(s.persistentIdentifier) }
         for id in deleted.filter({ !seen.contains($0) }).sorted() { try consider(id) }
-        for id in state.keys.filter({ !seen.contains($0) }).sorted() { try consider(id) }
+        for id in Set(state.keys).union(linkChanges.keys).filter({ !seen.contains($0) }).sorted() { try consider(id) }
         return changes
     }
 
+    /// The to-many relationships of `id` that gain or lose links without being read whole.
+    private func linkedRelationships(of id: PersistentIdentifier) -> [String] {
+        (linkChanges[id] ?? [:]).compactMap { name, change in change.isEmpty || state[id]?.values[name] != nil ? nil : name }
+    }
+
     /// The names of the properties whose stored value differs, sorted: attributes (ephemeral
-    /// ones are never stored, so never compared), to-one targets, and to-many sets of targets.
+    /// ones are never stored, so never compared), to-one targets, and to-many sets of targets
+    /// (of the arrays both snapshots hold).
     private func changedProperties(_ old: DefaultSnapshot, _ new: DefaultSnapshot) -> [String] {
         var names: [String] = []
         for property in schema.allProperties(of: new.persistentIdentifier.entityName) {
@@ -40,6 +50,7 @@ extension SavePlanner {
             case .attribute(let attribute):
                 if !attribute.options.contains(.ephemeral) && a != b { names.append(name) }
             case .relationship(let r) where r.isToMany:
+                guard old.values[name] != nil, new.values[name] != nil else { continue }
                 let x = a.referencedIdentifiers, y = b.referencedIdentifiers
                 if x != y && (x.count != y.count || Set(x) != Set(y)) { names.append(name) }
             case .relationship:

@@ -97,11 +97,12 @@ extension RecordMapper {
         return result.sorted(by: Self.canonicalOrder)
     }
 
-    /// The objects whose to-many relationship without an inverse lists `id` (read from their join
-    /// records, where `id` is the far end): the only references to `id` that `id`'s own snapshot
-    /// does not name, besides to-one ones (``incomingReferences(to:)``).
-    func incomingJoinSources(to id: PersistentIdentifier) throws -> [PersistentIdentifier] {
-        var result: [PersistentIdentifier] = []
+    /// The objects whose to-many relationship without an inverse lists `id`, with that
+    /// relationship's name (read from their join records, where `id` is the far end): the only
+    /// references to `id` that `id`'s own snapshot does not name, besides to-one ones
+    /// (``incomingReferences(to:)``).
+    func incomingJoinSources(to id: PersistentIdentifier) throws -> [(relationship: String, source: PersistentIdentifier)] {
+        var result: [(relationship: String, source: PersistentIdentifier)] = []
         for entity in schema.entities {
             for relationship in entity.relationships where relationship.inverse == nil && layout.usesJoinRecords(relationship) {
                 guard schema.isEntity(id.entityName, kindOf: relationship.destination) else { continue }
@@ -111,7 +112,7 @@ extension RecordMapper {
                     mirror: join.isSideA, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
                 for entry in try engine.scan(prefix: prefix) {
                     guard let (sourceEntity, source) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else { throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key) }
-                    result.append(try identifier(entity: sourceEntity, primaryKey: source))
+                    result.append((relationship.name, try identifier(entity: sourceEntity, primaryKey: source)))
                 }
             }
         }

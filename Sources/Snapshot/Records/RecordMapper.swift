@@ -79,21 +79,8 @@ struct RecordMapper {
                     fields.append((field.name, .null))
                 }
             case .relationship(let relationship):
-                guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { continue }
-                let join = layout.join(relationship, of: entity)
-                let here = RecordName.of(id)
                 for target in value.referencedIdentifiers {
-                    let there = RecordName.of(target)
-                    let hereIsA = join.isSymmetric ? here <= there : join.isSideA
-                    let (a, b) = hereIsA ? (here, there) : (there, here)
-                    let record = RecordValue(fields: [
-                        ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
-                        ("CD_relationships", .string(join.relationships)),
-                    ])
-                    result[RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b)] =
-                        .inline(record.encoded())
-                    result[RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a)] =
-                        .inline([])
+                    result.merge(joinEntries(of: id, through: relationship, to: target)) { a, _ in a }
                 }
             }
         }
@@ -111,6 +98,27 @@ struct RecordMapper {
             result[key] = .inline(RecordKeys.bytes(of: pk) + Array(entity.utf8))
         }
         return result
+    }
+
+    /// The join record and its mirror that store the link from `id` to `target` through the
+    /// to-many `relationship`, when `id`'s entity is the side that writes them (none otherwise).
+    func joinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [[UInt8]: StoredEntry] {
+        let entity = id.entityName
+        guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { return [:] }
+        let join = layout.join(relationship, of: entity)
+        let here = RecordName.of(id)
+        let there = RecordName.of(target)
+        let hereIsA = join.isSymmetric ? here <= there : join.isSideA
+        let (a, b) = hereIsA ? (here, there) : (there, here)
+        let record = RecordValue(fields: [
+            ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
+            ("CD_relationships", .string(join.relationships)),
+        ])
+        return [
+            RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b):
+                .inline(record.encoded()),
+            RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a): .inline([]),
+        ]
     }
 
     /// The uniqueness entries of `snapshot` (none for a constraint with a null value: nulls do

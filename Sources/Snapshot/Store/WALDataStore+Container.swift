@@ -34,7 +34,7 @@ extension WALDataStore {
             return PlannedSave(
                 batch: space.engineBatch(batch),
                 result: DataStoreSaveChangesResult(
-                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: planner.snapshotsToReregister()),
+                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: try planner.snapshotsToReregister()),
                 historyState: recorded)
         }
     }

@@ -16,9 +16,12 @@ extension WALDataStore {
     /// throws, nothing of it was written (a refused save leaves the files byte-identical).
     ///
     /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
-    ///   object it updated), and every object whose stored state differs from what the request
-    ///   said of it (the other side of a relationship, an upserted object, an object a delete
-    ///   rule changed, an insert given defaults).
+    ///   object it updated), and, whole, every object whose stored record differs from what the
+    ///   request said of it (the to-one side of a relationship moved, an upserted object, an
+    ///   object a delete rule changed, an insert given defaults). An object whose only change is
+    ///   a link gained or lost at the other end of a to-many relationship (a tag a saved post now
+    ///   lists) is not returned: the save writes the link without reading the object's other
+    ///   links.
     /// - Throws: ``DataStoreError`` naming the object and property: `unknownEntity`,
     ///   `unknownProperty`, `typeMismatch`, `missingValue`, `danglingReference`,
     ///   `foreignIdentifier`, `temporaryIdentifierInUpdate`, `invalidRequest`, `cardinality`,
