@@ -68,3 +68,15 @@ import Testing
         #expect([c, b, a, temporary].sorted() == [temporary, b, a, c])
     }
 }
+
+@Suite struct RandomUUIDTests {
+    @Test func randomUUIDsAreVersionFourOfTheRFCVariantAndDistinct() {
+        let uuids = (0..<1_000).map { _ in UUID.makeRandom() }
+        #expect(Set(uuids).count == uuids.count)
+        for uuid in uuids {
+            #expect(uuid.uuid.6 >> 4 == 4, "version 4")
+            #expect(uuid.uuid.8 >> 6 == 0b10, "the RFC's variant")
+            #expect(UUID(uuidString: uuid.uuidString) == uuid)
+        }
+    }
+}

@@ -99,7 +99,7 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
     /// A new temporary identifier for an object of `entityName` not yet saved: no store
     /// identifier and a fresh random UUID, so it equals no other identifier.
     public static func temporary(entityName: String) -> PersistentIdentifier {
-        PersistentIdentifier(storeIdentifier: nil, entityName: entityName, primaryKey: .uuid(UUID()))
+        PersistentIdentifier(storeIdentifier: nil, entityName: entityName, primaryKey: .uuid(UUID.makeRandom()))
     }
 
     /// Whether this identifier is temporary (it has no store identifier).

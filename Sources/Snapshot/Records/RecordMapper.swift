@@ -40,15 +40,16 @@ struct RecordMapper {
         Self.primaryKey(of: id).map { RecordKeys.record(root: layout.root(of: id.entityName), primaryKey: $0) }
     }
 
-    /// Every entry that stores `snapshot` (a full snapshot of a stored or inserted object with
-    /// a UUID primary key): its record, assets, back references, join records, index and
-    /// uniqueness entries.
-    func entries(of snapshot: DefaultSnapshot) -> [[UInt8]: StoredEntry] {
+    /// Every entry that stores `snapshot` (of a stored or inserted object with a UUID primary
+    /// key): its record, assets, back references, join records (of the to-many arrays it
+    /// holds), index and uniqueness entries. A key repeats only when an array lists a target
+    /// twice.
+    func entries(of snapshot: DefaultSnapshot) -> [(key: [UInt8], entry: StoredEntry)] {
         let id = snapshot.persistentIdentifier
-        guard let pk = Self.primaryKey(of: id) else { return [:] }
+        guard let pk = Self.primaryKey(of: id) else { return [] }
         let entity = id.entityName
         let root = layout.root(of: entity)
-        var result: [[UInt8]: StoredEntry] = [:]
+        var result: [(key: [UInt8], entry: StoredEntry)] = []
         var fields: [(name: String, value: PropertyValue)] = []
         for field in layout.fields(of: entity) {
             let value = snapshot.values[field.property.name] ?? .null
@@ -59,9 +60,9 @@ struct RecordMapper {
                 if !value.isNull && (attribute.options.contains(.externalStorage) || encoded.count > assetThreshold) {
                     let key = RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name)
                     if attribute.valueType == .data, case .data(let bytes) = value {
-                        result[key] = .external(Array(bytes))
+                        result.append((key, .external(Array(bytes))))
                     } else {
-                        result[key] = .external(encoded)
+                        result.append((key, .external(encoded)))
                     }
                     fields.append((field.assetName, .data(Data(key))))
                 } else {
@@ -74,37 +75,37 @@ struct RecordMapper {
                         destinationRoot: layout.root(of: target.entityName), destination: targetPK,
                         relationship: layout.qualifiedName(relationship.name, in: entity),
                         sourceEntity: entity, source: pk)
-                    result[key] = .inline([])
+                    result.append((key, .inline([])))
                 } else {
                     fields.append((field.name, .null))
                 }
             case .relationship(let relationship):
                 for target in value.referencedIdentifiers {
-                    result.merge(joinEntries(of: id, through: relationship, to: target)) { a, _ in a }
+                    result += joinEntries(of: id, through: relationship, to: target)
                 }
             }
         }
         fields.sort { $0.name < $1.name }
         fields.insert((RecordValue.entityNameField, .string(entity)), at: 0)
-        result[RecordKeys.record(root: root, primaryKey: pk)] = .inline(RecordValue(fields: fields).encoded())
+        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(RecordValue(fields: fields).encoded())))
 
         for index in layout.indexes(of: entity) {
             let values = index.properties.map { snapshot.values[$0] ?? .null }
             let key = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
                 + OrderedValueEncoding.encoded(values) + RecordKeys.bytes(of: pk)
-            result[key] = .inline(Array(entity.utf8))
+            result.append((key, .inline(Array(entity.utf8))))
         }
         for (key, _) in uniqueKeys(of: snapshot) {
-            result[key] = .inline(RecordKeys.bytes(of: pk) + Array(entity.utf8))
+            result.append((key, .inline(RecordKeys.bytes(of: pk) + Array(entity.utf8))))
         }
         return result
     }
 
     /// The join record and its mirror that store the link from `id` to `target` through the
     /// to-many `relationship`, when `id`'s entity is the side that writes them (none otherwise).
-    func joinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [[UInt8]: StoredEntry] {
+    func joinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [(key: [UInt8], entry: StoredEntry)] {
         let entity = id.entityName
-        guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { return [:] }
+        guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { return [] }
         let join = layout.join(relationship, of: entity)
         let here = RecordName.of(id)
         let there = RecordName.of(target)
@@ -115,9 +116,9 @@ struct RecordMapper {
             ("CD_relationships", .string(join.relationships)),
         ])
         return [
-            RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b):
-                .inline(record.encoded()),
-            RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a): .inline([]),
+            (RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b),
+             .inline(record.encoded())),
+            (RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a), .inline([])),
         ]
     }
 

@@ -8,7 +8,7 @@ public struct EditingState: Hashable, Codable, Sendable {
     public var author: String?
 
     /// An editing state; a fresh `id` unless one is given.
-    public init(id: UUID = UUID(), author: String? = nil) {
+    public init(id: UUID = UUID.makeRandom(), author: String? = nil) {
         self.id = id
         self.author = author
     }

@@ -91,7 +91,7 @@ extension SavePlanner {
                 permanent = target
                 if !inserted.contains(target) { upserted.insert(target) }
             } else {
-                permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID())
+                permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
                 inserted.insert(permanent)
             }
             remapped[temporary] = permanent

@@ -181,10 +181,13 @@ final class SavePlanner {
     /// state holds (the rest are unchanged, or changed through ``linkChanges``, whose join
     /// records are put and deleted one by one).
     private func batch() throws -> WriteBatch {
-        var before: [[UInt8]: StoredEntry] = [:]
-        var after: [[UInt8]: StoredEntry] = [:]
+        var before: [EntryKey: StoredEntry] = [:]
+        var after: [EntryKey: StoredEntry] = [:]
+        func add(_ entries: [(key: [UInt8], entry: StoredEntry)], to side: inout [EntryKey: StoredEntry]) {
+            for (key, entry) in entries where side[EntryKey(key)] == nil { side[EntryKey(key)] = entry }
+        }
         for id in deleted.sorted() {
-            if let old = try storedWhole(id) { before.merge(mapper.entries(of: old)) { a, _ in a } }
+            if let old = try storedWhole(id) { add(mapper.entries(of: old), to: &before) }
         }
         for id in state.keys.sorted() where !deleted.contains(id) {
             let new = state[id]!
@@ -192,29 +195,39 @@ final class SavePlanner {
                 for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
                     old.values[r.name] = .toMany(try storedTargets(id, r))
                 }
-                before.merge(mapper.entries(of: old)) { a, _ in a }
+                add(mapper.entries(of: old), to: &before)
             }
-            after.merge(mapper.entries(of: new)) { a, _ in a }
+            add(mapper.entries(of: new), to: &after)
         }
         for (id, changes) in linkChanges.sorted(by: { $0.key < $1.key }) where !deleted.contains(id) {
             for (name, change) in changes.sorted(by: { $0.key < $1.key }) where state[id]?.values[name] == nil {
                 guard case .relationship(let r)? = schema.property(named: name, in: id.entityName) else { continue }
                 for target in change.added.sorted() where !deleted.contains(target) {
-                    after.merge(mapper.joinEntries(of: id, through: r, to: target)) { a, _ in a }
+                    add(mapper.joinEntries(of: id, through: r, to: target), to: &after)
                 }
                 for target in change.removed.sorted() {
-                    for key in mapper.joinEntries(of: id, through: r, to: target).keys where before[key] == nil { before[key] = .inline([]) }
+                    // A placeholder: what matters is that the key is not kept.
+                    add(mapper.joinEntries(of: id, through: r, to: target).map { ($0.key, .inline([])) }, to: &before)
                 }
             }
         }
         var batch = WriteBatch()
-        for key in before.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where after[key] == nil { batch.delete(key) }
-        for key in after.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where before[key] != after[key] {
-            switch after[key]! {
-            case .inline(let bytes): batch.put(key, bytes)
-            case .external(let bytes): batch.putExternal(key, bytes)
+        for key in before.keys.sorted() where after[key] == nil { batch.delete(key.bytes) }
+        for (key, entry) in after.sorted(by: { $0.key < $1.key }) where before[key] != entry {
+            switch entry {
+            case .inline(let bytes): batch.put(key.bytes, bytes)
+            case .external(let bytes): batch.putExternal(key.bytes, bytes)
             }
         }
         return batch
+    }
+
+    /// An engine key as a dictionary key: hashed in one pass over its bytes (an array of bytes
+    /// hashes byte by byte), ordered byte-wise.
+    private struct EntryKey: Hashable, Comparable {
+        let bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+        static func < (a: EntryKey, b: EntryKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
     }
 }
