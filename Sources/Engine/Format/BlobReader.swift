@@ -100,8 +100,11 @@ struct BlobReader: Sendable {
         return raw
     }
 
-    /// The whole content, every chunk and the content checksum verified.
+    /// The whole content, every chunk and the content checksum verified. A raw blob is read with
+    /// one `pread` into the buffer returned, each chunk hashed where it lies; a compressed one
+    /// chunk by chunk.
     func readAll() throws(EngineError) -> [UInt8] {
+        if reference.encoding == LogFormat.blobEncodingRaw { return try readAllRaw() }
         var bytes: [UInt8] = []
         // Sized by the file, not by the reference alone: a crafted length allocates nothing.
         bytes.reserveCapacity(Int(min(reference.length, reference.fileLength)))
@@ -110,6 +113,28 @@ struct BlobReader: Sendable {
             let chunk = try chunk(index)
             addContent(of: index, chunk, to: &digest)
             bytes += chunk
+        }
+        try verifyContent(digest)
+        return bytes
+    }
+
+    /// A raw blob's content: one read of the bytes between header and table (their length was
+    /// checked against the file's size at open, so a crafted reference allocates nothing more),
+    /// then every chunk's hash checked in place.
+    private func readAllRaw() throws(EngineError) -> [UInt8] {
+        let start = UInt64(LogFormat.blobHeaderSize)
+        let length = chunks.reduce(0) { $0 + $1.storedLength }
+        let bytes = try file.read(at: start, count: length)
+        guard bytes.count == length else {
+            throw .corruption("blob content ends after \(bytes.count) of \(length) bytes", path: file.path, offset: start + UInt64(bytes.count))
+        }
+        var digest = ContentDigest()
+        for (index, chunk) in chunks.enumerated() {
+            let from = Int(chunk.offset - start)
+            guard XXHash64.hash(bytes[from..<from + chunk.storedLength]) == chunk.hash else {
+                throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
+            }
+            digest.add(chunk.hash)
         }
         try verifyContent(digest)
         return bytes

@@ -129,8 +129,18 @@ extension PropertyValue: Hashable, Comparable {
 
     static func ordered<T: Comparable>(_ a: T, _ b: T) -> Int { a == b ? 0 : (a < b ? -1 : 1) }
 
+    /// Lexicographic order of the bytes, by `memcmp` over the common prefix (a byte-by-byte
+    /// `Data` iteration costs tens of milliseconds on a 1 MiB attachment, and a save compares
+    /// every value it writes).
     static func orderedBytes(_ a: Data, _ b: Data) -> Int {
-        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
+        let common = min(a.count, b.count)
+        let prefix = a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in
+                guard common > 0, let x = x.baseAddress, let y = y.baseAddress else { return Int32(0) }
+                return memcmp(x, y, common)
+            }
+        }
+        if prefix != 0 { return prefix < 0 ? -1 : 1 }
         return ordered(a.count, b.count)
     }
 
