@@ -102,22 +102,6 @@ let package = Package(
                 .product(name: "SnapshotTestSupport", package: "WALStore"),
             ]
         ),
-        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
-        .executableTarget(
-            name: "MigrationBench",
-            dependencies: [
-                .product(name: "Engine", package: "WALStore"),
-                .product(name: "Snapshot", package: "WALStore"),
-            ]
-        ),
-        // What WALDataStore's history costs on saves, and what fetchHistory takes.
-        .executableTarget(
-            name: "HistoryBench",
-            dependencies: [
-                .product(name: "Engine", package: "WALStore"),
-                .product(name: "Snapshot", package: "WALStore"),
-            ]
-        ),
     ],
     swiftLanguageModes: [.v6]
 )
