@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Engine", targets: ["Engine"]),
         .library(name: "Snapshot", targets: ["Snapshot"]),
+        .library(name: "Models", targets: ["Models"]),
         .executable(name: "walstore-example", targets: ["WALStoreExample"]),
         // The fuzz targets' entry points, for the sibling package in Fuzz/ (Fuzz/README.md).
         .library(name: "EngineFuzzing", targets: ["EngineFuzzing"]),
@@ -45,6 +46,12 @@ let package = Package(
             name: "SnapshotTestSupport",
             dependencies: ["Snapshot"]
         ),
+        // A container of several stores, a context (a unit of work) and typed models with
+        // Foundation's #Predicate, on top of the Snapshot module.
+        .target(
+            name: "Models",
+            dependencies: ["Snapshot"]
+        ),
         .executableTarget(
             name: "WALStoreExample",
             dependencies: ["Engine"]
@@ -62,6 +69,10 @@ let package = Package(
         .testTarget(
             name: "SnapshotTests",
             dependencies: ["Snapshot", "SnapshotTestSupport", "EngineTestSupport"]
+        ),
+        .testTarget(
+            name: "ModelsTests",
+            dependencies: ["Models", "Snapshot", "SnapshotTestSupport", "EngineTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

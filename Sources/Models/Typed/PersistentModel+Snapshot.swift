@@ -1,0 +1,46 @@
+import Snapshot
+
+extension PersistentModel {
+    /// The model's values as a snapshot under its ``PersistentModel/persistentModelID``: every
+    /// declared property, relationships as identifiers.
+    public var snapshot: DefaultSnapshot {
+        var values: [String: PropertyValue] = [:]
+        for property in Self.properties { values[property.name] = property.read(self) }
+        return DefaultSnapshot(persistentIdentifier: persistentModelID, values: values)
+    }
+
+    /// Sets the identifier and every declared property from `snapshot` (a property the
+    /// snapshot does not hold is null), turning relationship identifiers into model references
+    /// through `resolver`.
+    ///
+    /// - Throws: ``Snapshot/DataStoreError/Code/typeMismatch`` when a value does not fit its
+    ///   property's type (the model then holds the properties set before it);
+    ///   ``Snapshot/DataStoreError/Code/unknownEntity`` when the snapshot is of another entity;
+    ///   the resolver's errors.
+    public mutating func update(from snapshot: DefaultSnapshot, resolver: any ModelResolver = IdentifierOnlyResolver()) throws {
+        guard snapshot.persistentIdentifier.entityName == Self.entityName else {
+            throw DataStoreError(
+                .unknownEntity, "A snapshot of \(snapshot.persistentIdentifier.entityName) cannot fill a \(Self.self) (entity \(Self.entityName)); fetch it as its own model type.",
+                entityName: snapshot.persistentIdentifier.entityName, identifier: snapshot.persistentIdentifier)
+        }
+        persistentModelID = snapshot.persistentIdentifier
+        for property in Self.properties {
+            do {
+                try property.write(&self, snapshot[property.name] ?? .null, resolver)
+            } catch var error as DataStoreError {
+                if error.propertyName == nil {
+                    error.entityName = Self.entityName
+                    error.propertyName = property.name
+                }
+                error.identifier = error.identifier ?? snapshot.persistentIdentifier
+                throw error
+            }
+        }
+    }
+
+    /// A model made from `snapshot`: ``init()``, then ``update(from:resolver:)``.
+    public init(snapshot: DefaultSnapshot, resolver: any ModelResolver = IdentifierOnlyResolver()) throws {
+        self.init()
+        try update(from: snapshot, resolver: resolver)
+    }
+}
