@@ -82,8 +82,15 @@ extension PersistentModel {
         properties.first { $0.keyPath == keyPath }
     }
 
-    /// Whether `keyPath` is `\Self.persistentModelID`.
+    /// Whether `keyPath` reads ``persistentModelID``: it reads a fresh identifier back from a
+    /// probe instance given it. (A key path made in generic code, `\Self.persistentModelID`,
+    /// goes through the protocol requirement and never equals the concrete `\Post.persistentModelID`.)
     static func isIdentifierKeyPath(_ keyPath: AnyKeyPath) -> Bool {
-        keyPath == \Self.persistentModelID as AnyKeyPath
+        if keyPath == \Self.persistentModelID as AnyKeyPath { return true }
+        guard let identifierPath = keyPath as? KeyPath<Self, PersistentIdentifier> else { return false }
+        var probe = Self()
+        let marker = PersistentIdentifier.temporary(entityName: entityName)
+        probe.persistentModelID = marker
+        return probe[keyPath: identifierPath] == marker
     }
 }

@@ -12,10 +12,15 @@ extension PredicateExpressions.Variable: StoreTranslatableExpression {
 extension PredicateExpressions.KeyPath: StoreTranslatableExpression {
     /// The declared property (or `persistentModelID`) the key path names, from its root.
     func translate(with translator: inout PredicateTranslator) throws -> StoreTerm {
-        guard case .path(let base) = try translator.term(of: root) else {
-            throw PredicateTranslator.unsupported(self, "\(keyPath) is read from a computed value; key paths must start from the model or a relationship")
+        switch try translator.term(of: root) {
+        case .path(let base):
+            return try translator.follow(keyPath, from: base, in: self)
+        case let .coalesced(base, fallback) where keyPath == \String.isEmpty:
+            return .predicate(try translator.coalescing(base, fallback, in: self) { .compare(path: $0, .equal, value: .string("")) })
+        default:
+            throw PredicateTranslator.unsupported(
+                self, "a \(type(of: keyPath)) is read from a computed value; key paths must start from the model or a relationship")
         }
-        return try translator.follow(keyPath, from: base, in: self)
     }
 }
 

@@ -117,8 +117,8 @@ struct PredicateTranslator {
         default:
             throw PredicateTranslationError(
                 .undeclaredKeyPath,
-                "\(keyPath) reads a value of \(base.dotted) that the store does not hold; only declared properties, persistentModelID, String.isEmpty and a to-many relationship's isEmpty can be read.",
-                expression: "\(keyPath)")
+                "a \(type(of: keyPath)) reads a value of \(base.dotted) that the store does not hold; only declared properties, persistentModelID, String.isEmpty and a to-many relationship's isEmpty can be read.",
+                expression: "\(type(of: keyPath)) \(keyPath)")
         }
     }
 
