@@ -1,0 +1,159 @@
+import Engine
+import Foundation
+import Snapshot
+
+extension StoreContainer {
+    /// Saves the request's inserts, updates and deletes, each in the store of its entity; all
+    /// of it or none of it, even when it touches several stores.
+    ///
+    /// **One store.** The store's own ``WALDataStore/save(_:)``: one engine commit, as durable
+    /// as its sync mode says when this returns.
+    ///
+    /// **Several stores: atomic, by two-phase commit.** Atomicity was chosen over committing
+    /// store by store because a crash between two stores' commits would otherwise leave, say,
+    /// a post saved in one store and the settings that the same save changed lost in another,
+    /// with nothing to tell the two states apart afterwards. The save holds every touched
+    /// store's lock from first to last step, and:
+    /// 1. plans every store's part (all checks; nothing written): a refusal leaves every store
+    ///    as it was;
+    /// 2. writes, in every touched store but the first (the *coordinator*), a **prepared**
+    ///    record holding that store's whole engine batch, made durable;
+    /// 3. commits, in the coordinator, its own part together with a **committed** record, in
+    ///    one engine commit made durable: **the commit point**;
+    /// 4. commits each other store's part, deleting its prepared record in the same commit;
+    /// 5. deletes the committed record.
+    /// Opening the container resolves what a crash left (``init(schema:configurations:)``): a
+    /// prepared record whose committed record exists is rolled forward (its batch committed),
+    /// any other is rolled back (deleted). So after any crash the save is in all its stores or
+    /// in none. Prepared and committed records are invisible to fetches (FORMAT.md, "Records
+    /// (the Snapshot layer)", transaction records). The stores of a container must be opened
+    /// only through it, or a rolled-forward batch could meet changes it was not planned on.
+    ///
+    /// When a save across stores returns, it is durable in every store whatever their sync
+    /// modes (each step syncs before the next). A failure before the commit point throws the
+    /// store's error, and every store is as before; a failure at or after it throws
+    /// ``ContainerError/Code/interruptedSave`` and the container refuses every later call,
+    /// since its stores may disagree until it is opened again (the opening completes or undoes
+    /// the save, as the durable records say).
+    ///
+    /// - Returns: the remapped identifiers and changed objects of every store touched.
+    /// - Throws: ``ContainerError`` (`unknownEntity`, `foreignIdentifier`, `interruptedSave`);
+    ///   a store's ``DataStoreError`` as ``WALDataStore/save(_:)`` throws them.
+    @discardableResult
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> SaveResult {
+        try checkUsable()
+        var parts: [Int: DataStoreSaveChangesRequest<DefaultSnapshot>] = [:]
+        func part(_ i: Int) -> DataStoreSaveChangesRequest<DefaultSnapshot> {
+            parts[i] ?? DataStoreSaveChangesRequest(editingState: request.editingState)
+        }
+        for s in request.inserted {
+            let i = try storeIndex(forEntity: s.persistentIdentifier.entityName)
+            var p = part(i)
+            p.inserted.append(s)
+            parts[i] = p
+        }
+        for (s, isDelete) in request.updated.map({ ($0, false) }) + request.deleted.map({ ($0, true) }) {
+            let id = s.persistentIdentifier
+            let i = try storeIndex(forEntity: id.entityName)
+            if !id.isTemporary, try storeIndex(for: id) != i {
+                throw ContainerError(
+                    .foreignIdentifier, "\(id) was made by the store of another configuration than \(configurations[i].name), which holds \(id.entityName).",
+                    entityName: id.entityName, configurationNames: [configurations[i].name])
+            }
+            var p = part(i)
+            if isDelete { p.deleted.append(s) } else { p.updated.append(s) }
+            parts[i] = p
+        }
+        let ordered = parts.sorted { $0.key < $1.key }
+        switch ordered.count {
+        case 0:
+            return SaveResult()
+        case 1:
+            let (i, p) = ordered[0]
+            return SaveResult(storeResults: [configurations[i].name: try stores[i].save(p)])
+        default:
+            return try saveAcrossStores(ordered)
+        }
+    }
+
+    /// Runs `body` holding the locks of the stores `indices` (ascending, so that two saves
+    /// never wait for each other's locks).
+    private func holdingLocks<T>(_ indices: ArraySlice<Int>, _ body: () throws -> T) throws -> T {
+        guard let first = indices.first else { return try body() }
+        return try stores[first].exclusively { try holdingLocks(indices.dropFirst(), body) }
+    }
+
+    private func saveAcrossStores(_ parts: [(key: Int, value: DataStoreSaveChangesRequest<DefaultSnapshot>)]) throws -> SaveResult {
+        let indices = parts.map(\.key)
+        return try holdingLocks(indices[...]) {
+            var planned: [WALDataStore.PlannedSave] = []
+            for (i, request) in parts { planned.append(try stores[i].planWithoutWriting(request)) }
+            let transaction = UUID()
+            let coordinator = stores[indices[0]]
+            let participants = indices.dropFirst().map { stores[$0] }
+            var prepared: [WALDataStore] = []
+            do {
+                for (k, store) in participants.enumerated() {
+                    guard let entries = planned[k + 1].batch.entries else {
+                        throw DataStoreError(.unsupportedFeature, "A save across stores cannot hold an asset copied from a file; save it on its own.")
+                    }
+                    let record = TransactionRecord.Prepared(coordinator: coordinator.identifier, entries: entries)
+                    prepared.append(store)
+                    try Self.durably(store) { $0.put(TransactionRecord.preparedKey(transaction), record.encoded) }
+                }
+            } catch {
+                // Before the commit point: no committed record exists, so the prepared ones
+                // are void; remove them now (an opening would remove any left).
+                for store in prepared { try? Self.durably(store) { $0.delete(TransactionRecord.preparedKey(transaction)) } }
+                throw Self.wrapped(error, "Preparing a save across stores")
+            }
+            do {
+                var decision = planned[0].batch
+                decision.put(TransactionRecord.committedKey(transaction), TransactionRecord.Committed(participants: participants.map(\.identifier)).encoded)
+                try Self.durably(coordinator, decision)
+                for (k, store) in participants.enumerated() {
+                    var batch = planned[k + 1].batch
+                    batch.delete(TransactionRecord.preparedKey(transaction))
+                    try Self.durably(store, batch)
+                }
+            } catch {
+                let interrupted = ContainerError(
+                    .interruptedSave,
+                    "A save across the stores \(indices.map { configurations[$0].name }) failed at or after its commit point (\(error)); its stores may disagree until the container is opened again, which completes or undoes the save. Close and reopen the container.",
+                    configurationNames: indices.map { configurations[$0].name }, underlying: Self.wrapped(error, "Committing a save across stores"))
+                markInterrupted(interrupted)
+                throw interrupted
+            }
+            // Every part is durable: the committed record has done its work. Should this fail,
+            // the next opening removes it.
+            try? Self.durably(coordinator) { $0.delete(TransactionRecord.committedKey(transaction)) }
+            var results: [String: DataStoreSaveChangesResult<DefaultSnapshot>] = [:]
+            for (k, i) in indices.enumerated() { results[configurations[i].name] = planned[k].result }
+            return SaveResult(storeResults: results)
+        }
+    }
+
+    /// Commits `batch` to `store`'s engine and makes it durable whatever the sync mode.
+    static func durably(_ store: WALDataStore, _ batch: WriteBatch) throws {
+        try store.engine.commit(batch)
+        if store.engine.options.syncMode != .durable { try store.engine.sync() }
+    }
+
+    static func durably(_ store: WALDataStore, _ body: (inout WriteBatch) -> Void) throws {
+        var batch = WriteBatch()
+        body(&batch)
+        try durably(store, batch)
+    }
+
+    /// `error` as a ``DataStoreError`` (engine failures wrapped as ``DataStoreError/Code/engine``).
+    static func wrapped(_ error: any Error, _ action: String) -> any Error & Sendable {
+        switch error {
+        case let e as DataStoreError: return e
+        case let e as ContainerError: return e
+        case let e as EngineError:
+            return DataStoreError(.engine, "\(action) failed in the engine: \(e). See the engine error's code for what to do.", underlying: e)
+        default:
+            return DataStoreError(.engine, "\(action) failed: \(error).")
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Engine
+import Foundation
+import Snapshot
+import Synchronization
+
+/// One schema over several stores, as SwiftData's `ModelContainer` over its
+/// `ModelConfiguration`s: each ``Configuration`` names its entities, its directory and its
+/// engine options, and is backed by a ``WALDataStore`` of its own.
+///
+/// **Routing.** Every entity belongs to exactly one configuration (a sub-entity to its root's);
+/// saves and fetches go to the store of their entity, and identifiers carry their store
+/// (``PersistentIdentifier/storeIdentifier``), so resolving one goes to the store that made it.
+/// A relationship between entities of different configurations is refused when the container
+/// is made (``ContainerError/Code/crossStoreRelationship``).
+///
+/// **Saves across stores are atomic** (``save(_:)``): all of a save's stores show it after a
+/// crash, or none does.
+///
+/// **Threads.** The container is `Sendable`: its stores serialise their own calls, and a save
+/// across stores holds the locks of all its stores (taken in configuration order) from its
+/// first check to its last write.
+public final class StoreContainer: Sendable {
+    /// The whole schema.
+    public let schema: Schema
+    /// The configurations, in the order given.
+    public let configurations: [Configuration]
+    /// Each configuration's store, in the order of ``configurations``.
+    public let stores: [WALDataStore]
+    let layout: Layout
+    private let storeIndexByIdentifierMap: [String: Int]
+    /// Set when a save across stores failed after its commit point: every later call throws.
+    private let interruption = Mutex<ContainerError?>(nil)
+
+    /// Opens (creating if needed) one store per configuration, after checking that every entity
+    /// of `schema` belongs to exactly one configuration and no relationship crosses stores, and
+    /// finishes or undoes any save across stores that a crash interrupted.
+    ///
+    /// When it returns, every store is open, and every save across stores that had reached its
+    /// commit point is complete in all its stores (and durable); any other is gone from all.
+    ///
+    /// - Throws: ``ContainerError`` (`entityInNoConfiguration`, `entityInSeveralConfigurations`,
+    ///   `unknownEntity`, `crossStoreRelationship`, `duplicateConfiguration`,
+    ///   `unresolvedTransaction`); a store's ``DataStoreError`` when it fails to open.
+    public convenience init(schema: Schema, configurations: [Configuration]) throws {
+        try self.init(schema: schema, configurations: configurations, fileSystem: PosixFileSystem())
+    }
+
+    /// Opens the container's stores on `fileSystem` (tests inject faults through it).
+    package init(schema: Schema, configurations: [Configuration], fileSystem: any FileSystem) throws {
+        let layout = try Self.layout(schema: schema, configurations: configurations)
+        var stores: [WALDataStore] = []
+        for (i, c) in configurations.enumerated() {
+            let configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: c.path, options: c.options)
+            stores.append(try WALDataStore(configuration, fileSystem: fileSystem))
+        }
+        var byIdentifier: [String: Int] = [:]
+        for (i, store) in stores.enumerated() { byIdentifier[store.identifier] = i }
+        self.schema = schema
+        self.configurations = configurations
+        self.stores = stores
+        self.layout = layout
+        self.storeIndexByIdentifierMap = byIdentifier
+        try resolveInterruptedSaves()
+    }
+
+    /// The store of the configuration named `name`, or `nil`.
+    public func store(named name: String) -> WALDataStore? {
+        configurations.firstIndex { $0.name == name }.map { stores[$0] }
+    }
+
+    /// The store that holds the objects of `entityName`.
+    ///
+    /// - Throws: ``ContainerError/Code/unknownEntity`` for an entity the schema does not declare.
+    public func store(forEntity entityName: String) throws -> WALDataStore {
+        stores[try storeIndex(forEntity: entityName)]
+    }
+
+    /// The store that made `identifier`.
+    ///
+    /// - Throws: ``ContainerError/Code/foreignIdentifier`` for a temporary identifier or one
+    ///   of a store that is not in the container.
+    public func store(for identifier: PersistentIdentifier) throws -> WALDataStore {
+        stores[try storeIndex(for: identifier)]
+    }
+
+    /// Closes every store (each one's saves are already durable as its sync mode says).
+    ///
+    /// - Throws: the first store's error; the others are closed all the same.
+    public func close() throws {
+        var first: (any Error)?
+        for store in stores {
+            do { try store.close() } catch { if first == nil { first = error } }
+        }
+        if let first { throw first }
+    }
+
+    // MARK: Routing
+
+    func storeIndex(forEntity entityName: String) throws -> Int {
+        guard let i = layout.configurationIndex(of: entityName, in: schema) else {
+            throw ContainerError(
+                .unknownEntity, "The schema declares no entity \(entityName); use a declared name.", entityName: entityName)
+        }
+        return i
+    }
+
+    func storeIndex(for identifier: PersistentIdentifier) throws -> Int {
+        guard let store = identifier.storeIdentifier else {
+            throw ContainerError(
+                .foreignIdentifier, "\(identifier) is temporary: it names no store yet; save the object first.", entityName: identifier.entityName)
+        }
+        guard let i = storeIndexByIdentifier(store) else {
+            throw ContainerError(
+                .foreignIdentifier, "\(identifier) was made by the store \(store), which is not one of this container's; resolve it through its own container.",
+                entityName: identifier.entityName)
+        }
+        return i
+    }
+
+    /// The index of the store whose identifier is `identifier`, or `nil`.
+    func storeIndexByIdentifier(_ identifier: String) -> Int? { storeIndexByIdentifierMap[identifier] }
+
+    /// Throws the interruption of an earlier save across stores, if there was one.
+    func checkUsable() throws {
+        if let error = interruption.withLock({ $0 }) { throw error }
+    }
+
+    func markInterrupted(_ error: ContainerError) {
+        interruption.withLock { $0 = $0 ?? error }
+    }
+}
