@@ -21,185 +21,185 @@ func expectSameSelection<Model: PersistentModel>(
     // MARK: Comparisons
 
     @Test func equalityOfAnAttributeWithAConstantSelectsWhatTheClosureSelects() throws {
-        try expectSameSelection(#Predicate<Post> { $0.title == "Draft" })
-        #expect(try FetchPredicate(#Predicate<Post> { $0.title == "Draft" }) == .compare(path: "title", .equal, value: .string("Draft")))
+        try expectSameSelection(#Predicate<Article> { $0.title == "Draft" })
+        #expect(try FetchPredicate(#Predicate<Article> { $0.title == "Draft" }) == .compare(path: "title", .equal, value: .string("Draft")))
     }
 
     @Test func inequalityIsTheNegationOfEquality() throws {
-        let published = Post.Status.published
-        try expectSameSelection(#Predicate<Post> { $0.status != published })
+        let published = Article.Status.published
+        try expectSameSelection(#Predicate<Article> { $0.status != published })
     }
 
     @Test func orderingOperatorsCompareAnAttributeWithAConstant() throws {
-        try expectSameSelection(#Predicate<Post> { $0.views > 40 })
-        try expectSameSelection(#Predicate<Post> { $0.views >= 40 })
-        try expectSameSelection(#Predicate<Post> { $0.views < 7 })
-        try expectSameSelection(#Predicate<Post> { $0.views <= 7 })
-        #expect(try FetchPredicate(#Predicate<Post> { $0.views > 40 }) == .compare(path: "views", .greater, value: .int(40)))
+        try expectSameSelection(#Predicate<Article> { $0.views > 40 })
+        try expectSameSelection(#Predicate<Article> { $0.views >= 40 })
+        try expectSameSelection(#Predicate<Article> { $0.views < 7 })
+        try expectSameSelection(#Predicate<Article> { $0.views <= 7 })
+        #expect(try FetchPredicate(#Predicate<Article> { $0.views > 40 }) == .compare(path: "views", .greater, value: .int(40)))
     }
 
     @Test func aConstantOnTheLeftFlipsTheOperator() throws {
-        try expectSameSelection(#Predicate<Post> { 40 < $0.views })
-        #expect(try FetchPredicate(#Predicate<Post> { 40 < $0.views }) == .compare(path: "views", .greater, value: .int(40)))
+        try expectSameSelection(#Predicate<Article> { 40 < $0.views })
+        #expect(try FetchPredicate(#Predicate<Article> { 40 < $0.views }) == .compare(path: "views", .greater, value: .int(40)))
     }
 
     @Test func datesCompareByTime() throws {
         let cutoff = TypedBlogStore.start + TypedBlogStore.day
-        try expectSameSelection(#Predicate<Post> { $0.date >= cutoff })
+        try expectSameSelection(#Predicate<Article> { $0.date >= cutoff })
     }
 
     @Test func aRawRepresentableAttributeComparesByItsRawValue() throws {
-        let (published, archived) = (Post.Status.published, Post.Status.archived)
-        try expectSameSelection(#Predicate<Post> { $0.status == published })
-        #expect(try FetchPredicate(#Predicate<Post> { $0.status == archived }) == .compare(path: "status", .equal, value: .string("archived")))
+        let (published, archived) = (Article.Status.published, Article.Status.archived)
+        try expectSameSelection(#Predicate<Article> { $0.status == published })
+        #expect(try FetchPredicate(#Predicate<Article> { $0.status == archived }) == .compare(path: "status", .equal, value: .string("archived")))
     }
 
     // MARK: Logic
 
     @Test func conjunctionDisjunctionAndNegationCombineConditions() throws {
-        try expectSameSelection(#Predicate<Post> { $0.views > 5 && $0.isPinned })
-        try expectSameSelection(#Predicate<Post> { $0.views > 100 || $0.title == "Draft" })
-        try expectSameSelection(#Predicate<Post> { !($0.views > 5) })
+        try expectSameSelection(#Predicate<Article> { $0.views > 5 && $0.isPinned })
+        try expectSameSelection(#Predicate<Article> { $0.views > 100 || $0.title == "Draft" })
+        try expectSameSelection(#Predicate<Article> { !($0.views > 5) })
     }
 
     @Test func nestedConjunctionsAreFlattened() throws {
-        let translated = try FetchPredicate(#Predicate<Post> { $0.views > 1 && $0.views < 100 && $0.isPinned })
+        let translated = try FetchPredicate(#Predicate<Article> { $0.views > 1 && $0.views < 100 && $0.isPinned })
         guard case .and(let operands) = translated else { Issue.record("not a conjunction: \(translated)"); return }
         #expect(operands.count == 3)
     }
 
     @Test func aBooleanAttributeIsAConditionByItself() throws {
-        try expectSameSelection(#Predicate<Post> { $0.isPinned })
-        try expectSameSelection(#Predicate<Post> { !$0.isPinned })
+        try expectSameSelection(#Predicate<Article> { $0.isPinned })
+        try expectSameSelection(#Predicate<Article> { !$0.isPinned })
     }
 
     // MARK: Strings
 
     @Test func stringContainsIsCaseSensitiveAsInSwift() throws {
-        try expectSameSelection(#Predicate<Post> { $0.title.contains("swift") })
-        #expect(try FetchPredicate(#Predicate<Post> { $0.title.contains("swift") }) == .string(path: "title", .contains, needle: "swift", options: []))
+        try expectSameSelection(#Predicate<Article> { $0.title.contains("swift") })
+        #expect(try FetchPredicate(#Predicate<Article> { $0.title.contains("swift") }) == .string(path: "title", .contains, needle: "swift", options: []))
     }
 
     @Test func startsWithIsAPrefixMatch() throws {
-        try expectSameSelection(#Predicate<Post> { $0.title.starts(with: "Swift") })
+        try expectSameSelection(#Predicate<Article> { $0.title.starts(with: "Swift") })
     }
 
     @Test func stringIsEmptyIsEqualityWithTheEmptyString() throws {
-        try expectSameSelection(#Predicate<Post> { $0.title.isEmpty })
-        try expectSameSelection(#Predicate<Post> { !$0.title.isEmpty })
+        try expectSameSelection(#Predicate<Article> { $0.title.isEmpty })
+        try expectSameSelection(#Predicate<Article> { !$0.title.isEmpty })
     }
 
     // MARK: Nil and optionals
 
     @Test func equalityWithNilSelectsNulls() throws {
-        try expectSameSelection(#Predicate<Post> { $0.content == nil })
-        try expectSameSelection(#Predicate<Post> { $0.rating != nil })
+        try expectSameSelection(#Predicate<Article> { $0.content == nil })
+        try expectSameSelection(#Predicate<Article> { $0.rating != nil })
     }
 
     @Test func nilCoalescingComparesTheFallbackWhereTheValueIsNull() throws {
-        try expectSameSelection(#Predicate<Post> { ($0.rating ?? 0) < 2 })
-        try expectSameSelection(#Predicate<Post> { ($0.rating ?? 4) >= 4 })
-        try expectSameSelection(#Predicate<Post> { ($0.content ?? "").isEmpty == false })
+        try expectSameSelection(#Predicate<Article> { ($0.rating ?? 0) < 2 })
+        try expectSameSelection(#Predicate<Article> { ($0.rating ?? 4) >= 4 })
+        try expectSameSelection(#Predicate<Article> { ($0.content ?? "").isEmpty == false })
     }
 
     @Test func nilCoalescingWorksInStringOperations() throws {
-        try expectSameSelection(#Predicate<Post> { ($0.content ?? "none").contains("on") })
+        try expectSameSelection(#Predicate<Article> { ($0.content ?? "none").contains("on") })
     }
 
     @Test func optionalChainingFollowsAToOneRelationship() throws {
-        try expectSameSelection(#Predicate<Attachment> { $0.post?.title == "Swift 6 released" })
-        try expectSameSelection(#Predicate<Attachment> { $0.post?.title != "Swift 6 released" })
+        try expectSameSelection(#Predicate<Figure> { $0.post?.title == "Swift 6 released" })
+        try expectSameSelection(#Predicate<Figure> { $0.post?.title != "Swift 6 released" })
         #expect(
-            try FetchPredicate(#Predicate<Attachment> { $0.post?.title == "x" }) == .compare(path: "post.title", .equal, value: .string("x")))
+            try FetchPredicate(#Predicate<Figure> { $0.post?.title == "x" }) == .compare(path: "post.title", .equal, value: .string("x")))
     }
 
     @Test func optionalChainingWithCoalescingOrdersThroughTheRelationship() throws {
-        try expectSameSelection(#Predicate<Attachment> { ($0.post?.views ?? 0) > 50 })
-        try expectSameSelection(#Predicate<Attachment> { ($0.post?.views ?? 1000) > 50 })
+        try expectSameSelection(#Predicate<Figure> { ($0.post?.views ?? 0) > 50 })
+        try expectSameSelection(#Predicate<Figure> { ($0.post?.views ?? 1000) > 50 })
     }
 
     @Test func aForcedUnwrapReadsThroughTheRelationship() throws {
         // Every attachment but the orphan has a post; the closure would throw on the orphan,
         // the store does not select it.
         let blog = try TypedBlogStore()
-        let predicate = #Predicate<Attachment> { $0.post!.views > 50 }
-        let attached = try blog.all(Attachment.self).filter { $0.post != nil }
+        let predicate = #Predicate<Figure> { $0.post!.views > 50 }
+        let attached = try blog.all(Figure.self).filter { $0.post != nil }
         let expected = Set(try attached.filter { try predicate.evaluate($0) }.map(\.persistentModelID))
         #expect(!expected.isEmpty && expected.count < attached.count)
         #expect(Set(try blog.fetchIdentifiers(Models.FetchDescriptor(predicate: predicate))) == expected)
     }
 
     @Test func aToOneRelationshipComparesWithNil() throws {
-        try expectSameSelection(#Predicate<Attachment> { $0.post == nil })
-        try expectSameSelection(#Predicate<Attachment> { $0.post != nil })
-        #expect(try FetchPredicate(#Predicate<Attachment> { $0.post == nil }) == .isNull(path: "post"))
+        try expectSameSelection(#Predicate<Figure> { $0.post == nil })
+        try expectSameSelection(#Predicate<Figure> { $0.post != nil })
+        #expect(try FetchPredicate(#Predicate<Figure> { $0.post == nil }) == .isNull(path: "post"))
     }
 
     // MARK: Identity
 
     @Test func equalityWithAnIdentifierIsAnIdentifierFetch() throws {
         let blog = try TypedBlogStore()
-        let id = try #require(try blog.all(Post.self).first { $0.title == "Draft" }).persistentModelID
-        try expectSameSelection(#Predicate<Post> { $0.persistentModelID == id }, in: blog)
-        #expect(try FetchPredicate(#Predicate<Post> { $0.persistentModelID == id }) == .identifierIn([id]))
-        try expectSameSelection(#Predicate<Post> { $0.persistentModelID != id }, in: blog)
+        let id = try #require(try blog.all(Article.self).first { $0.title == "Draft" }).persistentModelID
+        try expectSameSelection(#Predicate<Article> { $0.persistentModelID == id }, in: blog)
+        #expect(try FetchPredicate(#Predicate<Article> { $0.persistentModelID == id }) == .identifierIn([id]))
+        try expectSameSelection(#Predicate<Article> { $0.persistentModelID != id }, in: blog)
     }
 
     @Test func aToOneRelationshipsIdentifierComparesWithAnIdentifier() throws {
         let blog = try TypedBlogStore()
-        let id = try #require(try blog.all(Post.self).first { $0.title == "Swift 6 released" }).persistentModelID
-        try expectSameSelection(#Predicate<Attachment> { $0.post?.persistentModelID == id }, in: blog)
-        try expectSameSelection(#Predicate<Attachment> { $0.post?.persistentModelID == nil }, in: blog)
+        let id = try #require(try blog.all(Article.self).first { $0.title == "Swift 6 released" }).persistentModelID
+        try expectSameSelection(#Predicate<Figure> { $0.post?.persistentModelID == id }, in: blog)
+        try expectSameSelection(#Predicate<Figure> { $0.post?.persistentModelID == nil }, in: blog)
     }
 
     @Test func aConstantListOfIdentifiersIsAnIdentifierFetch() throws {
         let blog = try TypedBlogStore()
-        let ids = try blog.all(Post.self).filter { $0.views > 50 }.map(\.persistentModelID)
-        try expectSameSelection(#Predicate<Post> { ids.contains($0.persistentModelID) }, in: blog)
-        #expect(try FetchPredicate(#Predicate<Post> { ids.contains($0.persistentModelID) }) == .identifierIn(Set(ids)))
+        let ids = try blog.all(Article.self).filter { $0.views > 50 }.map(\.persistentModelID)
+        try expectSameSelection(#Predicate<Article> { ids.contains($0.persistentModelID) }, in: blog)
+        #expect(try FetchPredicate(#Predicate<Article> { ids.contains($0.persistentModelID) }) == .identifierIn(Set(ids)))
     }
 
     // MARK: Membership
 
     @Test func aConstantListHoldingTheAttributeIsOneOf() throws {
         let titles = ["Draft", "Rust and Swift", "not a title"]
-        try expectSameSelection(#Predicate<Post> { titles.contains($0.title) })
-        #expect(try FetchPredicate(#Predicate<Post> { titles.contains($0.title) }) == .oneOf(path: "title", values: titles.map(PropertyValue.string)))
+        try expectSameSelection(#Predicate<Article> { titles.contains($0.title) })
+        #expect(try FetchPredicate(#Predicate<Article> { titles.contains($0.title) }) == .oneOf(path: "title", values: titles.map(PropertyValue.string)))
     }
 
     @Test func aToManyRelationshipContainingAnIdentifiedObjectIsAnAnyOverIdentifiers() throws {
         let blog = try TypedBlogStore()
-        let news = try #require(try blog.all(Tag.self).first { $0.name == "news" }).persistentModelID
-        try expectSameSelection(#Predicate<Post> { $0.tags.contains { $0.persistentModelID == news } }, in: blog)
-        #expect(try FetchPredicate(#Predicate<Post> { $0.tags.contains { $0.persistentModelID == news } }) == .any(path: "tags", .identifierIn([news])))
+        let news = try #require(try blog.all(Label.self).first { $0.name == "news" }).persistentModelID
+        try expectSameSelection(#Predicate<Article> { $0.tags.contains { $0.persistentModelID == news } }, in: blog)
+        #expect(try FetchPredicate(#Predicate<Article> { $0.tags.contains { $0.persistentModelID == news } }) == .any(path: "tags", .identifierIn([news])))
     }
 
     @Test func containsWhereTestsTheElementsOfAToManyRelationship() throws {
-        try expectSameSelection(#Predicate<Post> { $0.tags.contains { $0.name == "linux" } })
-        try expectSameSelection(#Predicate<Tag> { $0.posts.contains { $0.views > 100 } })
+        try expectSameSelection(#Predicate<Article> { $0.tags.contains { $0.name == "linux" } })
+        try expectSameSelection(#Predicate<Label> { $0.posts.contains { $0.views > 100 } })
         #expect(
-            try FetchPredicate(#Predicate<Post> { $0.tags.contains { $0.name == "linux" } })
+            try FetchPredicate(#Predicate<Article> { $0.tags.contains { $0.name == "linux" } })
                 == .any(path: "tags", .compare(path: "name", .equal, value: .string("linux"))))
     }
 
     @Test func allSatisfyTestsEveryElement() throws {
-        try expectSameSelection(#Predicate<Post> { $0.tags.allSatisfy { $0.colour != nil } })
+        try expectSameSelection(#Predicate<Article> { $0.tags.allSatisfy { $0.colour != nil } })
     }
 
     @Test func aToManyRelationshipsIsEmptyHoldsWithoutElements() throws {
-        try expectSameSelection(#Predicate<Post> { $0.tags.isEmpty })
-        try expectSameSelection(#Predicate<Tag> { !$0.posts.isEmpty })
+        try expectSameSelection(#Predicate<Article> { $0.tags.isEmpty })
+        try expectSameSelection(#Predicate<Label> { !$0.posts.isEmpty })
     }
 
     @Test func aNestedRelationshipTestReadsTheInnerElement() throws {
-        try expectSameSelection(#Predicate<Tag> { $0.posts.contains { $0.attachments.contains { $0.caption == "penguin" } } })
+        try expectSameSelection(#Predicate<Label> { $0.posts.contains { $0.attachments.contains { $0.caption == "penguin" } } })
     }
 
     // MARK: Refused
 
     @Test func arithmeticIsRefusedNamingTheExpression() throws {
         let error = try #require(throws: PredicateTranslationError.self) {
-            try FetchPredicate(#Predicate<Post> { $0.views + 1 > 3 })
+            try FetchPredicate(#Predicate<Article> { $0.views + 1 > 3 })
         }
         #expect(error.code == .unsupportedExpression)
         #expect(error.expression.contains("Arithmetic"))
@@ -207,7 +207,7 @@ func expectSameSelection<Model: PersistentModel>(
 
     @Test func aKeyPathThroughAComputedValueIsRefused() throws {
         let error = try #require(throws: PredicateTranslationError.self) {
-            try FetchPredicate(#Predicate<Post> { $0.title.count > 3 })
+            try FetchPredicate(#Predicate<Article> { $0.title.count > 3 })
         }
         #expect(error.code == .undeclaredKeyPath)
         #expect(error.expression.contains("KeyPath<String, Int>"))
@@ -215,7 +215,7 @@ func expectSameSelection<Model: PersistentModel>(
 
     @Test func comparingTwoPropertiesIsRefused() throws {
         let error = try #require(throws: PredicateTranslationError.self) {
-            try FetchPredicate(#Predicate<Post> { $0.title != $0.title })
+            try FetchPredicate(#Predicate<Article> { $0.title != $0.title })
         }
         #expect(error.code == .unsupportedExpression)
         #expect(error.expression.contains("NotEqual"))
@@ -223,7 +223,7 @@ func expectSameSelection<Model: PersistentModel>(
 
     @Test func theOuterObjectInsideContainsWhereIsRefused() throws {
         let error = try #require(throws: PredicateTranslationError.self) {
-            try FetchPredicate(#Predicate<Post> { post in post.tags.contains { $0.name == post.title } })
+            try FetchPredicate(#Predicate<Article> { post in post.tags.contains { $0.name == post.title } })
         }
         #expect(error.code == .unsupportedExpression)
     }
@@ -237,7 +237,7 @@ func expectSameSelection<Model: PersistentModel>(
     }
 
     @Test func aRefusedPredicateFailsTheTypedDescriptorsConversionAndFetchesNothing() throws {
-        let descriptor = Models.FetchDescriptor<Post>(predicate: #Predicate { $0.views * 2 > 3 })
+        let descriptor = Models.FetchDescriptor<Article>(predicate: #Predicate { $0.views * 2 > 3 })
         #expect(throws: PredicateTranslationError.self) { try descriptor.storeDescriptor() }
     }
 }

@@ -5,10 +5,10 @@ import Snapshot
 
 /// The blog model as typed models: posts with tags (many-to-many) and attachments (owned,
 /// one-to-many), every relationship held as model references.
-final class Post: PersistentModel, Equatable {
+final class Article: PersistentModel, Equatable {
     enum Status: String, AttributeValue, Codable, Sendable { case draft, published, archived }
 
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Post")
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Article")
     var title = ""
     var content: String?
     var date = Date(timeIntervalSinceReferenceDate: 0)
@@ -16,8 +16,8 @@ final class Post: PersistentModel, Equatable {
     var rating: Double?
     var isPinned = false
     var status = Status.draft
-    var attachments: [Attachment] = []
-    var tags: [Tag] = []
+    var attachments: [Figure] = []
+    var tags: [Label] = []
     init() {}
 
     init(title: String, content: String? = nil, date: Date, views: Int = 0, rating: Double? = nil, isPinned: Bool = false, status: Status = .draft) {
@@ -30,7 +30,7 @@ final class Post: PersistentModel, Equatable {
         self.status = status
     }
 
-    static let properties: [ModelProperty<Post>] = [
+    static let properties: [ModelProperty<Article>] = [
         .attribute(\.title, "title"),
         .attribute(\.content, "content"),
         .attribute(\.date, "date"),
@@ -44,31 +44,31 @@ final class Post: PersistentModel, Equatable {
     static var indexes: [[String]] { [["date"]] }
 }
 
-final class Attachment: PersistentModel, Equatable {
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Attachment")
+final class Figure: PersistentModel, Equatable {
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Figure")
     var imageData = Data()
     var caption: String?
-    var post: Post?
+    var post: Article?
     init() {}
 
-    init(imageData: Data, caption: String? = nil, post: Post?) {
+    init(imageData: Data, caption: String? = nil, post: Article?) {
         self.imageData = imageData
         self.caption = caption
         self.post = post
     }
 
-    static let properties: [ModelProperty<Attachment>] = [
+    static let properties: [ModelProperty<Figure>] = [
         .attribute(\.imageData, "imageData", options: .externalStorage),
         .attribute(\.caption, "caption"),
         .toOne(\.post, "post", inverse: "attachments"),
     ]
 }
 
-final class Tag: PersistentModel, Equatable {
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Tag")
+final class Label: PersistentModel, Equatable {
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Label")
     var name = ""
     var colour: String?
-    var posts: [Post] = []
+    var posts: [Article] = []
     init() {}
 
     init(name: String, colour: String? = nil) {
@@ -76,7 +76,7 @@ final class Tag: PersistentModel, Equatable {
         self.colour = colour
     }
 
-    static let properties: [ModelProperty<Tag>] = [
+    static let properties: [ModelProperty<Label>] = [
         .attribute(\.name, "name", options: .unique),
         .attribute(\.colour, "colour"),
         .toMany(\.posts, "posts", inverse: "tags"),
@@ -94,7 +94,7 @@ struct Note: PersistentModel {
     static let properties: [ModelProperty<Note>] = [
         .attribute(\.text, "text"),
         .attribute(\.words, "words"),
-        .toOne(\.post, "post", destination: "Post"),
+        .toOne(\.post, "post", destination: "Article"),
     ]
 }
 
@@ -106,7 +106,7 @@ final class TypedBlogStore {
     let map: ModelIdentityMap
 
     static let schema: Schema = {
-        do { return try Schema(models: Post.self, Attachment.self, Tag.self, Note.self) } catch { preconditionFailure("\(error)") }
+        do { return try Schema(models: Article.self, Figure.self, Label.self, Note.self) } catch { preconditionFailure("\(error)") }
     }()
 
     init() throws {
@@ -125,17 +125,17 @@ final class TypedBlogStore {
     static let start = Date(timeIntervalSinceReferenceDate: 700_000_000)
 
     private func fill() throws {
-        let swift = Tag(name: "swift", colour: "orange")
-        let news = Tag(name: "news")
-        let linux = Tag(name: "linux", colour: "black")
-        let unused = Tag(name: "unused")
+        let swift = Label(name: "swift", colour: "orange")
+        let news = Label(name: "news")
+        let linux = Label(name: "linux", colour: "black")
+        let unused = Label(name: "unused")
         let posts = [
-            Post(title: "Swift 6 released", content: "strict concurrency", date: Self.start, views: 120, rating: 4.5, isPinned: true, status: .published),
-            Post(title: "swift on Linux", content: nil, date: Self.start + Self.day, views: 40, rating: nil, status: .published),
-            Post(title: "Rust and Swift", content: "a comparison", date: Self.start + 2 * Self.day, views: 7, rating: 3.0),
-            Post(title: "Draft", content: "", date: Self.start + 3 * Self.day, views: 0, rating: nil, status: .draft),
-            Post(title: "", content: "untitled", date: Self.start - Self.day, views: 3, rating: 1.5, status: .archived),
-            Post(title: "News of the week", content: "swift and more", date: Self.start + 5 * Self.day, views: 55, rating: 5, isPinned: true, status: .published),
+            Article(title: "Swift 6 released", content: "strict concurrency", date: Self.start, views: 120, rating: 4.5, isPinned: true, status: .published),
+            Article(title: "swift on Linux", content: nil, date: Self.start + Self.day, views: 40, rating: nil, status: .published),
+            Article(title: "Rust and Swift", content: "a comparison", date: Self.start + 2 * Self.day, views: 7, rating: 3.0),
+            Article(title: "Draft", content: "", date: Self.start + 3 * Self.day, views: 0, rating: nil, status: .draft),
+            Article(title: "", content: "untitled", date: Self.start - Self.day, views: 3, rating: 1.5, status: .archived),
+            Article(title: "News of the week", content: "swift and more", date: Self.start + 5 * Self.day, views: 55, rating: 5, isPinned: true, status: .published),
         ]
         posts[0].tags = [swift, news]
         posts[1].tags = [swift, linux]
@@ -143,11 +143,11 @@ final class TypedBlogStore {
         posts[5].tags = [news]
         for tag in [swift, news, linux] { tag.posts = posts.filter { $0.tags.contains(tag) } }
         let attachments = [
-            Attachment(imageData: Data(repeating: 1, count: 10), caption: "logo", post: posts[0]),
-            Attachment(imageData: Data(repeating: 2, count: 5000), caption: nil, post: posts[0]),
-            Attachment(imageData: Data([3]), caption: "penguin", post: posts[1]),
-            Attachment(imageData: Data([4]), caption: "orphan", post: nil),
-            Attachment(imageData: Data([5]), caption: "chart", post: posts[5]),
+            Figure(imageData: Data(repeating: 1, count: 10), caption: "logo", post: posts[0]),
+            Figure(imageData: Data(repeating: 2, count: 5000), caption: nil, post: posts[0]),
+            Figure(imageData: Data([3]), caption: "penguin", post: posts[1]),
+            Figure(imageData: Data([4]), caption: "orphan", post: nil),
+            Figure(imageData: Data([5]), caption: "chart", post: posts[5]),
         ]
         for post in posts { post.attachments = attachments.filter { $0.post === post } }
         var note = Note()

@@ -13,7 +13,7 @@ package final class ModelIdentityMap: ModelResolver {
     package typealias Loader = ([PersistentIdentifier]) throws -> [DefaultSnapshot]
 
     private var snapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
-    private var objects: [PersistentIdentifier: Any] = [:]
+    private var objects: [PersistentIdentifier: any PersistentModel] = [:]
     private var filling: Set<PersistentIdentifier> = []
     private let load: Loader
 
@@ -32,11 +32,31 @@ package final class ModelIdentityMap: ModelResolver {
         objects[object.persistentModelID] = object
     }
 
+    /// The registered objects that are instances of classes (the ones a context can track),
+    /// by identifier.
+    package var registeredObjects: [PersistentIdentifier: any PersistentModel] {
+        objects.filter { type(of: $0.value) is AnyObject.Type }
+    }
+
+    /// Registers the object of `old` under `new` (after a save made `old` permanent), and
+    /// gives a class object the new identifier.
+    package func rekey(_ old: PersistentIdentifier, to new: PersistentIdentifier) {
+        guard var object = objects.removeValue(forKey: old) else { return }
+        if type(of: object) is AnyObject.Type { object.persistentModelID = new }
+        objects[new] = object
+    }
+
+    /// Forgets every snapshot held for making objects (objects stay registered).
+    package func clearSnapshots() { snapshots = [:] }
+
     /// Forgets the object of `identifier` (after a delete, or a remap).
     package func forget(_ identifier: PersistentIdentifier) {
         objects[identifier] = nil
         snapshots[identifier] = nil
     }
+
+    /// Whether an object of `identifier` is registered.
+    package func isRegistered(_ identifier: PersistentIdentifier) -> Bool { objects[identifier] != nil }
 
     /// The registered object of `identifier`, when there is one of type `Model`.
     package func registered<Model: PersistentModel>(_ type: Model.Type, for identifier: PersistentIdentifier) -> Model? {

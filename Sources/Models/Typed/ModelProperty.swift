@@ -28,11 +28,15 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
     public let destinationModel: (any PersistentModel.Type)?
     let read: @Sendable (Model) -> PropertyValue
     let write: @Sendable (inout Model, PropertyValue, any ModelResolver) throws -> Void
+    /// The model objects a relationship held as references reaches (none for other
+    /// properties).
+    let relatedObjects: @Sendable (Model) -> [any PersistentModel]
 
     init(
         name: String, keyPath: PartialKeyPath<Model> & Sendable, kind: Kind, destinationModel: (any PersistentModel.Type)? = nil,
         read: @escaping @Sendable (Model) -> PropertyValue,
-        write: @escaping @Sendable (inout Model, PropertyValue, any ModelResolver) throws -> Void
+        write: @escaping @Sendable (inout Model, PropertyValue, any ModelResolver) throws -> Void,
+        relatedObjects: @escaping @Sendable (Model) -> [any PersistentModel] = { _ in [] }
     ) {
         self.name = name
         self.keyPath = keyPath
@@ -40,6 +44,7 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
         self.destinationModel = destinationModel
         self.read = read
         self.write = write
+        self.relatedObjects = relatedObjects
     }
 
     /// The value of this property in `model`.
@@ -73,7 +78,8 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
             read: { .toOne($0[keyPath: keyPath]?.persistentModelID) },
             write: { model, value, resolver in
                 model[keyPath: keyPath] = try toOneIdentifier(value, name: name).map { try resolver.model(Destination.self, for: $0) }
-            })
+            },
+            relatedObjects: { $0[keyPath: keyPath].map { [$0] } ?? [] })
     }
 
     /// A to-many relationship held as references to `Destination` objects.
@@ -92,7 +98,8 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
             read: { .toMany($0[keyPath: keyPath].map(\.persistentModelID)) },
             write: { model, value, resolver in
                 model[keyPath: keyPath] = try toManyIdentifiers(value, name: name).map { try resolver.model(Destination.self, for: $0) }
-            })
+            },
+            relatedObjects: { $0[keyPath: keyPath] })
     }
 
     /// A to-one relationship to objects of the entity `destination`, held as an identifier.

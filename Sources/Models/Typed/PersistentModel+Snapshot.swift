@@ -44,3 +44,25 @@ extension PersistentModel {
         try update(from: snapshot, resolver: resolver)
     }
 }
+
+extension PersistentModel {
+    /// The model objects this object's relationships held as references reach.
+    var relatedModelObjects: [any PersistentModel] {
+        Self.properties.flatMap { $0.relatedObjects(self) }
+    }
+
+    /// The properties of `snapshot` whose values differ from `current`'s (to-many
+    /// relationships compared as sets: they are unordered), with `snapshot`'s values.
+    static func changes(in snapshot: DefaultSnapshot, from current: DefaultSnapshot) -> [String: PropertyValue] {
+        var changed: [String: PropertyValue] = [:]
+        for (name, value) in snapshot.values {
+            let old = current[name] ?? .null
+            switch (value, old) {
+            case let (.toMany(a), .toMany(b)) where Set(a) == Set(b): continue
+            case (.toOne(nil), _) where old.isNull, (.null, _) where old.isNull: continue
+            default: if value != old { changed[name] = value }
+            }
+        }
+        return changed
+    }
+}

@@ -1,0 +1,50 @@
+import Snapshot
+
+extension ModelContext {
+    /// The objects `descriptor` selects, as model objects registered in this context (one
+    /// instance per identifier: an object already registered is returned as it is, with its
+    /// in-memory values). Pending changes are included, as ``StoreContext/fetch(_:includePendingChanges:)``
+    /// includes them, after ``processPendingChanges()``.
+    ///
+    /// - Throws: ``PredicateTranslationError`` for a predicate or sort the store cannot run
+    ///   (nothing is evaluated in memory instead); the stores' errors.
+    public func fetch<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> [Model] {
+        let storeDescriptor = try descriptor.storeDescriptor()
+        try processPendingChanges()
+        let snapshots = try storeContext.fetch(storeDescriptor)
+        objects.add(snapshots)
+        defer { objects.clearSnapshots() }
+        return try snapshots.map { try objects.model(Model.self, for: $0.persistentIdentifier) }
+    }
+
+    /// How many objects `descriptor` selects, pending changes included.
+    ///
+    /// - Throws: as ``fetch(_:)``.
+    public func fetchCount<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> Int {
+        let storeDescriptor = try descriptor.storeDescriptor()
+        try processPendingChanges()
+        return try storeContext.fetchCount(storeDescriptor)
+    }
+
+    /// The identifiers of the objects `descriptor` selects, in its order, pending changes
+    /// included.
+    ///
+    /// - Throws: as ``fetch(_:)``.
+    public func fetchIdentifiers<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> [PersistentIdentifier] {
+        let storeDescriptor = try descriptor.storeDescriptor()
+        try processPendingChanges()
+        return try storeContext.fetchIdentifiers(storeDescriptor)
+    }
+
+    /// The object `identifier` names (a temporary identifier a save replaced is followed to
+    /// its permanent one), or `nil` when it does not exist or is pending deletion.
+    ///
+    /// - Throws: ``Snapshot/DataStoreError/Code/typeMismatch`` when the object is of another
+    ///   entity than `Model`'s; the stores' errors.
+    public func model<Model: PersistentModel>(_ type: Model.Type, for identifier: PersistentIdentifier) throws -> Model? {
+        let id = storeContext.permanentIdentifier(for: identifier) ?? identifier
+        guard try storeContext.snapshot(for: id) != nil else { return nil }
+        defer { objects.clearSnapshots() }
+        return try objects.model(Model.self, for: id)
+    }
+}
