@@ -24,6 +24,24 @@
         Self.sharedExecutor.asUnownedSerialExecutor()
     }
 
+    /// Runs `body`, isolated to the actor, from synchronous code that is already on the actor's
+    /// queue (a block the queue runs, say), as `MainActor.assumeIsolated` does for the main
+    /// queue.
+    ///
+    /// Stops the process when the caller is neither in a job of the actor nor on its queue:
+    /// the check (``StoreExecutor/checkIsolated()``) is what makes running `body` sound.
+    public static func assumeIsolated<Result: Sendable>(
+        _ body: @StoreActor () throws -> Result, file: StaticString = #fileID, line: UInt = #line
+    ) rethrows -> Result {
+        typealias Nonisolated = () throws -> Result
+        shared.preconditionIsolated("StoreActor.assumeIsolated called off the actor's queue", file: file, line: line)
+        // The check above proves the caller is isolated to the actor, so calling `body` as a
+        // nonisolated function is what the compiler would do were it able to see that.
+        return try withoutActuallyEscaping(body) { isolated in
+            try unsafeBitCast(isolated, to: Nonisolated.self)()
+        }
+    }
+
     /// Runs `body` on the actor and returns its result.
     public static func run<Result: Sendable>(_ body: @StoreActor () throws -> Result) async rethrows -> Result {
         try await body()

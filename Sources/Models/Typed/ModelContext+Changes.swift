@@ -4,25 +4,25 @@ extension ModelContext {
     /// Stages `model` and every new object (temporary identifier, not yet inserted) its
     /// relationships reach, as SwiftData's `insert`.
     ///
+    /// Inserting an object already inserted (and not yet saved) does nothing.
+    ///
     /// - Throws: ``ContainerError/Code/unknownEntity`` for a model whose entity the container's
     ///   schema does not declare, ``Snapshot/DataStoreError/Code/invalidRequest`` for a model
     ///   already saved; nothing is staged then.
     public func insert<Model: PersistentModel>(_ model: Model) throws {
+        guard model.persistentModelID.isTemporary else {
+            let id = model.persistentModelID
+            throw DataStoreError(
+                .invalidRequest, "\(id) is already saved; change its properties and save instead of inserting it again.",
+                entityName: id.entityName, identifier: id)
+        }
         var inserted: [any PersistentModel] = []
         var pending: [any PersistentModel] = [model]
         var seen: Set<PersistentIdentifier> = []
         do {
             while let next = pending.popLast() {
                 let id = next.persistentModelID
-                guard seen.insert(id).inserted, !objects.isRegistered(id) else { continue }
-                guard id.isTemporary else {
-                    if next.persistentModelID == model.persistentModelID {
-                        throw DataStoreError(
-                            .invalidRequest, "\(id) is already saved; change its properties and save instead of inserting it again.",
-                            entityName: id.entityName, identifier: id)
-                    }
-                    continue
-                }
+                guard id.isTemporary, seen.insert(id).inserted, !objects.isRegistered(id) else { continue }
                 try storeContext.insert(next.snapshot)
                 objects.register(next)
                 inserted.append(next)
