@@ -7,9 +7,12 @@ extension FetchPredicate {
     ///
     /// **Supported subset** (each operand a declared property of `Model` — see
     /// ``PersistentModel/properties`` — or a constant captured from outside the closure):
-    /// - `==`, `!=` between a property and a constant (`nil` included: `$0.content == nil`);
-    ///   between the object, or a to-one relationship, and a model or its identifier
-    ///   (`$0.persistentModelID == id`, `$0.post == post`, `$0.post?.persistentModelID == id`);
+    /// - `==`, `!=` between a property and a constant (`nil` included: `$0.content == nil`, and
+    ///   `$0.post == nil` for an `Equatable` model); between the object's, or a to-one
+    ///   relationship's, `persistentModelID` and an identifier (`$0.persistentModelID == id`,
+    ///   `$0.post?.persistentModelID == id`). (`#Predicate` captures only `Codable` and
+    ///   `Sendable` constants, so a model object itself cannot be compared with: compare
+    ///   identifiers.)
     /// - `<`, `<=`, `>`, `>=` between an attribute and a constant, either way round;
     /// - `&&`, `||`, `!`, and a Boolean attribute as a condition (`$0.isDraft`);
     /// - `String.contains(_:)` and `starts(with:)` with a constant needle (case-sensitive, by

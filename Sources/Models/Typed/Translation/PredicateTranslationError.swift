@@ -22,6 +22,7 @@ public struct PredicateTranslationError: Error, Sendable, CustomStringConvertibl
         /// identifier).
         public static let unsupportedValue = Code(.unsupportedValue)
 
+        /// The code's name (`"unsupportedExpression"`, …).
         public var description: String {
             switch value {
             case .unsupportedExpression: "unsupportedExpression"
