@@ -43,16 +43,11 @@ extension StoreContainer {
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> SaveResult {
         try checkUsable()
         var parts: [Int: DataStoreSaveChangesRequest<DefaultSnapshot>] = [:]
-        func part(_ i: Int) -> DataStoreSaveChangesRequest<DefaultSnapshot> {
-            parts[i] ?? DataStoreSaveChangesRequest(editingState: request.editingState)
-        }
+        let empty = DataStoreSaveChangesRequest<DefaultSnapshot>(editingState: request.editingState)
         for s in request.inserted {
-            let i = try storeIndex(forEntity: s.persistentIdentifier.entityName)
-            var p = part(i)
-            p.inserted.append(s)
-            parts[i] = p
+            parts[try storeIndex(forEntity: s.persistentIdentifier.entityName), default: empty].inserted.append(s)
         }
-        for (s, isDelete) in request.updated.map({ ($0, false) }) + request.deleted.map({ ($0, true) }) {
+        for (s, isDelete) in request.updated.lazy.map({ ($0, false) }) + request.deleted.lazy.map({ ($0, true) }) {
             let id = s.persistentIdentifier
             let i = try storeIndex(forEntity: id.entityName)
             if !id.isTemporary, try storeIndex(for: id) != i {
@@ -60,9 +55,7 @@ extension StoreContainer {
                     .foreignIdentifier, "\(id) was made by the store of another configuration than \(configurations[i].name), which holds \(id.entityName).",
                     entityName: id.entityName, configurationNames: [configurations[i].name])
             }
-            var p = part(i)
-            if isDelete { p.deleted.append(s) } else { p.updated.append(s) }
-            parts[i] = p
+            if isDelete { parts[i, default: empty].deleted.append(s) } else { parts[i, default: empty].updated.append(s) }
         }
         let ordered = parts.sorted { $0.key < $1.key }
         switch ordered.count {

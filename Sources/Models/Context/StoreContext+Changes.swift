@@ -23,13 +23,7 @@ extension StoreContext {
             throw DataStoreError(.invalidRequest, "\(entity.name) is abstract; insert an object of one of its sub-entities.", entityName: entity.name, identifier: id)
         }
         try checkProperties(snapshot.values.keys, of: id)
-        var full = DefaultSnapshot(persistentIdentifier: id)
-        for property in schema.allProperties(of: id.entityName) {
-            switch property {
-            case .attribute(let a): full.values[a.name] = a.defaultValue ?? .null
-            case .relationship(let r): full.values[r.name] = r.isToMany ? .toMany([]) : .toOne(nil)
-            }
-        }
+        var full = DefaultSnapshot(persistentIdentifier: id, values: template(of: id.entityName).defaults)
         full.values.merge(snapshot.values) { _, new in new }
         insertOrder.append(id)
         inserts[id] = full
@@ -83,9 +77,25 @@ extension StoreContext {
         return entity
     }
 
+    /// The defaults and property names of `entityName` (declared, as the schema says).
+    func template(of entityName: String) -> (defaults: [String: PropertyValue], names: Set<String>) {
+        if let known = templates[entityName] { return known }
+        var defaults: [String: PropertyValue] = [:]
+        for property in schema.allProperties(of: entityName) {
+            switch property {
+            case .attribute(let a): defaults[a.name] = a.defaultValue ?? .null
+            case .relationship(let r): defaults[r.name] = r.isToMany ? .toMany([]) : .toOne(nil)
+            }
+        }
+        let made = (defaults: defaults, names: Set(defaults.keys))
+        templates[entityName] = made
+        return made
+    }
+
     func checkProperties(_ names: some Sequence<String>, of id: PersistentIdentifier) throws {
         _ = try requireEntity(id.entityName)
-        for name in names where schema.property(named: name, in: id.entityName) == nil {
+        let known = template(of: id.entityName).names
+        for name in names where !known.contains(name) {
             throw DataStoreError(
                 .unknownProperty, "\(id.entityName) neither declares nor inherits \(name); use a property of the schema.",
                 entityName: id.entityName, propertyName: name, identifier: id)

@@ -46,6 +46,8 @@ public final class StoreContext {
     var deletes: Set<PersistentIdentifier> = []
     /// Every temporary identifier a save of this context replaced → its permanent identifier.
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    /// Per entity: the values a new object starts with, and the names of its properties.
+    var templates: [String: (defaults: [String: PropertyValue], names: Set<String>)] = [:]
 
     /// A context over `container`.
     public init(_ container: StoreContainer, editingState: EditingState = EditingState()) {
