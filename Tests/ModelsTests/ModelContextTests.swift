@@ -68,6 +68,9 @@ import Testing
         let renamed = try context.fetch(FetchDescriptor<Post>(predicate: #Predicate { $0.title == "Renamed" }))
         #expect(renamed.first === post)
         #expect(try context.fetchCount(FetchDescriptor<Post>(predicate: #Predicate { $0.title == "Swift" })) == 0)
+        var storedOnly = FetchDescriptor<Post>(predicate: #Predicate { $0.title == "Swift" })
+        storedOnly.includePendingChanges = false
+        #expect(try context.fetchIdentifiers(storedOnly) == [post.persistentModelID])
     }
 
     @Test func anObjectAddedToARelationshipIsInsertedByTheSave() throws {

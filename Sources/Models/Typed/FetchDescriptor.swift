@@ -26,6 +26,8 @@ public struct FetchDescriptor<Model: PersistentModel>: Sendable {
     public var fetchOffset: Int?
     /// Relationships (declared key paths of `Model`) whose objects come back with the fetch.
     public var relationshipKeyPathsForPrefetching: [PartialKeyPath<Model> & Sendable]
+    /// Whether a context's fetch includes its pending changes (SwiftData's default: yes).
+    public var includePendingChanges: Bool
 
     /// A descriptor of the objects of `Model` that `predicate` holds for, in the order of
     /// `sortBy`.
@@ -35,6 +37,7 @@ public struct FetchDescriptor<Model: PersistentModel>: Sendable {
         self.fetchLimit = nil
         self.fetchOffset = nil
         self.relationshipKeyPathsForPrefetching = []
+        self.includePendingChanges = true
     }
 
     /// The untyped descriptor the store runs: the model's entity (and its sub-entities), the

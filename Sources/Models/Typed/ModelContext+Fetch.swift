@@ -3,37 +3,40 @@ import Snapshot
 extension ModelContext {
     /// The objects `descriptor` selects, as model objects registered in this context (one
     /// instance per identifier: an object already registered is returned as it is, with its
-    /// in-memory values). Pending changes are included, as ``StoreContext/fetch(_:includePendingChanges:)``
-    /// includes them, after ``processPendingChanges()``.
+    /// in-memory values). Pending changes are included (unless the descriptor's
+    /// ``FetchDescriptor/includePendingChanges`` is `false`), as
+    /// ``StoreContext/fetch(_:includePendingChanges:)`` includes them, after
+    /// ``processPendingChanges()``.
     ///
     /// - Throws: ``PredicateTranslationError`` for a predicate or sort the store cannot run
     ///   (nothing is evaluated in memory instead); the stores' errors.
     public func fetch<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> [Model] {
         let storeDescriptor = try descriptor.storeDescriptor()
         try processPendingChanges()
-        let snapshots = try storeContext.fetch(storeDescriptor)
+        let snapshots = try storeContext.fetch(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
         objects.add(snapshots)
         defer { objects.clearSnapshots() }
         return try snapshots.map { try objects.model(Model.self, for: $0.persistentIdentifier) }
     }
 
-    /// How many objects `descriptor` selects, pending changes included.
+    /// How many objects `descriptor` selects, pending changes included unless the descriptor
+    /// says otherwise.
     ///
     /// - Throws: as ``fetch(_:)``.
     public func fetchCount<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> Int {
         let storeDescriptor = try descriptor.storeDescriptor()
         try processPendingChanges()
-        return try storeContext.fetchCount(storeDescriptor)
+        return try storeContext.fetchCount(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
     }
 
     /// The identifiers of the objects `descriptor` selects, in its order, pending changes
-    /// included.
+    /// included unless the descriptor says otherwise.
     ///
     /// - Throws: as ``fetch(_:)``.
     public func fetchIdentifiers<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> [PersistentIdentifier] {
         let storeDescriptor = try descriptor.storeDescriptor()
         try processPendingChanges()
-        return try storeContext.fetchIdentifiers(storeDescriptor)
+        return try storeContext.fetchIdentifiers(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
     }
 
     /// The object `identifier` names (a temporary identifier a save replaced is followed to
