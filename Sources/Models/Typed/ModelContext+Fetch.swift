@@ -16,7 +16,40 @@ extension ModelContext {
         let snapshots = try storeContext.fetch(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
         objects.add(snapshots)
         defer { objects.clearSnapshots() }
+        try preloadReferences(of: snapshots, as: Model.self)
         return try snapshots.map { try objects.model(Model.self, for: $0.persistentIdentifier) }
+    }
+
+    /// Reads, one fetch per entity and level, the objects that making `snapshots` into
+    /// `Model` objects will reach through relationships held as references and that are not
+    /// registered yet (so making them does not read them one at a time).
+    func preloadReferences<Model: PersistentModel>(of snapshots: [DefaultSnapshot], as type: Model.Type) throws {
+        var models: [String: any PersistentModel.Type] = [:]
+        var queue: [any PersistentModel.Type] = [Model.self]
+        while let next = queue.popLast() {
+            guard models.updateValue(next, forKey: next.entityName) == nil else { continue }
+            queue += next.referencedModelTypes.values
+        }
+        var seen = Set(snapshots.map(\.persistentIdentifier))
+        var frontier = snapshots
+        while !frontier.isEmpty {
+            var missing: [String: Set<PersistentIdentifier>] = [:]
+            for snapshot in frontier {
+                guard let model = models[snapshot.persistentIdentifier.entityName] else { continue }
+                for name in model.referencedModelTypes.keys {
+                    for id in snapshot[name]?.referencedIdentifiers ?? [] where seen.insert(id).inserted && !objects.isRegistered(id) {
+                        missing[id.entityName, default: []].insert(id)
+                    }
+                }
+            }
+            frontier = []
+            for (entityName, ids) in missing.sorted(by: { $0.key < $1.key }) {
+                let loaded = try storeContext.fetch(
+                    Snapshot.FetchDescriptor(entityName: entityName, predicate: .identifierIn(ids), includesSubentities: false))
+                objects.add(loaded)
+                frontier += loaded
+            }
+        }
     }
 
     /// How many objects `descriptor` selects, pending changes included unless the descriptor

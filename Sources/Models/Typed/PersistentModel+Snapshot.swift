@@ -46,6 +46,13 @@ extension PersistentModel {
 }
 
 extension PersistentModel {
+    /// The relationships held as model references, by name, and the model type each reaches.
+    static var referencedModelTypes: [String: any PersistentModel.Type] {
+        var types: [String: any PersistentModel.Type] = [:]
+        for property in properties { if let destination = property.destinationModel { types[property.name] = destination } }
+        return types
+    }
+
     /// The model objects this object's relationships held as references reach.
     var relatedModelObjects: [any PersistentModel] {
         Self.properties.flatMap { $0.relatedObjects(self) }
