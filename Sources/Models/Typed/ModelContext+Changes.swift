@@ -95,17 +95,23 @@ extension ModelContext {
     /// reach are inserted, and properties that differ from what the context knew are staged as
     /// updates. Fetches, deletes and saves call it first.
     public func processPendingChanges() throws {
-        let registered = objects.registeredObjects
-        for object in registered.values {
-            for related in object.relatedModelObjects where related.persistentModelID.isTemporary && !objects.isRegistered(related.persistentModelID) {
-                try insertAny(related)
-            }
-        }
-        for (id, object) in registered {
+        var staged: [(PersistentIdentifier, [String: PropertyValue])] = []
+        for (id, object) in objects.registeredObjects {
             guard let current = storeContext.registeredSnapshot(for: id) else { continue }
             let changes = Self.changes(of: object, from: current)
-            if !changes.isEmpty { try storeContext.update(id, changes) }
+            if changes.isEmpty { continue }
+            let reachesNewObjects = changes.values.contains { value in
+                value.referencedIdentifiers.contains { $0.isTemporary && !objects.isRegistered($0) }
+            }
+            if reachesNewObjects {
+                for related in object.relatedModelObjects
+                where related.persistentModelID.isTemporary && !objects.isRegistered(related.persistentModelID) {
+                    try insertAny(related)
+                }
+            }
+            staged.append((id, changes))
         }
+        for (id, changes) in staged { try storeContext.update(id, changes) }
     }
 
     private func insertAny(_ object: any PersistentModel) throws {

@@ -54,6 +54,6 @@ public final class ModelContext {
 
     /// The properties of `object` that differ from `current`.
     static func changes<Model: PersistentModel>(of object: Model, from current: DefaultSnapshot) -> [String: PropertyValue] {
-        Model.changes(in: object.snapshot, from: current)
+        object.changedValues(from: current)
     }
 }

@@ -62,14 +62,26 @@ extension PersistentModel {
     /// relationships compared as sets: they are unordered), with `snapshot`'s values.
     static func changes(in snapshot: DefaultSnapshot, from current: DefaultSnapshot) -> [String: PropertyValue] {
         var changed: [String: PropertyValue] = [:]
-        for (name, value) in snapshot.values {
-            let old = current[name] ?? .null
-            switch (value, old) {
-            case let (.toMany(a), .toMany(b)) where Set(a) == Set(b): continue
-            case (.toOne(nil), _) where old.isNull, (.null, _) where old.isNull: continue
-            default: if value != old { changed[name] = value }
-            }
+        for (name, value) in snapshot.values where differs(value, current[name] ?? .null) { changed[name] = value }
+        return changed
+    }
+
+    /// The declared properties of this object whose values differ from `current`'s, with this
+    /// object's values (as ``changes(in:from:)`` of its snapshot, without making the snapshot).
+    func changedValues(from current: DefaultSnapshot) -> [String: PropertyValue] {
+        var changed: [String: PropertyValue] = [:]
+        for property in Self.properties {
+            let value = property.read(self)
+            if Self.differs(value, current[property.name] ?? .null) { changed[property.name] = value }
         }
         return changed
+    }
+
+    private static func differs(_ value: PropertyValue, _ old: PropertyValue) -> Bool {
+        switch (value, old) {
+        case let (.toMany(a), .toMany(b)): return a.count != b.count || (a != b && Set(a) != Set(b))
+        case _ where value.isNull && old.isNull: return false
+        default: return value != old
+        }
     }
 }
