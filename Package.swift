@@ -10,6 +10,10 @@ let package = Package(
         .executable(name: "walstore-example", targets: ["WALStoreExample"]),
         // The fuzz targets' entry points, for the sibling package in Fuzz/ (Fuzz/README.md).
         .library(name: "EngineFuzzing", targets: ["EngineFuzzing"]),
+        // The reference store for tests and comparisons: the whole-file JSONStore, the blog model
+        // and the DataStore contract suite, for the benchmark package in Benchmarks/ (its
+        // Core Data-shaped SQLite store passes the same contract). Not for apps.
+        .library(name: "SnapshotTestSupport", targets: ["SnapshotTestSupport"]),
     ],
     targets: [
         // zlib from Debian's zlib1g-dev: deflate/inflate and crc32.
@@ -40,8 +44,8 @@ let package = Package(
             name: "Snapshot",
             dependencies: ["Engine"]
         ),
-        // A whole-file JSON DataStore, the blog model and the DataStore contract suite, for the
-        // test targets (never in a product).
+        // A whole-file JSON DataStore, the blog model and the DataStore contract suite: the
+        // reference store for the test targets and the benchmarks' comparisons.
         .target(
             name: "SnapshotTestSupport",
             dependencies: ["Snapshot"]

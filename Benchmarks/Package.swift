@@ -1,19 +1,29 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 /// WALStore's benchmark harness: a sibling package that depends on the engine by path, so that
 /// the engine package itself never depends on SQLite or the peer stores.
 ///
 /// - `walstore-bench` needs only zlib (through the engine) and SQLite.
-/// - `walstore-peers-bench` also needs LevelDB, RocksDB and LMDB.
+/// - `walstore-datastore-bench` needs the same, and the engine package's `SnapshotTestSupport`.
+/// - `walstore-peers-bench` also needs LevelDB, RocksDB and LMDB: its targets are part of the
+///   package only where their headers are installed (or `WALSTORE_PEERS=1` is set), so that the
+///   rest of the package builds and tests (`swift test`) on a machine without them.
+let peersInstalled = ProcessInfo.processInfo.environment["WALSTORE_PEERS"] == "1"
+    || ["/usr/include", "/usr/local/include", "/opt/homebrew/include"].contains { include in
+        ["leveldb/c.h", "rocksdb/c.h", "lmdb.h"].allSatisfy { FileManager.default.fileExists(atPath: include + "/" + $0) }
+    }
+
 let package = Package(
     name: "WALStoreBenchmarks",
     // `Synchronization.Mutex` (used for the threads' error box) is macOS 15+.
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "walstore-bench", targets: ["WALStoreBench"]),
-        .executable(name: "walstore-peers-bench", targets: ["PeersBench"]),
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
+        .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
+        .executable(name: "walstore-history-bench", targets: ["HistoryBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -25,6 +35,64 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // glibc's <malloc.h> (libc6-dev): mallinfo2() and malloc_trim() for index-memory (Linux).
+        .systemLibrary(
+            name: "CMalloc",
+            providers: [.apt(["libc6-dev"])]
+        ),
+        // Data, workloads, timing, the table and the WALStore contender, shared by both benches.
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .target(name: "CMalloc", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        // The SQLite connection and prepared statements both SQLite contenders are built on.
+        .target(
+            name: "SQLiteSupport",
+            dependencies: ["CSQLite"]
+        ),
+        // WALStore against SQLite and the physical limit of write(2) + fdatasync.
+        .executableTarget(
+            name: "WALStoreBench",
+            dependencies: ["BenchSupport", "SQLiteSupport"]
+        ),
+        // A DataStore on SQLite in Core Data's SQLite layout: the DataStore bench's contender.
+        .target(
+            name: "CoreDataSQLiteStore",
+            dependencies: [
+                "CSQLite", "SQLiteSupport",
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
+        // WALDataStore against the Core Data-shaped SQLite store and the whole-file JSON store,
+        // on the blog model.
+        .executableTarget(
+            name: "DataStoreBench",
+            dependencies: [
+                "BenchSupport", "CoreDataSQLiteStore",
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+                .product(name: "SnapshotTestSupport", package: "WALStore"),
+            ]
+        ),
+        // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
+        .testTarget(
+            name: "CoreDataSQLiteStoreTests",
+            dependencies: [
+                "CoreDataSQLiteStore", "SQLiteSupport",
+                .product(name: "Snapshot", package: "WALStore"),
+                .product(name: "SnapshotTestSupport", package: "WALStore"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+if peersInstalled {
+    package.products.append(.executable(name: "walstore-peers-bench", targets: ["PeersBench"]))
+    package.targets += [
         // The peers' targets name no pkg-config module on purpose: SwiftPM queries pkg-config for
         // every system library in the package whatever product is built, so naming one would make
         // `swift build --product walstore-bench` warn on a machine without the peers installed.
@@ -45,27 +113,18 @@ let package = Package(
             name: "CLMDB",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        // glibc's <malloc.h> (libc6-dev): mallinfo2() and malloc_trim() for index-memory (Linux).
-        .systemLibrary(
-            name: "CMalloc",
-            providers: [.apt(["libc6-dev"])]
-        ),
-        // Data, workloads, timing, the table and the WALStore contender, shared by both benches.
-        .target(
-            name: "BenchSupport",
+        // WALStore against LevelDB, RocksDB and LMDB.
+        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
+        .executableTarget(
+            name: "MigrationBench",
             dependencies: [
                 .product(name: "Engine", package: "WALStore"),
-                .target(name: "CMalloc", condition: .when(platforms: [.linux])),
+                .product(name: "Snapshot", package: "WALStore"),
             ]
         ),
-        // WALStore against SQLite and the physical limit of write(2) + fdatasync.
+        // What WALDataStore's history costs on saves, and what fetchHistory takes.
         .executableTarget(
-            name: "WALStoreBench",
-            dependencies: ["BenchSupport", "CSQLite"]
-        ),
-        // WALDataStore's figures at the DataStore level, on the blog model.
-        .executableTarget(
-            name: "DataStoreBench",
+            name: "HistoryBench",
             dependencies: [
                 .product(name: "Engine", package: "WALStore"),
                 .product(name: "Snapshot", package: "WALStore"),
@@ -76,6 +135,5 @@ let package = Package(
             name: "PeersBench",
             dependencies: ["BenchSupport", "CLevelDB", "CRocksDB", "CLMDB"]
         ),
-    ],
-    swiftLanguageModes: [.v6]
-)
+    ]
+}

@@ -111,8 +111,9 @@ extension LogStore {
     }
 
     /// Reads the inline value at `location` for `key` from `file` (or the block cache), and
-    /// caches it if it is still current.
-    func readValue(key: [UInt8], at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
+    /// caches it if it is still current and `cachingValue` (a scan's reads do not: a scan of a
+    /// whole range would evict the values point reads keep hot, and rarely reads one twice).
+    func readValue(key: [UInt8], at location: Location, from file: any StoreFile, cachingValue: Bool = true) throws(EngineError) -> [UInt8] {
         let block = BlockID(segment: location.segment, offset: location.blockOffset)
         let raw: [UInt8]
         var fromDisk = false
@@ -129,7 +130,7 @@ extension LogStore {
         }
         let value = start == 0 && end == raw.count ? raw : Array(raw[start..<end])
         let cacheBlock = fromDisk && options.blockCacheCapacity > 0
-        let cacheValue = options.valueCacheCapacity > 0
+        let cacheValue = cachingValue && options.valueCacheCapacity > 0
         if cacheBlock || cacheValue {
             state.withLock { s in
                 if cacheBlock { s.blocks.insert(raw, forKey: block, tag: 0) }

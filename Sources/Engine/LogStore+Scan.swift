@@ -122,14 +122,16 @@ extension LogStore {
             /// True when the value is stored in a blob file.
             public var isBlob: Bool { blob != nil }
 
-            /// The value of this version (read from disk or the cache).
+            /// The value of this version (read from disk or the caches). A scan's reads fill the
+            /// block cache but not the value cache, so scanning a range does not evict the
+            /// values that point reads keep.
             ///
             /// - Throws: as ``LogStore/value(forKey:)``; ``EngineError/Code/closed`` when the
             ///   store was closed before the scan reached this entry.
             public func value() throws(EngineError) -> [UInt8] {
                 if let blob { return try store.openBlob(blob).readAll() }
                 guard let file else { throw LogStore.closedError }
-                return try store.readValue(key: key, at: location, from: file)
+                return try store.readValue(key: key, at: location, from: file, cachingValue: false)
             }
         }
     }

@@ -17,7 +17,7 @@ public struct WriteBatch: Sendable {
         }
     }
 
-    private(set) var operations: [Operation] = []
+    var operations: [Operation] = []
 
     public init() {}
 

@@ -4,10 +4,10 @@ import Snapshot
 /// The blog model: `Post` (title, content, date, attachments, tags), `Attachment` (image data
 /// kept as external storage, to-one `post`) and `Tag` (unique name, colour, to-many `posts`),
 /// with helpers that make snapshots of it under temporary identifiers.
-package enum BlogModel {
+public enum BlogModel {
     /// The schema: posts own their attachments (cascade), tags and posts are many-to-many
     /// (nullify); posts have an index on `date` and a compound one on `title, date`.
-    package static let schema: Schema = {
+    public static let schema: Schema = {
         do {
             return try Schema([
                 .init(
@@ -37,7 +37,7 @@ package enum BlogModel {
     }()
 
     /// A new post under a temporary identifier.
-    package static func post(
+    public static func post(
         title: String, content: String? = nil, date: Date, attachments: [PersistentIdentifier] = [], tags: [PersistentIdentifier] = []
     ) -> DefaultSnapshot {
         DefaultSnapshot(
@@ -49,12 +49,12 @@ package enum BlogModel {
     }
 
     /// A new attachment under a temporary identifier.
-    package static func attachment(imageData: Data, post: PersistentIdentifier?) -> DefaultSnapshot {
+    public static func attachment(imageData: Data, post: PersistentIdentifier?) -> DefaultSnapshot {
         DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Attachment"), values: ["imageData": .data(imageData), "post": .toOne(post)])
     }
 
     /// A new tag under a temporary identifier.
-    package static func tag(name: String, colour: String? = nil, posts: [PersistentIdentifier] = []) -> DefaultSnapshot {
+    public static func tag(name: String, colour: String? = nil, posts: [PersistentIdentifier] = []) -> DefaultSnapshot {
         DefaultSnapshot(
             persistentIdentifier: .temporary(entityName: "Tag"),
             values: ["name": .string(name), "colour": colour.map(PropertyValue.string) ?? .null, "posts": .toMany(posts)])

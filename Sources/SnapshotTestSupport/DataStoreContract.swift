@@ -2,10 +2,13 @@ import Foundation
 import Snapshot
 
 /// A check of the contract that failed: which one, and what was wrong.
-package struct ContractViolation: Error, CustomStringConvertible {
-    package var check: String
-    package var message: String
-    package var description: String { "contract check \(check): \(message)" }
+public struct ContractViolation: Error, CustomStringConvertible {
+    /// The name of the check that failed.
+    public var check: String
+    /// What the store got wrong.
+    public var message: String
+    /// `contract check <name>: <message>`.
+    public var description: String { "contract check \(check): \(message)" }
 }
 
 /// The checks every `DataStore` of this package must pass, run against a store made fresh
@@ -17,17 +20,18 @@ package struct ContractViolation: Error, CustomStringConvertible {
 /// To-many relationships are unordered, as SwiftData's are: a store may return their
 /// identifiers in any order, so the checks compare snapshots with every to-many list sorted
 /// (``normalized(_:)``). Everything else is compared exactly.
-package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotType == DefaultSnapshot {
+public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotType == DefaultSnapshot {
     /// Makes a new, empty store on the blog model.
-    package var makeStore: () throws -> Store
+    public var makeStore: () throws -> Store
 
-    package init(makeStore: @escaping () throws -> Store) { self.makeStore = makeStore }
+    /// A contract run on stores `makeStore` makes, one per check.
+    public init(makeStore: @escaping () throws -> Store) { self.makeStore = makeStore }
 
     /// The names of the checks, for parameterised tests.
-    package static var checkNames: [String] { checks.map(\.name) }
+    public static var checkNames: [String] { checks.map(\.name) }
 
     /// Runs the check `name` on a fresh store.
-    package func run(_ name: String) throws {
+    public func run(_ name: String) throws {
         guard let check = Self.checks.first(where: { $0.name == name }) else {
             throw ContractViolation(check: name, message: "no such check")
         }
@@ -35,7 +39,7 @@ package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotT
     }
 
     /// Runs every check, each on a fresh store.
-    package func runAll() throws {
+    public func runAll() throws {
         for name in Self.checkNames { try run(name) }
     }
 
@@ -118,7 +122,7 @@ package struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotT
 
     /// `snapshot` with each to-many list sorted: the form the checks compare, since to-many
     /// relationships are unordered.
-    package static func normalized(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
+    public static func normalized(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
         DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, values: snapshot.values.mapValues { value in
             if case .toMany(let ids) = value { return .toMany(ids.sorted()) }
             return value

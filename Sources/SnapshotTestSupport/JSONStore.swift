@@ -15,17 +15,21 @@ import Snapshot
 ///
 /// Thread safety: every call takes ``lock`` for its whole read-modify-write of the file, so
 /// calls from many threads are serialised. The other stored properties are immutable.
-package final class JSONStore: DataStoreBatching {
-    package typealias SnapshotType = DefaultSnapshot
+public final class JSONStore: DataStoreBatching {
+    /// The snapshots it reads and writes.
+    public typealias SnapshotType = DefaultSnapshot
 
-    package let configuration: JSONStoreConfiguration
-    package let identifier: String
-    package let schema: Schema
+    /// The configuration the store was made from.
+    public let configuration: JSONStoreConfiguration
+    /// The store's identifier: its file's name.
+    public let identifier: String
+    /// The entities it holds.
+    public let schema: Schema
     private let lock = NSLock()
 
     /// A store on `configuration.fileURL` (made at the first save); its identifier is the
     /// file's name, as in the sample.
-    package init(_ configuration: JSONStoreConfiguration) throws {
+    public init(_ configuration: JSONStoreConfiguration) throws {
         guard let schema = configuration.schema else {
             throw DataStoreError(.invalidRequest, "A JSONStore needs a schema; pass one in its configuration.")
         }
@@ -34,7 +38,9 @@ package final class JSONStore: DataStoreBatching {
         self.identifier = configuration.fileURL.lastPathComponent
     }
 
-    package func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
+    /// Reads the whole file, applies the request, and rewrites the whole file (atomically, by
+    /// a rename); the save is in the file when it returns, but the file is not synced.
+    public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try lock.withLock {
             var objects = try read()
             for snapshot in request.inserted { _ = try schema.requireEntity(named: snapshot.persistentIdentifier.entityName) }
@@ -58,7 +64,8 @@ package final class JSONStore: DataStoreBatching {
         }
     }
 
-    package func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
+    /// Reads the whole file and runs the descriptor through ``PredicateEvaluator``.
+    public func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
         try lock.withLock {
             let objects = try read()
             let evaluator = PredicateEvaluator(schema: schema) { objects[$0] }
@@ -72,7 +79,8 @@ package final class JSONStore: DataStoreBatching {
         }
     }
 
-    package func erase() throws {
+    /// Removes the file.
+    public func erase() throws {
         try lock.withLock {
             do {
                 if FileManager.default.fileExists(atPath: configuration.fileURL.path) {
@@ -84,7 +92,8 @@ package final class JSONStore: DataStoreBatching {
         }
     }
 
-    package func delete(_ request: DataStoreBatchDeleteRequest) throws {
+    /// Reads the whole file, removes what the request selects (no delete rules), and rewrites it.
+    public func delete(_ request: DataStoreBatchDeleteRequest) throws {
         try lock.withLock {
             var objects = try read()
             let evaluator = PredicateEvaluator(schema: schema) { objects[$0] }

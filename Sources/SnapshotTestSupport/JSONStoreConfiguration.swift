@@ -2,15 +2,19 @@ import Foundation
 import Snapshot
 
 /// What a ``JSONStore`` is made from: a name, its schema and the one file it keeps.
-package struct JSONStoreConfiguration: DataStoreConfiguration {
-    package typealias Store = JSONStore
+public struct JSONStoreConfiguration: DataStoreConfiguration {
+    /// The store this configuration makes.
+    public typealias Store = JSONStore
 
-    package var name: String
-    package var schema: Schema?
+    /// The configuration's name.
+    public var name: String
+    /// The entities the store holds; a ``JSONStore`` needs one.
+    public var schema: Schema?
     /// The JSON file holding every object.
-    package var fileURL: URL
+    public var fileURL: URL
 
-    package init(name: String, schema: Schema? = nil, fileURL: URL) {
+    /// A configuration for the store kept in the file at `fileURL`.
+    public init(name: String, schema: Schema? = nil, fileURL: URL) {
         self.name = name
         self.schema = schema
         self.fileURL = fileURL

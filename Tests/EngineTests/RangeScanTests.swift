@@ -108,6 +108,24 @@ import Testing
         #expect(!LogStore.KeyRange.prefix([0x61, 0xFF]).contains([0x62]))
     }
 
+    @Test func aScansValuesDoNotFillTheValueCacheButPointReadsDo() throws {
+        var store = try open()
+        try store.write { batch in for n in 0..<200 { batch.put(Self.key(n), Array(repeating: UInt8(n % 251), count: 100)) } }
+        try store.close()
+        store = try open()
+        var scanned = 0
+        for (n, entry) in try store.scan(prefix: Array(Self.key(0).prefix(1))).enumerated() {
+            #expect(try entry.value() == Array(repeating: UInt8(n % 251), count: 100))
+            scanned += 1
+        }
+        #expect(scanned == 200)
+        #expect(store.statistics.cacheBytes == 0, "a scan reads through the block cache and leaves the value cache alone")
+        _ = try store.value(forKey: Self.key(7))
+        _ = try store.value(forKey: Self.key(7))
+        #expect(store.statistics.cacheBytes > 0 && store.statistics.cacheHits == 1, "a point read fills it")
+        try store.close()
+    }
+
     @Test func negativeLimitIsRefused() throws {
         let store = try open()
         #expect { try store.scan(limit: -1) } throws: { ($0 as? EngineError)?.code == .invalidArgument }

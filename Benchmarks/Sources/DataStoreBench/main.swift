@@ -1,276 +1,95 @@
-// walstore-datastore-bench: WALDataStore's figures at the DataStore level, on the blog model
-// (Post, Attachment, Tag): saves, fetches with and without a declared index, identifier
-// resolution, open, bytes on disk and memory per post. It prints figures; the comparison with a
-// Core Data-shaped SQLite store is a separate harness.
+// walstore-datastore-bench: WALDataStore against a Core Data-shaped SQLite store (FULL and
+// NORMAL) and the whole-file JSON store, on the blog model (Post, Attachment, Tag) and a million
+// `User`s. Every contender runs in a process of its own (this executable again, `--child`), on
+// the same seeded data; the parent prints the table with WALStore's ratios, and writes JSON and
+// an SVG chart when asked. Benchmarks/README.md describes every workload.
 //
-//     swift run -c release walstore-datastore-bench [--posts N] [--tags N] [--quick]
-import Engine
+//     swift run -c release walstore-datastore-bench [--quick] [--posts N] [--json PATH] [--svg PATH]
+import BenchSupport
 import Foundation
-import Snapshot
+import SQLiteSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-struct BenchFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Command line: `--posts N` (default 100,000), `--tags N` (how many tags the posts pick their
-/// two from; default 100), `--quick` (2,000 posts: CI's smoke run).
-struct Arguments {
-    var posts = 100_000
-    var tags = 100
-    var quick = false
-
-    init(_ arguments: [String]) throws {
-        var rest = arguments.dropFirst()
-        while let argument = rest.popFirst() {
-            switch argument {
-            case "--quick":
-                quick = true
-                posts = 2_000
-            case "--posts":
-                guard let value = rest.popFirst().flatMap(Int.init), value >= 1_000 else {
-                    throw BenchFailure(description: "--posts needs a number of at least 1000")
-                }
-                posts = value
-            case "--tags":
-                guard let value = rest.popFirst().flatMap(Int.init), value >= 2 else {
-                    throw BenchFailure(description: "--tags needs a number of at least 2")
-                }
-                tags = value
-            default:
-                throw BenchFailure(description: "unknown argument \(argument); use --posts N or --quick")
-            }
-        }
+func runChild(_ part: String, _ options: HarnessOptions) async throws {
+    guard let kind = options.contender, let directory = options.directory else {
+        throw BenchError("--child needs --contender and --dir")
     }
-}
-
-/// The blog model, with or without the index on `date` that the indexed fetches use.
-func blogSchema(indexed: Bool) throws -> Schema {
-    try Schema([
-        .init(
-            "Post",
-            attributes: [.init("title", .string), .init("content", .string, isOptional: true), .init("date", .date)],
-            relationships: [
-                .init("attachments", destination: "Attachment", .toMany, inverse: "post", deleteRule: .cascade),
-                .init("tags", destination: "Tag", .toMany, inverse: "posts"),
-            ],
-            indexes: indexed ? [["date"]] : []),
-        .init(
-            "Attachment",
-            attributes: [.init("imageData", .data, options: .externalStorage)],
-            relationships: [.init("post", destination: "Post", inverse: "attachments")]),
-        .init(
-            "Tag",
-            attributes: [.init("name", .string, options: .unique), .init("colour", .string, isOptional: true)],
-            relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
-    ])
-}
-
-/// SplitMix64: the same posts on every run.
-struct Random {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    let recorder = SuiteRecorder(contender: kind)
+    switch part {
+    case "suite":
+        let suite = BlogSuite(kind: kind, options: options, directory: directory)
+        try await suite.run()
+        print(try suite.recorder.resultLine())
+        return
+    case "open": try await OtherSuites.open(kind, options: options, directory: directory, recorder: recorder)
+    case "save-million": try await OtherSuites.saveMillion(kind, options: options, directory: directory, recorder: recorder)
+    case "json-scale": try await OtherSuites.jsonScale(kind, options: options, directory: directory, recorder: recorder)
+    default: throw BenchError("unknown --child part \(part)")
     }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    print(try recorder.resultLine())
 }
 
-let words = [
-    "swift", "storage", "engine", "actor", "model", "query", "index", "record", "commit", "log", "sync", "cloud",
-    "shared", "local", "asset", "merge", "compact", "snapshot", "schema", "fetch", "predicate", "sort", "limit",
-    "offset", "tag", "post", "image", "server", "linux", "durable",
-]
-let baseDate = Date(timeIntervalSince1970: 1_700_000_000)
-
-func post(_ index: Int, tags: [PersistentIdentifier], random: inout Random) -> DefaultSnapshot {
-    let title = (0..<4).map { _ in words[random.below(words.count)] }.joined(separator: " ")
-    let content = (0..<30).map { _ in words[random.below(words.count)] }.joined(separator: " ")
-    return DefaultSnapshot(
-        persistentIdentifier: .temporary(entityName: "Post"),
-        values: [
-            "title": .string(title), "content": .string(content),
-            "date": .date(baseDate.addingTimeInterval(Double(index) * 60 + Double(random.below(600)))),
-            "attachments": .toMany([]), "tags": .toMany(tags),
-        ])
-}
-
-func seconds(_ body: () throws -> Void) rethrows -> Double {
+func runParent(_ options: HarnessOptions) throws {
     let start = ContinuousClock.now
-    try body()
-    let elapsed = ContinuousClock.now - start
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-}
+    let scratch = try ScratchDirectory(under: NSTemporaryDirectory())
+    scratch.removeOnInterrupt()
+    defer { scratch.remove() }
+    let machine = MachineInfo(directory: scratch.path)
+    let log = { (text: String) in FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    log(machine.line)
+    log("walstore-datastore-bench: \(options.posts) posts, \(options.tags) tags, \(options.users) users; JSON store capped at \(min(options.posts, options.jsonPosts)) posts\(options.quick ? " (quick)" : "")")
 
-func directoryBytes(_ path: String) -> UInt64 {
-    guard let walker = FileManager.default.enumerator(atPath: path) else { return 0 }
-    var total: UInt64 = 0
-    for case let name as String in walker {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + name)
-        if attributes?[.type] as? FileAttributeType == .typeRegular { total += (attributes?[.size] as? UInt64) ?? 0 }
+    var figures: [StoreFigure] = []
+    var capped: [StoreFigure] = []
+    for kind in options.contenders where kind != .json {
+        log("\(kind.rawValue): \(kind.setup)")
+        let directory = scratch.newStorePath(kind.flag)
+        try ScratchDirectory.create(directory)
+        figures += try ChildProcess.run("suite", kind, directory: directory, options: options)
+        figures += try ChildProcess.run("open", kind, directory: directory, options: options)
+        figures += try ChildProcess.run("save-million", kind, directory: directory, options: options)
+        ScratchDirectory.delete(directory)
     }
-    return total
-}
-
-/// The process's resident set, from /proc (0 where there is none).
-func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-        let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-    else { return 0 }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
-
-struct Row {
-    var workload: String
-    var figure: String
-    var detail: String
-}
-
-func open(_ path: String, indexed: Bool) throws -> WALDataStore {
-    try WALDataStore(WALStoreConfiguration(name: "Blog", schema: try blogSchema(indexed: indexed), path: path))
-}
-
-/// Fills a store with `count` posts, two of `tagCount` tags each, in saves of 1,000. Returns the
-/// seconds the post saves took, and the identifiers of the posts.
-func fill(_ store: WALDataStore, posts count: Int, tags tagCount: Int) throws -> (Double, [PersistentIdentifier]) {
-    var random = Random(state: 42)
-    let tagSnapshots = (0..<tagCount).map { index in
-        DefaultSnapshot(
-            persistentIdentifier: .temporary(entityName: "Tag"),
-            values: ["name": .string("tag\(index)"), "colour": .null, "posts": .toMany([])])
+    for kind in options.contenders where kind == .wal || kind == .json {
+        log("\(kind.rawValue), at the JSON store's scale: \(kind.setup)")
+        let directory = scratch.newStorePath(kind.flag + "-capped")
+        try ScratchDirectory.create(directory)
+        capped += try ChildProcess.run("json-scale", kind, directory: directory, options: options)
+        ScratchDirectory.delete(directory)
     }
-    let savedTags = try store.save(DataStoreSaveChangesRequest(inserted: tagSnapshots))
-    let tags = tagSnapshots.map { savedTags.remappedIdentifiers[$0.persistentIdentifier]! }
-    var ids: [PersistentIdentifier] = []
-    ids.reserveCapacity(count)
-    var index = 0
-    let time = try seconds {
-        while index < count {
-            let batch = (index..<min(index + 1_000, count)).map { i in
-                post(i, tags: [tags[random.below(tagCount)], tags[random.below(tagCount)]], random: &random)
-            }
-            let result = try store.save(DataStoreSaveChangesRequest(inserted: batch))
-            ids += batch.map { result.remappedIdentifiers[$0.persistentIdentifier]! }
-            index += batch.count
-        }
+    var setups: [String: String] = [:]
+    for kind in options.contenders { setups[kind.rawValue] = kind.setup }
+    let results = BenchResults(
+        machine: machine, sqliteVersion: SQLiteDatabase.version, posts: options.posts, tags: options.tags, users: options.users,
+        jsonPosts: min(options.posts, options.jsonPosts), quick: options.quick, setups: setups, figures: figures, capped: capped,
+        seconds: Stopwatch.seconds(ContinuousClock.now - start))
+
+    print("\(machine.line); SQLite \(results.sqliteVersion)")
+    print("\(options.posts) posts (\(options.tags) tags), save-million of \(options.users) users; the JSON store at \(results.jsonPosts) posts (it rewrites its whole file per save); \(String(format: "%.0f", results.seconds)) s")
+    print("Ratios: WALStore's figure over the other's for rates, the other's over WALStore's for times, bytes and memory; above 1 WALStore is better.\n")
+    print(MarkdownReport.tables(results))
+    if let path = options.jsonPath {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(results).write(to: URL(fileURLWithPath: path))
+        log("wrote \(path)")
     }
-    return (time, ids)
-}
-
-func run() throws {
-    let arguments = try Arguments(CommandLine.arguments)
-    let count = arguments.posts
-    let scratch = NSTemporaryDirectory() + "walstore-datastore-bench-\(getpid())"
-    try? FileManager.default.removeItem(atPath: scratch)
-    try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: scratch) }
-    var rows: [Row] = []
-    func add(_ workload: String, _ figure: String, _ detail: String = "") {
-        rows.append(Row(workload: workload, figure: figure, detail: detail))
-        print("\(workload): \(figure) \(detail)")
+    if let path = options.svgPath {
+        try Data(RatioChart.svg(results, against: .sqliteFull).utf8).write(to: URL(fileURLWithPath: path))
+        log("wrote \(path)")
     }
-
-    // save-batch, on the indexed store (and again without the index, for the fetches below).
-    let indexedPath = scratch + "/indexed"
-    let plainPath = scratch + "/plain"
-    var store = try open(indexedPath, indexed: true)
-    let (batchSeconds, ids) = try fill(store, posts: count, tags: arguments.tags)
-    add("save-batch (1,000 posts with 2 of \(arguments.tags) tags each per save, date index)", String(format: "%.0f posts/s", Double(count) / batchSeconds),
-        String(format: "(%d posts in %.2f s)", count, batchSeconds))
-    let plain = try open(plainPath, indexed: false)
-    let (plainSeconds, _) = try fill(plain, posts: count, tags: arguments.tags)
-    add("save-batch, no declared index", String(format: "%.0f posts/s", Double(count) / plainSeconds))
-
-    // save-single: one post per durable save, in a store of its own.
-    let single = try open(scratch + "/single", indexed: true)
-    var random = Random(state: 7)
-    let singles = arguments.quick ? 50 : 500
-    let singleSeconds = try seconds {
-        for index in 0..<singles {
-            _ = try single.save(DataStoreSaveChangesRequest(inserted: [post(index, tags: [], random: &random)]))
-        }
-    }
-    try single.close()
-    add("save-single (one post per durable save)", String(format: "%.0f saves/s", Double(singles) / singleSeconds),
-        String(format: "(%.0f µs per save)", singleSeconds / Double(singles) * 1e6))
-
-    // fetch-all-sorted.
-    var fetched = 0
-    let allSeconds = try seconds {
-        fetched = try store.fetch(DataStoreFetchRequest(descriptor: FetchDescriptor(
-            entityName: "Post", sortBy: [FetchSortDescriptor("date")]))).fetchedSnapshots.count
-    }
-    guard fetched == count else { throw BenchFailure(description: "fetch-all returned \(fetched) of \(count)") }
-    add("fetch-all-sorted (every post by date)", String(format: "%.1f ms", allSeconds * 1e3),
-        String(format: "(%.2f µs per post)", allSeconds / Double(count) * 1e6))
-
-    // Predicate fetches with limit 50: a date range (indexed and not) and a title word.
-    let from = baseDate.addingTimeInterval(Double(count / 2) * 60)
-    let range = FetchDescriptor(
-        entityName: "Post", predicate: .attribute("date") >= from, sortBy: [FetchSortDescriptor("date")], fetchLimit: 50)
-    let word = FetchDescriptor(
-        entityName: "Post", predicate: .attribute("title").contains("swift"), sortBy: [FetchSortDescriptor("date")],
-        fetchLimit: 50)
-    for (label, target, descriptor) in [
-        ("fetch date >= x, sorted by date, limit 50, date index", store, range),
-        ("fetch date >= x, sorted by date, limit 50, no index", plain, range),
-        ("fetch title contains \"swift\", sorted by date, limit 50", store, word),
-    ] {
-        let before = target.recordsRead
-        var result = 0
-        let repetitions = 5
-        let time = try seconds {
-            for _ in 0..<repetitions {
-                result = try target.fetch(DataStoreFetchRequest(descriptor: descriptor)).fetchedSnapshots.count
-            }
-        }
-        let read = (target.recordsRead - before) / repetitions
-        add(label, String(format: "%.2f ms", time / Double(repetitions) * 1e3), "(\(result) returned, \(read) records read)")
-    }
-
-    // resolve: 100 random identifiers through the identifier-set predicate.
-    var pick = Random(state: 9)
-    let wanted = Set((0..<100).map { _ in ids[pick.below(ids.count)] })
-    var resolved = 0
-    let resolveSeconds = try seconds {
-        resolved = try store.fetch(DataStoreFetchRequest(descriptor: FetchDescriptor(
-            entityName: "Post", predicate: .identifier(in: wanted)))).fetchedSnapshots.count
-    }
-    guard resolved == wanted.count else { throw BenchFailure(description: "resolve found \(resolved) of \(wanted.count)") }
-    add("resolve (100 identifiers)", String(format: "%.2f ms", resolveSeconds * 1e3))
-
-    // open after compaction, and open plus the first predicate fetch.
-    try store.close()
-    try plain.close()
-    let engine = try LogStore.open(at: indexedPath)
-    try engine.compact()
-    try engine.close()
-    let bytes = directoryBytes(indexedPath)
-    let rssBefore = residentBytes()
-    var openSeconds = 0.0
-    let firstSeconds = try seconds {
-        openSeconds = try seconds { store = try open(indexedPath, indexed: true) }
-        _ = try store.fetch(DataStoreFetchRequest(descriptor: range))
-    }
-    let rssGrowth = residentBytes() - rssBefore
-    add("open (\(count) posts, after compaction)", String(format: "%.1f ms", openSeconds * 1e3))
-    add("open + first fetch (date range, limit 50)", String(format: "%.1f ms", firstSeconds * 1e3))
-    add("bytes on disk per post (after compaction, tags included)", String(format: "%.0f B", Double(bytes) / Double(count)))
-    add("resident memory per post (growth over open)", String(format: "%.0f B", Double(rssGrowth) / Double(count)))
-    try store.close()
-
-    print("\nMarkdown:\n\n| workload | figure | detail |\n|---|---|---|")
-    for row in rows { print("| \(row.workload) | \(row.figure) | \(row.detail) |") }
 }
 
 do {
-    try run()
+    let options = try HarnessOptions(CommandLine.arguments)
+    if let part = options.child {
+        try await runChild(part, options)
+    } else {
+        try runParent(options)
+    }
 } catch {
     FileHandle.standardError.write(Data("walstore-datastore-bench: \(error)\n".utf8))
     exit(1)

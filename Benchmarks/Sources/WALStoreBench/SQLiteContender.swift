@@ -1,5 +1,5 @@
 import BenchSupport
-import CSQLite
+import SQLiteSupport
 
 /// SQLite 3 in WAL mode with `synchronous` FULL or NORMAL and the table in one of its two layouts,
 /// through prepared statements: `BEGIN` / `INSERT OR REPLACE` ... / `COMMIT` per batch,
@@ -39,7 +39,7 @@ struct SQLiteContender: StoreContender {
     }
 
     /// The SQLite library's version.
-    static var version: String { String(cString: sqlite3_libversion()) }
+    static var version: String { SQLiteDatabase.version }
 }
 
 /// An open SQLite database with its prepared statements.

@@ -18,11 +18,12 @@ extension StoreContainer {
                             configurationNames: [store.configuration.name])
                     }
                     var batch = WriteBatch()
-                    if try stores[c].engine.contains(TransactionRecord.committedKey(transaction)) {
-                        batch = WriteBatch(entries: prepared.entries)
-                    }
+                    let rollsForward = try stores[c].engine.contains(TransactionRecord.committedKey(transaction))
+                    if rollsForward { batch = WriteBatch(entries: prepared.entries) }
                     batch.delete(entry.key)
                     try Self.durably(store, batch)
+                    // The batch may record a history transaction the store's log has not seen.
+                    if rollsForward { try store.reloadHistory() }
                 }
             }
             for store in stores {

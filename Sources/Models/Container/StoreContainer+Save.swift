@@ -104,10 +104,12 @@ extension StoreContainer {
                 var decision = planned[0].batch
                 decision.put(TransactionRecord.committedKey(transaction), TransactionRecord.Committed(participants: participants.map(\.identifier)).encoded)
                 try Self.durably(coordinator, decision)
+                coordinator.didCommit(planned[0])
                 for (k, store) in participants.enumerated() {
                     var batch = planned[k + 1].batch
                     batch.delete(TransactionRecord.preparedKey(transaction))
                     try Self.durably(store, batch)
+                    store.didCommit(planned[k + 1])
                 }
             } catch {
                 let interrupted = ContainerError(

@@ -11,12 +11,56 @@ extension PredicateEvaluator {
     /// - Throws: as ``value(at:of:)`` for a path it cannot read.
     public func sorted(_ snapshots: [DefaultSnapshot], by descriptors: [FetchSortDescriptor]) throws -> [DefaultSnapshot] {
         guard !descriptors.isEmpty else { return snapshots }
-        let keys = try snapshots.map { snapshot in try descriptors.map { try value(at: $0.path, of: snapshot) } }
+        let columns = try descriptors.map { descriptor in
+            SortColumn(try snapshots.map { try value(at: descriptor.path, of: $0) }, descriptor)
+        }
         let order = snapshots.indices.sorted { a, b in
-            let c = Self.compareKeys(keys[a], keys[b], descriptors)
-            return c != 0 ? c < 0 : a < b
+            for column in columns {
+                let c = column.compare(a, b)
+                if c != 0 { return c < 0 }
+            }
+            return a < b
         }
         return order.map { snapshots[$0] }
+    }
+
+    /// One sort key's values for every snapshot, kept unboxed when they are all of one kind
+    /// whose order needs no conversion (dates, strings), so that comparisons do not switch
+    /// over value kinds. Compares exactly as ``compareKeys(_:_:_:)`` does.
+    private struct SortColumn {
+        enum Values {
+            case dates([Double])
+            case strings([String])
+            case mixed([PropertyValue])
+        }
+        let values: Values
+        let descriptor: FetchSortDescriptor
+
+        init(_ column: [PropertyValue], _ descriptor: FetchSortDescriptor) {
+            self.descriptor = descriptor
+            var dates: [Double] = []
+            var strings: [String] = []
+            for value in column {
+                switch value {
+                case .date(let d) where strings.isEmpty: dates.append(d.timeIntervalSinceReferenceDate)
+                case .string(let s) where dates.isEmpty: strings.append(s)
+                default:
+                    values = .mixed(column)
+                    return
+                }
+            }
+            values = strings.isEmpty ? .dates(dates) : .strings(strings)
+        }
+
+        func compare(_ a: Int, _ b: Int) -> Int {
+            let c: Int
+            switch values {
+            case .dates(let d): c = Number.compareDoubles(d[a], d[b], detail: true)
+            case .strings(let s): c = s[a] == s[b] ? 0 : (s[a] < s[b] ? -1 : 1)
+            case .mixed(let v): c = PredicateEvaluator.compareKey(v[a], v[b])
+            }
+            return descriptor.order == .reverse ? -c : c
+        }
     }
 
     /// -1, 0 or 1 as `lhs` sorts before, with or after `rhs` under `descriptors`.
@@ -27,12 +71,16 @@ extension PredicateEvaluator {
 
     static func compareKeys(_ lhs: [PropertyValue], _ rhs: [PropertyValue], _ descriptors: [FetchSortDescriptor]) -> Int {
         for (i, descriptor) in descriptors.enumerated() {
-            var c: Int
-            if let a = Number(lhs[i]), let b = Number(rhs[i]) { c = Number.compare(a, b) }
-            else { c = PropertyValue.totalOrder(lhs[i], rhs[i]) }
+            var c = compareKey(lhs[i], rhs[i])
             if descriptor.order == .reverse { c = -c }
             if c != 0 { return c }
         }
         return 0
+    }
+
+    /// One key in forward order: numbers by numeric value alone, anything else in the total order.
+    static func compareKey(_ lhs: PropertyValue, _ rhs: PropertyValue) -> Int {
+        if let a = Number(lhs), let b = Number(rhs) { return Number.compare(a, b) }
+        return PropertyValue.totalOrder(lhs, rhs)
     }
 }

@@ -44,6 +44,8 @@ enum RecordKeys {
     static func backReferencePrefix(destinationRoot: String, destination: UUID, relationship: String) -> [UInt8] {
         [backReferenceTag] + name(destinationRoot) + bytes(of: destination) + name(relationship)
     }
+    /// `B` destRoot 0x00 — every to-one reference pointing at an object of the root.
+    static func backReferenceRootPrefix(destinationRoot: String) -> [UInt8] { [backReferenceTag] + name(destinationRoot) }
     /// `B` destRoot 0x00 destPK(16) — every to-one reference pointing at the destination.
     static func backReferencePrefix(destinationRoot: String, destination: UUID) -> [UInt8] {
         [backReferenceTag] + name(destinationRoot) + bytes(of: destination)
@@ -55,7 +57,12 @@ enum RecordKeys {
     /// `M` (or `N` for the mirror) "EntityA:EntityB" 0x00 "relA:relB" 0x00 recordNameA 0x00 —
     /// every join record of one object on side A (on side B, with the names swapped, for `N`).
     static func joinPrefix(mirror: Bool, entities: String, relationships: String, recordName: String) -> [UInt8] {
-        [mirror ? joinMirrorTag : joinTag] + name(entities) + name(relationships) + name(recordName)
+        joinRelationshipPrefix(mirror: mirror, entities: entities, relationships: relationships) + name(recordName)
+    }
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 — every join record of one
+    /// relationship (every mirror, for `N`).
+    static func joinRelationshipPrefix(mirror: Bool, entities: String, relationships: String) -> [UInt8] {
+        [mirror ? joinMirrorTag : joinTag] + name(entities) + name(relationships)
     }
     static func join(mirror: Bool, entities: String, relationships: String, recordName: String, otherRecordName: String) -> [UInt8] {
         joinPrefix(mirror: mirror, entities: entities, relationships: relationships, recordName: recordName) + Array(otherRecordName.utf8)

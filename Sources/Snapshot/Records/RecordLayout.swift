@@ -1,11 +1,72 @@
 /// What the key layout needs to know of the schema: which entity declares a property, index or
 /// constraint, and how a to-many relationship's join records are named.
-struct RecordLayout {
+///
+/// Its answers are worked out once, when it is made (a store makes one when it opens): every
+/// record read or written asks them.
+struct RecordLayout: Sendable {
     let schema: Schema
+    private let tables: Tables
+
+    init(schema: Schema) {
+        self.schema = schema
+        self.tables = Tables(schema: schema)
+    }
+
+    /// The answers, per entity: immutable after `init`, so shared freely between threads.
+    private final class Tables: Sendable {
+        let roots: [String: String]
+        /// entity → relationship name → its join naming, for every to-many with join records.
+        let joins: [String: [String: Join]]
+        /// entity → relationship name → whether that entity's entries hold its join records.
+        let writesJoins: [String: [String: Bool]]
+        /// entity → property → `<DeclaringEntity>.<property>`.
+        let qualifiedNames: [String: [String: String]]
+        let indexes: [String: [(declaredBy: String, properties: [String])]]
+        let uniqueness: [String: [(declaredBy: String, properties: [String])]]
+        let fields: [String: [Field]]
+
+        init(schema: Schema) {
+            let bare = RecordLayout(computingWith: schema)
+            var roots: [String: String] = [:]
+            var joins: [String: [String: Join]] = [:]
+            var writesJoins: [String: [String: Bool]] = [:]
+            var qualifiedNames: [String: [String: String]] = [:]
+            var indexes: [String: [(declaredBy: String, properties: [String])]] = [:]
+            var uniqueness: [String: [(declaredBy: String, properties: [String])]] = [:]
+            var fields: [String: [Field]] = [:]
+            for entity in schema.entities {
+                let name = entity.name
+                roots[name] = bare.computeRoot(of: name)
+                for property in schema.allProperties(of: name) {
+                    qualifiedNames[name, default: [:]][property.name] = bare.computeQualifiedName(property.name, in: name)
+                    guard case .relationship(let r) = property, bare.usesJoinRecords(r) else { continue }
+                    joins[name, default: [:]][r.name] = bare.computeJoin(r, of: name)
+                    writesJoins[name, default: [:]][r.name] = bare.computeWritesJoinRecords(r, of: name)
+                }
+                indexes[name] = bare.computeIndexes(of: name)
+                uniqueness[name] = bare.computeUniquenessConstraints(of: name)
+                fields[name] = bare.computeFields(of: name)
+            }
+            (self.roots, self.joins, self.writesJoins, self.qualifiedNames, self.indexes, self.uniqueness, self.fields) =
+                (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields)
+        }
+
+        /// No answers: every lookup computes.
+        private init() {
+            (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields) = ([:], [:], [:], [:], [:], [:], [:])
+        }
+        static let empty = Tables()
+    }
+
+    /// A layout without tables, for working them out.
+    private init(computingWith schema: Schema) {
+        self.schema = schema
+        self.tables = Tables.empty
+    }
 
     /// How the join records of one to-many relationship (with a to-many inverse, or none) are
     /// named, seen from one of its entities.
-    struct Join {
+    struct Join: Sendable {
         /// `EntityA:EntityB`, the declaring entities ordered by (entity, relationship) name.
         var entities: String
         /// `relA:relB` in the same order (`relB` empty for a relationship without inverse).
@@ -16,7 +77,8 @@ struct RecordLayout {
         var isSymmetric: Bool
     }
 
-    func root(of entity: String) -> String { schema.rootEntity(of: entity)?.name ?? entity }
+    func root(of entity: String) -> String { tables.roots[entity] ?? computeRoot(of: entity) }
+    private func computeRoot(of entity: String) -> String { schema.rootEntity(of: entity)?.name ?? entity }
 
     /// The entity in `entity`'s inheritance chain that declares `property`.
     func declaringEntity(of property: String, in entity: String) -> String {
@@ -26,6 +88,9 @@ struct RecordLayout {
     /// `<DeclaringEntity>.<property>`: how a back reference names its relationship, so that
     /// same-named relationships of different entities stay apart.
     func qualifiedName(_ property: String, in entity: String) -> String {
+        tables.qualifiedNames[entity]?[property] ?? computeQualifiedName(property, in: entity)
+    }
+    private func computeQualifiedName(_ property: String, in entity: String) -> String {
         "\(declaringEntity(of: property, in: entity)).\(property)"
     }
 
@@ -44,6 +109,9 @@ struct RecordLayout {
     /// sides in step); otherwise (no inverse, a one-sided inverse, a relationship its own
     /// inverse) every side that declares it writes them, as it is the only one.
     func writesJoinRecords(_ relationship: Schema.Relationship, of entity: String) -> Bool {
+        tables.writesJoins[entity]?[relationship.name] ?? computeWritesJoinRecords(relationship, of: entity)
+    }
+    private func computeWritesJoinRecords(_ relationship: Schema.Relationship, of entity: String) -> Bool {
         let join = join(relationship, of: entity)
         guard !join.isSymmetric, let inverse = relationship.inverse,
             schema.relationship(named: inverse, in: relationship.destination)?.inverse == relationship.name
@@ -52,6 +120,9 @@ struct RecordLayout {
     }
 
     func join(_ relationship: Schema.Relationship, of entity: String) -> Join {
+        tables.joins[entity]?[relationship.name] ?? computeJoin(relationship, of: entity)
+    }
+    private func computeJoin(_ relationship: Schema.Relationship, of entity: String) -> Join {
         let here = (declaringEntity(of: relationship.name, in: entity), relationship.name)
         let there = relationship.inverse.map { (declaringEntity(of: $0, in: relationship.destination), $0) } ?? (relationship.destination, "")
         let hereFirst = here <= there
@@ -62,14 +133,37 @@ struct RecordLayout {
 
     /// Every index that covers `entity`, with the entity that declares it (the root's first).
     func indexes(of entity: String) -> [(declaredBy: String, properties: [String])] {
+        tables.indexes[entity] ?? computeIndexes(of: entity)
+    }
+    private func computeIndexes(of entity: String) -> [(declaredBy: String, properties: [String])] {
         schema.inheritanceChain(of: entity).reversed().flatMap { e in e.indexes.map { (e.name, $0.properties) } }
     }
 
     /// Every uniqueness rule that covers `entity`, with the entity that declares it.
     func uniquenessConstraints(of entity: String) -> [(declaredBy: String, properties: [String])] {
+        tables.uniqueness[entity] ?? computeUniquenessConstraints(of: entity)
+    }
+    private func computeUniquenessConstraints(of entity: String) -> [(declaredBy: String, properties: [String])] {
         schema.inheritanceChain(of: entity).reversed().flatMap { e in
             e.attributes.filter { $0.options.contains(.unique) }.map { (e.name, [$0.name]) }
                 + e.uniquenessConstraints.map { (e.name, $0.properties) }
         }
+    }
+
+    /// One property of an entity as its record holds it: `CD_<name>`, or for an attribute kept
+    /// as an asset `CD_<name>_ckAsset` (naming the asset's key). To-many relationships have no
+    /// field (their targets are join records or back references).
+    struct Field: Sendable {
+        let property: Schema.Property
+        let name: String
+        let assetName: String
+    }
+
+    /// The entity's properties, in ``Schema/allProperties(of:)`` order, with their field names.
+    func fields(of entity: String) -> [Field] {
+        tables.fields[entity] ?? computeFields(of: entity)
+    }
+    private func computeFields(of entity: String) -> [Field] {
+        schema.allProperties(of: entity).map { Field(property: $0, name: "CD_\($0.name)", assetName: "CD_\($0.name)_ckAsset") }
     }
 }

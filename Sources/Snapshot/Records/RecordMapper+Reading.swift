@@ -27,23 +27,26 @@ extension RecordMapper {
             throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
         }
         let id = try identifier(entity: entity, primaryKey: pk)
-        var values: [String: PropertyValue] = [:]
-        var fields: [String: PropertyValue] = [:]
+        let plan = layout.fields(of: entity)
+        var values: [String: PropertyValue] = Dictionary(minimumCapacity: plan.count)
+        var fields: [String: PropertyValue] = Dictionary(minimumCapacity: record.fields.count)
         for field in record.fields { fields[field.name] = field.value }
-        for property in schema.allProperties(of: entity) {
-            switch property {
+        for field in plan {
+            switch field.property {
             case .attribute(let attribute):
                 if attribute.options.contains(.ephemeral) { continue }
-                if case .data(let assetKey)? = fields["CD_\(attribute.name)_ckAsset"] {
+                if case .data(let assetKey)? = fields[field.assetName] {
                     values[attribute.name] = try readAsset(Array(assetKey), type: attribute.valueType, record: key)
                 } else {
-                    values[attribute.name] = fields["CD_\(attribute.name)"] ?? .null
+                    // No field: written before a lightweight migration added the attribute
+                    // (records are not rewritten for it), so it holds the default.
+                    values[attribute.name] = fields[field.name] ?? attribute.defaultValue ?? .null
                 }
             case .relationship(let relationship) where !relationship.isToMany:
-                switch fields["CD_\(relationship.name)"] {
+                switch fields[field.name] {
                 case .string(let name)?:
                     guard let (targetEntity, targetPK) = RecordName.parse(name) else {
-                        throw RecordDecodingError("CD_\(relationship.name) holds \(name), not a record name", key: key)
+                        throw RecordDecodingError("\(field.name) holds \(name), not a record name", key: key)
                     }
                     values[relationship.name] = .toOne(try identifier(entity: targetEntity, primaryKey: targetPK))
                 default:
@@ -84,7 +87,7 @@ extension RecordMapper {
             for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
                 let prefix = RecordKeys.joinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
                 for entry in try engine.scan(prefix: prefix) {
-                    guard let name = String(validating: entry.key.dropFirst(prefix.count), as: UTF8.self), let (entity, other) = RecordName.parse(name) else {
+                    guard let (entity, other) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else {
                         throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key)
                     }
                     result.append(try identifier(entity: entity, primaryKey: other))
@@ -94,11 +97,12 @@ extension RecordMapper {
         return result.sorted(by: Self.canonicalOrder)
     }
 
-    /// The objects whose to-many relationship without an inverse lists `id` (read from their join
-    /// records, where `id` is the far end): the only references to `id` that `id`'s own snapshot
-    /// does not name, besides to-one ones (``incomingReferences(to:)``).
-    func incomingJoinSources(to id: PersistentIdentifier) throws -> [PersistentIdentifier] {
-        var result: [PersistentIdentifier] = []
+    /// The objects whose to-many relationship without an inverse lists `id`, with that
+    /// relationship's name (read from their join records, where `id` is the far end): the only
+    /// references to `id` that `id`'s own snapshot does not name, besides to-one ones
+    /// (``incomingReferences(to:)``).
+    func incomingJoinSources(to id: PersistentIdentifier) throws -> [(relationship: String, source: PersistentIdentifier)] {
+        var result: [(relationship: String, source: PersistentIdentifier)] = []
         for entity in schema.entities {
             for relationship in entity.relationships where relationship.inverse == nil && layout.usesJoinRecords(relationship) {
                 guard schema.isEntity(id.entityName, kindOf: relationship.destination) else { continue }
@@ -107,10 +111,8 @@ extension RecordMapper {
                 let prefix = RecordKeys.joinPrefix(
                     mirror: join.isSideA, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
                 for entry in try engine.scan(prefix: prefix) {
-                    guard let name = String(validating: entry.key.dropFirst(prefix.count), as: UTF8.self),
-                        let (sourceEntity, source) = RecordName.parse(name)
-                    else { throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key) }
-                    result.append(try identifier(entity: sourceEntity, primaryKey: source))
+                    guard let (sourceEntity, source) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else { throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key) }
+                    result.append((relationship.name, try identifier(entity: sourceEntity, primaryKey: source)))
                 }
             }
         }

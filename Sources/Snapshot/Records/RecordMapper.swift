@@ -12,7 +12,7 @@ enum StoredEntry: Equatable {
 /// Snapshot layer)").
 struct RecordMapper {
     let layout: RecordLayout
-    let engine: LogStore
+    let engine: RecordSpace
     let storeIdentifier: String
     /// Values whose record encoding is longer than this go to an asset, as
     /// externalStorage ones do: the engine's blob threshold.
@@ -50,9 +50,9 @@ struct RecordMapper {
         let root = layout.root(of: entity)
         var result: [[UInt8]: StoredEntry] = [:]
         var fields: [(name: String, value: PropertyValue)] = []
-        for property in schema.allProperties(of: entity) {
-            let value = snapshot.values[property.name] ?? .null
-            switch property {
+        for field in layout.fields(of: entity) {
+            let value = snapshot.values[field.property.name] ?? .null
+            switch field.property {
             case .attribute(let attribute):
                 if attribute.options.contains(.ephemeral) { continue }
                 let encoded = FieldValueCoding.encoded(value)
@@ -63,37 +63,24 @@ struct RecordMapper {
                     } else {
                         result[key] = .external(encoded)
                     }
-                    fields.append(("CD_\(attribute.name)_ckAsset", .data(Data(key))))
+                    fields.append((field.assetName, .data(Data(key))))
                 } else {
-                    fields.append(("CD_\(attribute.name)", value))
+                    fields.append((field.name, value))
                 }
             case .relationship(let relationship) where !relationship.isToMany:
                 if case .toOne(let target?) = value, let targetPK = Self.primaryKey(of: target) {
-                    fields.append(("CD_\(relationship.name)", .string(RecordName.of(target))))
+                    fields.append((field.name, .string(RecordName.of(target))))
                     let key = RecordKeys.backReference(
                         destinationRoot: layout.root(of: target.entityName), destination: targetPK,
                         relationship: layout.qualifiedName(relationship.name, in: entity),
                         sourceEntity: entity, source: pk)
                     result[key] = .inline([])
                 } else {
-                    fields.append(("CD_\(relationship.name)", .null))
+                    fields.append((field.name, .null))
                 }
             case .relationship(let relationship):
-                guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { continue }
-                let join = layout.join(relationship, of: entity)
-                let here = RecordName.of(id)
                 for target in value.referencedIdentifiers {
-                    let there = RecordName.of(target)
-                    let hereIsA = join.isSymmetric ? here <= there : join.isSideA
-                    let (a, b) = hereIsA ? (here, there) : (there, here)
-                    let record = RecordValue(fields: [
-                        ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
-                        ("CD_relationships", .string(join.relationships)),
-                    ])
-                    result[RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b)] =
-                        .inline(record.encoded())
-                    result[RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a)] =
-                        .inline([])
+                    result.merge(joinEntries(of: id, through: relationship, to: target)) { a, _ in a }
                 }
             }
         }
@@ -111,6 +98,27 @@ struct RecordMapper {
             result[key] = .inline(RecordKeys.bytes(of: pk) + Array(entity.utf8))
         }
         return result
+    }
+
+    /// The join record and its mirror that store the link from `id` to `target` through the
+    /// to-many `relationship`, when `id`'s entity is the side that writes them (none otherwise).
+    func joinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [[UInt8]: StoredEntry] {
+        let entity = id.entityName
+        guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { return [:] }
+        let join = layout.join(relationship, of: entity)
+        let here = RecordName.of(id)
+        let there = RecordName.of(target)
+        let hereIsA = join.isSymmetric ? here <= there : join.isSideA
+        let (a, b) = hereIsA ? (here, there) : (there, here)
+        let record = RecordValue(fields: [
+            ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
+            ("CD_relationships", .string(join.relationships)),
+        ])
+        return [
+            RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b):
+                .inline(record.encoded()),
+            RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a): .inline([]),
+        ]
     }
 
     /// The uniqueness entries of `snapshot` (none for a constraint with a null value: nulls do

@@ -1,40 +1,112 @@
 import Engine
 import Foundation
 
-/// The store's header record under ``RecordKeys/meta``: a version byte (1), the store
-/// identifier (varint length + UTF-8), and the schema fingerprint (8 bytes big-endian, FNV-1a
-/// 64 of the schema's sorted-keys JSON). The identifier is made once, at the first open; the
-/// fingerprint is rewritten when the schema changes (it is informational: no migration is
-/// made or refused on it yet).
-enum StoreHeader {
-    /// The store identifier, creating (durably) or updating the header as needed.
-    static func load(from engine: LogStore, schema: Schema) throws -> String {
-        let fingerprint = try Self.fingerprint(of: schema)
-        if let bytes = try engine.value(forKey: RecordKeys.meta) {
-            var reader = ByteReader(bytes, key: RecordKeys.meta)
-            guard try reader.byte() == 1 else { throw reader.failure("an unknown header version") }
-            let identifier = try reader.string()
-            let stored = try reader.bigEndian64()
-            guard !identifier.isEmpty, reader.isAtEnd else { throw reader.failure("a malformed header") }
-            if stored != fingerprint { try write(identifier, fingerprint, to: engine) }
-            return identifier
+/// The store's header record under ``RecordKeys/meta`` (FORMAT.md, "Keys"): who the store is
+/// and which schema its records are written in.
+///
+/// Version 2 holds the store identifier, the schema's fingerprint, the **live generation**
+/// (whose record keys are the store's data, ``RecordSpace``), the schema's version identifier
+/// when it has one, and the schema itself (its sorted-keys JSON), so that a store opened with
+/// another schema can say what differs. Version 1 (identifier and fingerprint only) is still
+/// read: its schema is known only by fingerprint.
+struct StoreHeader: Equatable {
+    static let currentVersion: UInt8 = 2
+
+    /// Made once, at the first open.
+    var identifier: String
+    /// The generation whose keys hold the store's records.
+    var generation: UInt32
+    /// The version identifier of the schema (from a ``VersionedSchema``), when known.
+    var version: Schema.Version?
+    /// The schema the records are written in; `nil` in a version-1 header.
+    var schema: Schema?
+    /// FNV-1a 64 of the schema's sorted-keys JSON.
+    var fingerprint: UInt64
+
+    init(identifier: String, generation: UInt32, version: Schema.Version?, schema: Schema) throws {
+        self.identifier = identifier
+        self.generation = generation
+        self.version = version
+        self.schema = schema
+        self.fingerprint = Self.fingerprint(of: try Self.json(schema))
+    }
+
+    private init(identifier: String, generation: UInt32, version: Schema.Version?, schema: Schema?, fingerprint: UInt64) {
+        self.identifier = identifier
+        self.generation = generation
+        self.version = version
+        self.schema = schema
+        self.fingerprint = fingerprint
+    }
+
+    /// The header `engine` holds, or `nil` in a new store.
+    static func read(from engine: LogStore) throws -> StoreHeader? {
+        guard let bytes = try engine.value(forKey: RecordKeys.meta) else { return nil }
+        return try decode(bytes)
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(RecordDecodingError) -> StoreHeader {
+        var reader = ByteReader(bytes, key: RecordKeys.meta)
+        let version = try reader.byte()
+        guard version == 1 || version == 2 else { throw reader.failure("header version \(version), expected 1 or 2") }
+        let identifier = try reader.string()
+        guard !identifier.isEmpty else { throw reader.failure("an empty store identifier") }
+        let fingerprint = try reader.bigEndian64()
+        if version == 1 {
+            guard reader.isAtEnd else { throw reader.failure("bytes after a version-1 header") }
+            return StoreHeader(identifier: identifier, generation: 0, version: nil, schema: nil, fingerprint: fingerprint)
         }
-        let identifier = UUID().uuidString
-        try write(identifier, fingerprint, to: engine)
-        return identifier
+        let generation = try reader.take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        var schemaVersion: Schema.Version?
+        switch try reader.byte() {
+        case 0: break
+        case 1:
+            func part() throws(RecordDecodingError) -> Int {
+                let v = try reader.varint()
+                guard v <= UInt64(Int32.max) else { throw reader.failure("a version number out of range") }
+                return Int(v)
+            }
+            schemaVersion = Schema.Version(try part(), try part(), try part())
+        case let flag: throw reader.failure("a version flag of \(flag)")
+        }
+        let json = try reader.take(try reader.length())
+        guard reader.isAtEnd else { throw reader.failure("bytes after the header's schema") }
+        guard Self.fingerprint(of: json) == fingerprint else { throw reader.failure("a schema that does not match the header's fingerprint") }
+        let schema: Schema
+        do { schema = try JSONDecoder().decode(Schema.self, from: Data(json)) } catch {
+            throw reader.failure("a stored schema that does not decode (\(error))")
+        }
+        return StoreHeader(identifier: identifier, generation: generation, version: schemaVersion, schema: schema, fingerprint: fingerprint)
     }
 
-    private static func write(_ identifier: String, _ fingerprint: UInt64, to engine: LogStore) throws {
-        var value: [UInt8] = [1]
-        value.appendLengthPrefixed(Array(identifier.utf8))
-        value.appendBigEndian(fingerprint)
-        try engine.write { $0.put(RecordKeys.meta, value) }
+    /// The version-2 encoding (FORMAT.md, "The header").
+    func encoded() throws -> [UInt8] {
+        guard let schema else { throw RecordDecodingError("a header without a schema cannot be written", key: RecordKeys.meta) }
+        let json = try Self.json(schema)
+        var out: [UInt8] = [Self.currentVersion]
+        out.appendLengthPrefixed(Array(identifier.utf8))
+        out.appendBigEndian(Self.fingerprint(of: json))
+        for shift in [24, 16, 8, 0] { out.append(UInt8(truncatingIfNeeded: generation >> UInt32(shift))) }
+        if let version {
+            out.append(1)
+            for part in [version.major, version.minor, version.patch] { out.appendVarint(UInt64(max(0, part))) }
+        } else {
+            out.append(0)
+        }
+        out.appendLengthPrefixed(json)
+        return out
     }
 
-    static func fingerprint(of schema: Schema) throws -> UInt64 {
+    /// The schema's sorted-keys JSON: what the header stores and fingerprints.
+    static func json(_ schema: Schema) throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let bytes = try encoder.encode(schema)
+        return Array(try encoder.encode(schema))
+    }
+
+    static func fingerprint(of schema: Schema) throws -> UInt64 { fingerprint(of: try json(schema)) }
+
+    static func fingerprint(of bytes: [UInt8]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes {
             hash ^= UInt64(b)

@@ -43,6 +43,9 @@ extension Schema {
         case unknownConstrainedProperty(entity: String, property: String)
         /// A uniqueness constraint over a to-many relationship.
         case toManyConstrainedProperty(entity: String, property: String)
+        /// An `originalName` that is not an identifier, or that two entities (two properties
+        /// of one entity) give: a migration could not tell which one it renames.
+        case invalidOriginalName(entity: String, property: String?)
 
         /// The entity where the inconsistency is.
         public var entityName: String {
@@ -52,7 +55,7 @@ extension Schema {
                 let .invalidOption(entity, _), let .unknownDestination(entity, _, _), let .unknownInverse(entity, _, _),
                 let .inverseMismatch(entity, _, _), let .invalidCount(entity, _), let .emptyIndex(entity),
                 let .unknownIndexedProperty(entity, _), let .toManyIndexedProperty(entity, _), let .emptyConstraint(entity),
-                let .unknownConstrainedProperty(entity, _), let .toManyConstrainedProperty(entity, _):
+                let .unknownConstrainedProperty(entity, _), let .toManyConstrainedProperty(entity, _), let .invalidOriginalName(entity, _):
                 entity
             }
         }
@@ -60,7 +63,7 @@ extension Schema {
         /// The property where the inconsistency is, when it is in one.
         public var propertyName: String? {
             switch self {
-            case let .invalidName(_, property): property
+            case let .invalidName(_, property), let .invalidOriginalName(_, property): property
             case .duplicateEntity, .unknownSuperentity, .inheritanceCycle, .emptyIndex, .emptyConstraint: nil
             case let .duplicateProperty(_, p), let .defaultValueMismatch(_, p), let .invalidOption(_, p),
                 let .unknownDestination(_, p, _), let .unknownInverse(_, p, _), let .inverseMismatch(_, p, _),
@@ -91,6 +94,8 @@ extension Schema {
             case let .emptyConstraint(e): "entity \(e) declares a uniqueness constraint without properties"
             case let .unknownConstrainedProperty(e, p): "a uniqueness constraint of \(e) names \(p), which \(e) neither declares nor inherits"
             case let .toManyConstrainedProperty(e, p): "a uniqueness constraint of \(e) names the to-many relationship \(p)"
+            case let .invalidOriginalName(e, p?): "property \(e).\(p) has an originalName that is not an identifier or that another property of \(e) gives"
+            case let .invalidOriginalName(e, nil): "entity \(e) has an originalName that is not an identifier or that another entity gives"
             }
         }
     }

@@ -1,7 +1,7 @@
 extension Schema {
     /// The entity named `name`, or `nil`.
     public func entity(named name: String) -> Entity? {
-        positions[name].map { entities[$0] }
+        tables.perEntity[name]?.chain.first
     }
 
     /// The entity named `name`.
@@ -18,13 +18,7 @@ extension Schema {
     /// The entity named `name` and its superentities, the entity first and the root last;
     /// empty when there is no such entity.
     public func inheritanceChain(of name: String) -> [Entity] {
-        var chain: [Entity] = []
-        var next = entity(named: name)
-        while let entity = next {
-            chain.append(entity)
-            next = entity.superentityName.flatMap { self.entity(named: $0) }
-        }
-        return chain
+        tables.perEntity[name]?.chain ?? []
     }
 
     /// The root of the inheritance tree `name` belongs to (the entity itself for a root), or
@@ -36,26 +30,23 @@ extension Schema {
     /// Every entity that inherits from `name`, directly or not, in schema order (not `name`
     /// itself).
     public func subentities(of name: String) -> [Entity] {
-        entities.filter { $0.name != name && inheritanceChain(of: $0.name).contains { $0.name == name } }
+        tables.perEntity[name]?.subentities ?? []
     }
 
     /// Whether `name` is `ancestor` or inherits from it.
     public func isEntity(_ name: String, kindOf ancestor: String) -> Bool {
-        inheritanceChain(of: name).contains { $0.name == ancestor }
+        tables.perEntity[name]?.ancestry.contains(ancestor) ?? false
     }
 
     /// Every property of `name`, inherited ones included: the root's first, each entity's in
     /// declaration order (attributes, then relationships). Empty when there is no such entity.
     public func allProperties(of name: String) -> [Property] {
-        inheritanceChain(of: name).reversed().flatMap(\.declaredProperties)
+        tables.perEntity[name]?.allProperties ?? []
     }
 
     /// The property `property` of `entity`, declared or inherited, or `nil`.
     public func property(named property: String, in entity: String) -> Property? {
-        for ancestor in inheritanceChain(of: entity) {
-            if let found = ancestor.declaredProperties.first(where: { $0.name == property }) { return found }
-        }
-        return nil
+        tables.perEntity[entity]?.properties[property]
     }
 
     /// The attribute `name` of `entity`, declared or inherited, or `nil`.

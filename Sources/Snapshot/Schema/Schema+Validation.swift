@@ -5,9 +5,13 @@ extension Schema {
     public static func inconsistencies(in entities: [Entity]) -> [Inconsistency] {
         var problems: [Inconsistency] = []
         var byName: [String: Entity] = [:]
+        var originalNames: Set<String> = []
         for entity in entities {
             if !isIdentifier(entity.name) { problems.append(.invalidName(entity: entity.name, property: nil)) }
             if byName[entity.name] != nil { problems.append(.duplicateEntity(entity.name)) } else { byName[entity.name] = entity }
+            if let original = entity.originalName, !isIdentifier(original) || !originalNames.insert(original).inserted {
+                problems.append(.invalidOriginalName(entity: entity.name, property: nil))
+            }
         }
 
         // Inheritance: every superentity known, no cycles. `chains[name]` is the entity and its
@@ -50,7 +54,15 @@ extension Schema {
             var inherited: Set<String> = []
             for ancestor in chains[entity.name]!.dropFirst() { for p in ancestor.declaredProperties { inherited.insert(p.name) } }
             var declared: Set<String> = []
+            var originals: Set<String> = []
             for property in entity.declaredProperties {
+                let original: String? = switch property {
+                case .attribute(let a): a.originalName
+                case .relationship(let r): r.originalName
+                }
+                if let original, !isIdentifier(original) || !originals.insert(original).inserted {
+                    problems.append(.invalidOriginalName(entity: entity.name, property: property.name))
+                }
                 if !isIdentifier(property.name) || property.name == "entityName" || property.name.hasSuffix("_ckAsset") {
                     problems.append(.invalidName(entity: entity.name, property: property.name))
                 }

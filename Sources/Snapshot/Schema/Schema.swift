@@ -6,13 +6,14 @@
 /// ``Inconsistency`` for every rule. The lookups (``entity(named:)``, ``rootEntity(of:)``,
 /// ``allProperties(of:)``, …) answer for this consistent set.
 ///
-/// Its `Codable` form (the list of entities) is for tests and tools; it is not yet a stable
-/// on-disk format.
+/// Its `Codable` form (the list of entities, as sorted-keys JSON) is what a store's header
+/// records (FORMAT.md, "The header"), so that a store opened with another schema can name
+/// the differences.
 public struct Schema: Hashable, Codable, Sendable {
     /// The entities, in the order given.
     public let entities: [Entity]
-    /// Entity name → position in ``entities``.
-    let positions: [String: Int]
+    /// The lookups' answers, worked out once when the schema is made (it is immutable).
+    let tables: LookupTables
 
     /// A schema of `entities`.
     ///
@@ -26,9 +27,7 @@ public struct Schema: Hashable, Codable, Sendable {
                 entityName: first.entityName, propertyName: first.propertyName, underlying: first)
         }
         self.entities = entities
-        var positions: [String: Int] = [:]
-        for (i, entity) in entities.enumerated() { positions[entity.name] = i }
-        self.positions = positions
+        self.tables = LookupTables(entities)
     }
 
     public static func == (lhs: Schema, rhs: Schema) -> Bool { lhs.entities == rhs.entities }

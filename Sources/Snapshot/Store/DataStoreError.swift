@@ -12,7 +12,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case preferInMemoryFilter, preferInMemorySort, unsupportedFeature, invalidPredicate
             case unknownEntity, unknownProperty, typeMismatch, missingValue, danglingReference
             case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
-            case uniqueness, invalidSchema, invalidRequest, engine
+            case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
+            case historyTokenExpired
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -58,6 +59,18 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// The storage underneath failed (the engine, or a simple store's file);
         /// ``DataStoreError/underlying`` is its error (an `EngineError`, say).
         public static let engine = Code(.engine)
+        /// The store holds another schema than the one it was opened with, and no migration can
+        /// take it there (an incompatible change without a plan that covers it, a stored version
+        /// newer than the configured one); ``DataStoreError/underlying`` is the
+        /// ``SchemaDifference`` that names each change. The store is unchanged.
+        public static let schemaMismatch = Code(.schemaMismatch)
+        /// A custom migration stage's closure threw (``DataStoreError/underlying`` is its
+        /// error); the migration was abandoned and the store is as it was.
+        public static let migrationFailed = Code(.migrationFailed)
+        /// A history token older than the history the store keeps (its transactions were deleted,
+        /// or expired), or newer than its newest transaction (the store was replaced): a fetch
+        /// after it could not be complete. Start again without a token.
+        public static let historyTokenExpired = Code(.historyTokenExpired)
 
         public var description: String {
             switch value {
@@ -78,6 +91,9 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .invalidSchema: "invalidSchema"
             case .invalidRequest: "invalidRequest"
             case .engine: "engine"
+            case .schemaMismatch: "schemaMismatch"
+            case .migrationFailed: "migrationFailed"
+            case .historyTokenExpired: "historyTokenExpired"
             }
         }
     }

@@ -88,12 +88,13 @@ final class FetchRunner {
         }
     }
 
-    /// The descriptor's window of full snapshots (to-many arrays only when `toMany`).
     /// The store's own order (record key order), as a scan would find them: what the evaluator's
     /// stable sort breaks ties with, whichever way the candidates were found.
     private static func sortInKeyOrder(_ candidates: inout [DefaultSnapshot]) {
-        candidates.sort { RecordKeys.bytes(of: RecordMapper.primaryKey(of: $0.persistentIdentifier)!)
-            .lexicographicallyPrecedes(RecordKeys.bytes(of: RecordMapper.primaryKey(of: $1.persistentIdentifier)!)) }
+        candidates.sort { a, b in
+            guard let x = RecordMapper.primaryKey(of: a.persistentIdentifier), let y = RecordMapper.primaryKey(of: b.persistentIdentifier) else { return false }
+            return x.ordering(comparedTo: y) < 0
+        }
     }
 
     /// The identifiers a predicate restricts the fetch to, when it is an identifier set or a
@@ -109,10 +110,28 @@ final class FetchRunner {
         }
     }
 
+    /// The descriptor's window of full snapshots (to-many arrays only when `toMany`).
+    ///
+    /// Candidates are read without their to-many arrays unless the predicate or the sort reads
+    /// them; the arrays of the window are filled in afterwards (in one scan per relationship
+    /// when the window is a large part of what was read), so a filtered or limited fetch reads
+    /// join records only for what it returns.
     func select(_ descriptor: FetchDescriptor, toMany: Bool) throws -> [DefaultSnapshot] {
+        let evaluationNeedsToMany = toMany && needsToMany(descriptor)
+        var (window, rootCount) = try candidatesWindow(descriptor, toMany: evaluationNeedsToMany)
+        guard toMany && !evaluationNeedsToMany else { return window }
+        let bulk = rootCount.map { window.count >= 64 && window.count * 4 >= $0 } ?? false
+        try mapper.fillToMany(&window, bulk: bulk)
+        return window
+    }
+
+    /// The window, and how many records the root holds when they were all read to find it
+    /// (`nil` when an index or identifiers chose the candidates).
+    private func candidatesWindow(_ descriptor: FetchDescriptor, toMany: Bool) throws -> ([DefaultSnapshot], Int?) {
         try check(descriptor)
         let root = mapper.layout.root(of: descriptor.entityName)
         var candidates: [DefaultSnapshot] = []
+        var rootCount: Int?
         if let wanted = Self.identifierSet(in: descriptor.predicate) {
             // The fetch SwiftData makes to resolve models: one point read per identifier, never a
             // scan of the entity.
@@ -157,7 +176,9 @@ final class FetchRunner {
             Self.sortInKeyOrder(&candidates)
         } else {
             let prefix = RecordKeys.recordPrefix(root: root)
+            rootCount = 0
             for entry in try mapper.engine.scan(prefix: prefix) {
+                rootCount? += 1
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let bytes = try entry.value()
                 mapper.countRecordRead()
@@ -173,6 +194,6 @@ final class FetchRunner {
         }
         var whole = descriptor
         whole.propertiesToFetch = []
-        return try evaluator.run(whole, over: candidates)
+        return (try evaluator.run(whole, over: candidates), rootCount)
     }
 }

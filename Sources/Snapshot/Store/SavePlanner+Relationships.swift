@@ -31,10 +31,12 @@ extension SavePlanner {
                 }
             }
         }
-        // To-many statements: their changes against the stored targets.
+        // To-many statements: their changes against the stored targets. The stating object's
+        // array is read whole; the other ends change link by link.
         for (id, r, targets) in intents where !deleted.contains(id) {
-            let old = Set(try stored(id)?.values[r.name]?.referencedIdentifiers ?? [])
+            let old = Set(try storedTargets(id, r))
             let new = Set(targets)
+            try materialize(id, r)
             let inv = inverse(of: r)
             if let inv, !inv.isToMany {
                 // One-to-many: move the targets that do not state their own to-one.
@@ -45,8 +47,14 @@ extension SavePlanner {
                     try modify(t) { if Self.target($0.values[inv.name]) == id { $0.values[inv.name] = .toOne(nil) } }
                 }
             } else {
-                for t in new.subtracting(old).sorted() { try link(id, r.name, t, inv?.name) }
-                for t in old.subtracting(new).sorted() { try unlink(id, r.name, t, inv?.name) }
+                for t in new.subtracting(old).sorted() {
+                    addLink(id, r, t)
+                    if let inv { addLink(t, inv, id) }
+                }
+                for t in old.subtracting(new).sorted() {
+                    removeLink(id, r, t)
+                    if let inv { removeLink(t, inv, id) }
+                }
             }
         }
         // One-to-many arrays follow the final to-one values.
@@ -56,26 +64,11 @@ extension SavePlanner {
                 let old = Self.target(try stored(id)?.values[r.name])
                 let new = Self.target(state[id]?.values[r.name])
                 if old == new { continue }
-                if let old { try modify(old) { $0.values[inv.name] = .toMany(($0.values[inv.name]?.referencedIdentifiers ?? []).filter { $0 != id }) } }
-                if let new { try modify(new) { Self.append(id, to: inv.name, in: &$0) } }
+                if let old { removeLink(old, inv, id) }
+                if let new { addLink(new, inv, id) }
             }
         }
         for id in Array(state.keys) { state[id] = Self.canonical(state[id]!) }
-    }
-
-    private static func append(_ id: PersistentIdentifier, to name: String, in snapshot: inout DefaultSnapshot) {
-        let ids = snapshot.values[name]?.referencedIdentifiers ?? []
-        if !ids.contains(id) { snapshot.values[name] = .toMany(ids + [id]) }
-    }
-
-    private func link(_ a: PersistentIdentifier, _ r: String, _ b: PersistentIdentifier, _ inverse: String?) throws {
-        try modify(a) { Self.append(b, to: r, in: &$0) }
-        if let inverse { try modify(b) { Self.append(a, to: inverse, in: &$0) } }
-    }
-
-    private func unlink(_ a: PersistentIdentifier, _ r: String, _ b: PersistentIdentifier, _ inverse: String?) throws {
-        try modify(a) { $0.values[r] = .toMany(($0.values[r]?.referencedIdentifiers ?? []).filter { $0 != b }) }
-        if let inverse { try modify(b) { $0.values[inverse] = .toMany(($0.values[inverse]?.referencedIdentifiers ?? []).filter { $0 != a }) } }
     }
 
     /// `snapshot` with its to-many arrays in canonical order.
@@ -90,15 +83,16 @@ extension SavePlanner {
     func applyDeletes(_ ids: [PersistentIdentifier]) throws {
         var queue: [PersistentIdentifier] = ids.reversed()
         while let d = queue.popLast() {
-            guard !deleted.contains(d), let snapshot = try stored(d) else { continue }
+            guard !deleted.contains(d), let snapshot = try storedWhole(d) else { continue }
             deleted.insert(d)
             state[d] = nil
+            linkChanges[d] = nil
             for r in relationships(of: d.entityName) where r.deleteRule == .cascade {
                 queue.append(contentsOf: (snapshot.values[r.name]?.referencedIdentifiers ?? []).reversed())
             }
         }
         for d in deleted.sorted() {
-            let snapshot = try stored(d)!
+            let snapshot = try storedWhole(d)!
             for r in relationships(of: d.entityName) where r.deleteRule == .deny {
                 if let kept = try (snapshot.values[r.name]?.referencedIdentifiers ?? []).first(where: { try !deleted.contains($0) && stored($0) != nil }) {
                     throw DataStoreError(
@@ -110,16 +104,26 @@ extension SavePlanner {
     }
 
     /// Every remaining object that refers to a deleted one loses the reference: to-many arrays
-    /// always (their join records and back references go with the deleted object), to-one
-    /// references unless the deleted side's rule is noAction (then the reference dangles).
+    /// always (their join records and back references go with the deleted object, or link by
+    /// link), to-one references unless the deleted side's rule is noAction (then the reference
+    /// dangles).
     func sweepReferencesToDeleted() throws {
         guard !deleted.isEmpty else { return }
         for d in deleted.sorted() {
-            let snapshot = try stored(d)!
-            var referrers = Set(snapshot.referencedIdentifiers)
-            for (_, source) in try mapper.incomingReferences(to: d) { referrers.insert(source) }
-            for source in try mapper.incomingJoinSources(to: d) { referrers.insert(source) }
-            for r in referrers.sorted() where !deleted.contains(r) { try modify(r) { _ in } }
+            let snapshot = try storedWhole(d)!
+            // The other ends of the deleted object's own relationships.
+            for r in relationships(of: d.entityName) {
+                guard let inv = inverse(of: r) else { continue }
+                for t in snapshot.values[r.name]?.referencedIdentifiers ?? [] where !deleted.contains(t) {
+                    // A to-one end is nullified (or left dangling) by the rules below.
+                    if inv.isToMany { removeLink(t, inv, d) } else { try modify(t) { _ in } }
+                }
+            }
+            // To-one references without an inverse, and to-many ones without an inverse.
+            for (_, source) in try mapper.incomingReferences(to: d) where !deleted.contains(source) { try modify(source) { _ in } }
+            for (relationship, source) in try mapper.incomingJoinSources(to: d) where !deleted.contains(source) {
+                if let r = schema.relationship(named: relationship, in: source.entityName) { removeLink(source, r, d) }
+            }
         }
         for id in state.keys.sorted() where !deleted.contains(id) {
             var s = state[id]!
@@ -134,6 +138,12 @@ extension SavePlanner {
                 }
             }
             state[id] = s
+        }
+        // Links to deleted objects added earlier in the save are void.
+        for (id, changes) in linkChanges {
+            for (name, change) in changes where change.added.contains(where: deleted.contains) {
+                linkChanges[id]?[name]?.added = change.added.filter { !deleted.contains($0) }
+            }
         }
     }
 }

@@ -10,10 +10,19 @@ final class SavePlanner {
     var schema: Schema { mapper.schema }
     var layout: RecordLayout { mapper.layout }
 
-    /// Stored full snapshots, read on demand (`nil`: not stored).
+    /// Stored snapshots without their to-many arrays, read on demand (`nil`: not stored).
     private var storedCache: [PersistentIdentifier: DefaultSnapshot?] = [:]
-    /// The final state of every object the save touches (deleted ones excepted).
+    /// Stored to-many targets, per object and relationship, read on demand.
+    private var storedTargetsCache: [PersistentIdentifier: [String: [PersistentIdentifier]]] = [:]
+    /// The final state of every object whose record the save writes (deleted ones excepted).
+    /// To-many arrays are present only for the relationships the save read in full
+    /// (*materialized*: stated by the request, or needed whole); the others are unchanged or
+    /// changed through ``linkChanges``.
     var state: [PersistentIdentifier: DefaultSnapshot] = [:]
+    /// Links added to and removed from to-many relationships that are not materialized: the
+    /// other end of a link the request states (a tag gaining a post) changes without its other
+    /// links being read.
+    var linkChanges: [PersistentIdentifier: [String: LinkChange]] = [:]
     /// Objects the save deletes, cascades included.
     var deleted: Set<PersistentIdentifier> = []
     /// Objects the save inserts as new (upserts excluded).
@@ -29,13 +38,36 @@ final class SavePlanner {
     /// The to-many relationships the request stated: the object, the relationship, its targets.
     var intents: [(id: PersistentIdentifier, relationship: Schema.Relationship, targets: [PersistentIdentifier])] = []
 
+    /// The links one to-many relationship of one object gains and loses in the save.
+    struct LinkChange {
+        var added: Set<PersistentIdentifier> = []
+        var removed: Set<PersistentIdentifier> = []
+        var isEmpty: Bool { added.isEmpty && removed.isEmpty }
+    }
+
     init(mapper: RecordMapper) { self.mapper = mapper }
 
+    /// The stored object, without its to-many arrays.
     func stored(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
         if let cached = storedCache[id] { return cached }
-        let loaded = try mapper.load(id)
+        let loaded = try mapper.load(id, toMany: false)
         storedCache[id] = .some(loaded)
         return loaded
+    }
+
+    /// The stored targets of the to-many `relationship` of `id` (none when it is not stored).
+    func storedTargets(_ id: PersistentIdentifier, _ relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        if let cached = storedTargetsCache[id]?[relationship.name] { return cached }
+        let targets = try stored(id) == nil ? [] : try mapper.targets(of: id, through: relationship)
+        storedTargetsCache[id, default: [:]][relationship.name] = targets
+        return targets
+    }
+
+    /// The stored object with every to-many array.
+    func storedWhole(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+        guard var snapshot = try stored(id) else { return nil }
+        for r in relationships(of: id.entityName) where r.isToMany { snapshot.values[r.name] = .toMany(try storedTargets(id, r)) }
+        return snapshot
     }
 
     /// Whether `id` exists once the save is applied (stored or inserted, and not deleted).
@@ -45,18 +77,61 @@ final class SavePlanner {
         return try stored(id) != nil
     }
 
-    /// The object's state as the save has it so far.
+    /// The object's state as the save has it so far (to-many arrays as in ``state``).
     func current(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
         if deleted.contains(id) { return nil }
         return try state[id] ?? stored(id)
     }
 
     /// Changes the state of `id` (read from the store first when the save has not touched it);
-    /// nothing for an object that is deleted or does not exist.
+    /// nothing for an object that is deleted or does not exist. A to-many array `body` reads
+    /// must be materialized first (``materialize(_:_:)``).
     func modify(_ id: PersistentIdentifier, _ body: (inout DefaultSnapshot) -> Void) throws {
         guard var snapshot = try current(id) else { return }
         body(&snapshot)
         state[id] = snapshot
+    }
+
+    /// The targets the to-many `relationship` of `id` has so far in the save.
+    func targets(_ id: PersistentIdentifier, _ relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        if let value = state[id]?.values[relationship.name] { return value.referencedIdentifiers }
+        let stored = try storedTargets(id, relationship)
+        guard let change = linkChanges[id]?[relationship.name] else { return stored }
+        return stored.filter { !change.removed.contains($0) } + change.added.subtracting(stored).sorted()
+    }
+
+    /// Puts the whole to-many array of `relationship` into the state of `id` (with the link
+    /// changes made so far), so that later changes edit the array.
+    func materialize(_ id: PersistentIdentifier, _ relationship: Schema.Relationship) throws {
+        guard !deleted.contains(id), state[id]?.values[relationship.name] == nil else { return }
+        let all = try targets(id, relationship)
+        linkChanges[id]?[relationship.name] = nil
+        try modify(id) { $0.values[relationship.name] = .toMany(all) }
+    }
+
+    /// `id` gains the link to `target` in its to-many `relationship`.
+    func addLink(_ id: PersistentIdentifier, _ relationship: Schema.Relationship, _ target: PersistentIdentifier) {
+        guard !deleted.contains(id) else { return }
+        if let value = state[id]?.values[relationship.name] {
+            let ids = value.referencedIdentifiers
+            if !ids.contains(target) { state[id]?.values[relationship.name] = .toMany(ids + [target]) }
+            return
+        }
+        var change = linkChanges[id]?[relationship.name] ?? LinkChange()
+        if change.removed.remove(target) == nil { change.added.insert(target) }
+        linkChanges[id, default: [:]][relationship.name] = change
+    }
+
+    /// `id` loses the link to `target` in its to-many `relationship`.
+    func removeLink(_ id: PersistentIdentifier, _ relationship: Schema.Relationship, _ target: PersistentIdentifier) {
+        guard !deleted.contains(id) else { return }
+        if let value = state[id]?.values[relationship.name] {
+            state[id]?.values[relationship.name] = .toMany(value.referencedIdentifiers.filter { $0 != target })
+            return
+        }
+        var change = linkChanges[id]?[relationship.name] ?? LinkChange()
+        if change.added.remove(target) == nil { change.removed.insert(target) }
+        linkChanges[id, default: [:]][relationship.name] = change
     }
 
     // MARK: The pipeline
@@ -72,12 +147,18 @@ final class SavePlanner {
         return try batch()
     }
 
-    /// The objects the save changed that the request did not hold as they now are.
-    func snapshotsToReregister() -> [PersistentIdentifier: DefaultSnapshot] {
+    /// The objects the save changed that the request did not hold as they now are, whole.
+    /// Objects whose only change is a link gained or lost at the other end of a to-many
+    /// relationship (a tag a saved post now lists) are not among them.
+    func snapshotsToReregister() throws -> [PersistentIdentifier: DefaultSnapshot] {
         var said: [PersistentIdentifier: DefaultSnapshot] = [:]
         for statement in statements { said[statement.id] = statement.snapshot }
         var result: [PersistentIdentifier: DefaultSnapshot] = [:]
-        for (id, snapshot) in state where !deleted.contains(id) {
+        for (id, partial) in state where !deleted.contains(id) {
+            var snapshot = partial
+            for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
+                snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
+            }
             if upserted.contains(id) || said[id].map({ Self.normalized($0) != Self.normalized(snapshot) }) ?? true {
                 result[id] = snapshot
             }
@@ -96,16 +177,35 @@ final class SavePlanner {
     // MARK: Engine batch
 
     /// Every entry that changes: old entries of touched objects not kept are deleted, new or
-    /// changed ones put.
+    /// changed ones put. An object's old entries are derived with the same to-many arrays its
+    /// state holds (the rest are unchanged, or changed through ``linkChanges``, whose join
+    /// records are put and deleted one by one).
     private func batch() throws -> WriteBatch {
         var before: [[UInt8]: StoredEntry] = [:]
         var after: [[UInt8]: StoredEntry] = [:]
-        let touched = Set(state.keys).union(deleted)
-        for id in touched.sorted() {
-            if let old = try stored(id) { before.merge(mapper.entries(of: old)) { a, _ in a } }
+        for id in deleted.sorted() {
+            if let old = try storedWhole(id) { before.merge(mapper.entries(of: old)) { a, _ in a } }
         }
         for id in state.keys.sorted() where !deleted.contains(id) {
-            after.merge(mapper.entries(of: state[id]!)) { a, _ in a }
+            let new = state[id]!
+            if var old = try stored(id) {
+                for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
+                    old.values[r.name] = .toMany(try storedTargets(id, r))
+                }
+                before.merge(mapper.entries(of: old)) { a, _ in a }
+            }
+            after.merge(mapper.entries(of: new)) { a, _ in a }
+        }
+        for (id, changes) in linkChanges.sorted(by: { $0.key < $1.key }) where !deleted.contains(id) {
+            for (name, change) in changes.sorted(by: { $0.key < $1.key }) where state[id]?.values[name] == nil {
+                guard case .relationship(let r)? = schema.property(named: name, in: id.entityName) else { continue }
+                for target in change.added.sorted() where !deleted.contains(target) {
+                    after.merge(mapper.joinEntries(of: id, through: r, to: target)) { a, _ in a }
+                }
+                for target in change.removed.sorted() {
+                    for key in mapper.joinEntries(of: id, through: r, to: target).keys where before[key] == nil { before[key] = .inline([]) }
+                }
+            }
         }
         var batch = WriteBatch()
         for key in before.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where after[key] == nil { batch.delete(key) }

@@ -1,14 +1,19 @@
 import Engine
 
 /// Hooks for a container that saves across several stores in one transaction: plan a save
-/// without writing it, while holding the store's lock across several steps.
+/// without writing it (its history transaction included), while holding the store's lock across
+/// several steps.
 extension WALDataStore {
     /// One store's share of a save, planned and not written.
     package struct PlannedSave: Sendable {
-        /// What committing the save writes.
+        /// What committing the save writes: keys as the engine stores them (in the store's live
+        /// generation), to commit to ``WALDataStore/engine`` as they are.
         package var batch: WriteBatch
         /// What ``WALDataStore/save(_:)`` would return for it.
         package var result: DataStoreSaveChangesResult<DefaultSnapshot>
+        /// The history's state once the batch (which records the save's transaction) is
+        /// committed; `nil` when nothing is recorded.
+        let historyState: HistoryState?
     }
 
     /// Runs `body` holding the store's lock: no save, fetch or erase of this store runs
@@ -24,11 +29,25 @@ extension WALDataStore {
     package func planWithoutWriting(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> PlannedSave {
         try Self.engineCall("Saving") {
             let planner = SavePlanner(mapper: mapper)
-            let batch = try planner.plan(request)
+            var batch = try planner.plan(request)
+            let recorded = try history.record(planner, request, into: &batch)
             return PlannedSave(
-                batch: batch,
+                batch: space.engineBatch(batch),
                 result: DataStoreSaveChangesResult(
-                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: planner.snapshotsToReregister()))
+                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: try planner.snapshotsToReregister()),
+                historyState: recorded)
         }
+    }
+
+    /// Call once `planned.batch` is committed (inside ``exclusively(_:)``): the store's
+    /// in-memory history then counts the transaction it recorded.
+    package func didCommit(_ planned: PlannedSave) {
+        history.didCommit(planned.historyState)
+    }
+
+    /// Reads the history's state again, after a batch this store did not plan (a save across
+    /// stores rolled forward at open) was committed to its engine.
+    package func reloadHistory() throws {
+        try Self.engineCall("Reading the store's history") { try history.reload() }
     }
 }

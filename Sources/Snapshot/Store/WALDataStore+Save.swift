@@ -3,7 +3,7 @@ import Engine
 extension WALDataStore {
     var mapper: RecordMapper {
         RecordMapper(
-            layout: RecordLayout(schema: schema), engine: engine, storeIdentifier: identifier,
+            layout: layout, engine: space, storeIdentifier: identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: { [self] in countRecordRead() })
     }
 
@@ -11,26 +11,27 @@ extension WALDataStore {
     /// checking all of it (see ``WALDataStore``).
     ///
     /// When it returns in the engine's durable sync mode, the whole save — records, assets,
-    /// join records, back references, index and uniqueness entries — survives power loss; if it
+    /// join records, back references, index and uniqueness entries, and its history transaction
+    /// when history is on — survives power loss; if it
     /// throws, nothing of it was written (a refused save leaves the files byte-identical).
     ///
     /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
-    ///   object it updated), and every object whose stored state differs from what the request
-    ///   said of it (the other side of a relationship, an upserted object, an object a delete
-    ///   rule changed, an insert given defaults).
+    ///   object it updated), and, whole, every object whose stored record differs from what the
+    ///   request said of it (the to-one side of a relationship moved, an upserted object, an
+    ///   object a delete rule changed, an insert given defaults). An object whose only change is
+    ///   a link gained or lost at the other end of a to-many relationship (a tag a saved post now
+    ///   lists) is not returned: the save writes the link without reading the object's other
+    ///   links.
     /// - Throws: ``DataStoreError`` naming the object and property: `unknownEntity`,
     ///   `unknownProperty`, `typeMismatch`, `missingValue`, `danglingReference`,
     ///   `foreignIdentifier`, `temporaryIdentifierInUpdate`, `invalidRequest`, `cardinality`,
     ///   `deleteDenied`, `uniqueness`; `engine` when the engine fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try gate.withLock {
-            try Self.engineCall("Saving") {
-                let planner = SavePlanner(mapper: mapper)
-                let batch = try planner.plan(request)
-                try engine.commit(batch)
-                return DataStoreSaveChangesResult(
-                    for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: planner.snapshotsToReregister())
-            }
+            let planned = try planWithoutWriting(request)
+            try Self.engineCall("Saving") { _ = try engine.commit(planned.batch) }
+            didCommit(planned)
+            return planned.result
         }
     }
 
@@ -45,26 +46,35 @@ extension WALDataStore {
                 let ids = try FetchRunner(mapper: mapper).identifiers(descriptor)
                 guard !ids.isEmpty else { return }
                 let planner = SavePlanner(mapper: mapper)
-                let batch = try planner.plan(DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }))
-                try engine.commit(batch)
+                let save = DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
+                var batch = try planner.plan(save)
+                let recorded = try history.record(planner, save, into: &batch)
+                try space.commit(batch)
+                history.didCommit(recorded)
             }
         }
     }
 
-    /// Removes every object (records, assets, relationships, indexes); the store keeps its
-    /// identifier and stays usable. It is one engine commit: when it returns the store is empty
-    /// and that is durable; if it fails, or the power goes, the store is as it was or empty,
-    /// never half erased. (A store of more keys than one commit can hold — about a gigabyte of
+    /// Removes every object (records, assets, relationships, indexes) and the history; the store
+    /// keeps its identifier and stays usable, and every history token made before expires. It
+    /// is one engine commit: when it returns the store is empty and that is durable; if it
+    /// fails, or the power goes, the store is as it was or empty, never half erased. (A store of more keys than one commit can hold — about a gigabyte of
     /// them — is refused with an engine `invalidArgument` error, unchanged.)
     public func erase() throws {
         try gate.withLock {
             try Self.engineCall("Erasing") {
+                if isMigrationContext { return try eraseGeneration() }
                 var keys: [[UInt8]] = []
                 for entry in try engine.scan(LogStore.KeyRange(lower: .exclusive(RecordKeys.meta))) where entry.key != RecordKeys.meta {
                     keys.append(entry.key)
                 }
                 // One commit: after a crash the store is whole or empty, never half erased.
-                try engine.write { batch in for key in keys { batch.delete(key) } }
+                var recorded: HistoryState?
+                try engine.write { batch in
+                    for key in keys { batch.delete(key) }
+                    recorded = history.erase(into: &batch)
+                }
+                history.didCommit(recorded)
             }
         }
     }

@@ -43,39 +43,92 @@ public final class WALDataStore: DataStoreBatching {
     public let identifier: String
     /// The entities it holds.
     public let schema: Schema
+    /// How the schema's objects are laid out as keys, worked out once.
+    let layout: RecordLayout
     /// The engine store underneath: for reading raw records. Writing to it directly bypasses
     /// every check and index.
     package let engine: LogStore
+    /// The generation of record keys the store reads and writes (the header's live one).
+    let space: RecordSpace
+    /// Whether this is a custom migration stage's view of in-progress data: it neither closes
+    /// the engine nor erases more than its own generation.
+    let isMigrationContext: Bool
     /// Serialises saves, fetches and erases: each sees (and makes) one consistent state.
     let gate = NSLock()
+    /// The history of its saves (``fetchHistory(_:)``), recorded when the configuration asks.
+    let history: HistoryLog
     private let recordsReadCounter = Atomic<Int>(0)
 
-    /// Opens (creating if needed) the store `configuration` describes.
+    /// Opens (creating if needed) the store `configuration` describes, migrating it when it
+    /// holds another schema.
     ///
-    /// When it returns, the engine store is open and recovered, and the store's header record
-    /// (its identifier and the schema's fingerprint) is durable.
+    /// When it returns, the engine store is open and recovered, the store's header record
+    /// (its identifier, the schema and its version) is durable, and the history's retention
+    /// (``WALStoreConfiguration/History``) is applied. When the stored schema differs from the
+    /// configured one, the store is migrated first: through `migrationPlan`'s stages when one is
+    /// given, else by a lightweight migration (``SchemaChange`` lists what it can do). A
+    /// migration is all or nothing: when it throws, or the power goes before it returns, the
+    /// store is as it was under its old schema; once the header names the new schema, all of it
+    /// is there.
     ///
-    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema;
-    ///   ``DataStoreError/Code/engine`` wrapping the engine's error (locked, corrupted, …) or a
-    ///   header that does not decode.
-    public convenience init(_ configuration: WALStoreConfiguration) throws {
-        try self.init(configuration, fileSystem: PosixFileSystem())
+    /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema or with a history
+    ///   retention out of range; ``DataStoreError/Code/schemaMismatch`` naming the changes no
+    ///   migration can make; `uniqueness` or `missingValue` naming the objects a migration
+    ///   cannot bring into the new schema; ``DataStoreError/Code/migrationFailed`` when a custom
+    ///   stage's closure throws; ``DataStoreError/Code/engine`` wrapping the engine's error
+    ///   (locked, corrupted, …) or a header that does not decode.
+    public convenience init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil) throws {
+        try self.init(configuration, migrationPlan: migrationPlan, fileSystem: PosixFileSystem())
     }
 
     /// Opens the store on `fileSystem` (tests inject faults through it).
-    package init(_ configuration: WALStoreConfiguration, fileSystem: any FileSystem) throws {
+    package init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, fileSystem: any FileSystem) throws {
         guard let schema = configuration.schema else {
             throw DataStoreError(.invalidRequest, "A WALDataStore needs a schema; pass one in its configuration.")
         }
+        try configuration.history.validate()
         let engine = try Self.engineCall("Opening the store") {
             try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem)
         }
+        let header: StoreHeader
+        do {
+            header = try Self.engineCall("Reading the store's header") {
+                try StoreMigrator(engine: engine, configuration: configuration, target: schema, plan: migrationPlan).open()
+            }
+        } catch {
+            try? engine.close()
+            throw error
+        }
         self.configuration = configuration
         self.schema = schema
+        self.layout = RecordLayout(schema: schema)
         self.engine = engine
-        self.identifier = try Self.engineCall("Reading the store's header") {
-            try StoreHeader.load(from: engine, schema: schema)
+        self.identifier = header.identifier
+        self.space = RecordSpace(engine: engine, generation: header.generation)
+        self.isMigrationContext = false
+        do {
+            self.history = try Self.engineCall("Opening the store's history") {
+                try HistoryLog(engine: engine, settings: configuration.history, storeIdentifier: header.identifier)
+            }
+        } catch {
+            try? engine.close()
+            throw error
         }
+    }
+
+    /// A custom migration stage's store: `schema` over the generation `space` of `engine`. Its
+    /// saves record no history (the migration is not a transaction of the store's history).
+    init(migrationContext configuration: WALStoreConfiguration, schema: Schema, engine: LogStore, identifier: String, space: RecordSpace) {
+        var configuration = configuration
+        configuration.schema = schema
+        self.configuration = configuration
+        self.schema = schema
+        self.layout = RecordLayout(schema: schema)
+        self.engine = engine
+        self.identifier = identifier
+        self.space = space
+        self.isMigrationContext = true
+        self.history = HistoryLog(recordingNothingOn: engine, storeIdentifier: identifier)
     }
 
     /// How many records (objects' `R` values) the store has read and decoded since it was
@@ -85,8 +138,10 @@ public final class WALDataStore: DataStoreBatching {
     func countRecordRead() { recordsReadCounter.add(1, ordering: .relaxed) }
 
     /// Closes the engine store; later calls throw ``DataStoreError/Code/engine``. Everything
-    /// saved is already durable (in the durable sync mode) when its save returned.
+    /// saved is already durable (in the durable sync mode) when its save returned. (The store a
+    /// custom migration stage is given is not closed: the migration goes on with its engine.)
     public func close() throws {
+        guard !isMigrationContext else { return }
         try gate.withLock { try Self.engineCall("Closing the store") { try engine.close() } }
     }
 
@@ -123,7 +178,7 @@ public final class WALDataStore: DataStoreBatching {
         try await onIOThread { try self.delete(request) }
     }
 
-    private func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onIOThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         let result = await LogStore.runOnIOThread { () -> Result<T, DataStoreError> in
             do { return .success(try body()) } catch { return .failure(Self.wrapped(error, "The call")) }
         }

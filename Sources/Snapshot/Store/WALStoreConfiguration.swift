@@ -16,6 +16,8 @@ public struct WALStoreConfiguration: DataStoreConfiguration {
     /// The engine's options (sync mode, blob threshold, …). In the default
     /// ``LogStore/SyncMode/durable`` mode a save that returns survives power loss.
     public var options: LogStore.Options
+    /// Whether saves are recorded in the store's history, and what is kept (off by default).
+    public var history: History = .disabled
 
     /// A configuration for a store in the directory at `path`.
     public init(name: String, schema: Schema, path: String, options: LogStore.Options = LogStore.Options()) {
@@ -30,10 +32,10 @@ public struct WALStoreConfiguration: DataStoreConfiguration {
         self.init(name: name, schema: schema, path: directory.path, options: options)
     }
 
-    /// Two configurations are equal when they name the same store: name, schema, path and
-    /// options.
+    /// Two configurations are equal when they name the same store: name, schema, path, options
+    /// and history setting.
     public static func == (lhs: WALStoreConfiguration, rhs: WALStoreConfiguration) -> Bool {
-        lhs.name == rhs.name && lhs.schema == rhs.schema && lhs.path == rhs.path && lhs.options == rhs.options
+        lhs.name == rhs.name && lhs.schema == rhs.schema && lhs.path == rhs.path && lhs.options == rhs.options && lhs.history == rhs.history
     }
 
     /// Hashes the name, schema and path.

@@ -1,0 +1,440 @@
+import Foundation
+import Snapshot
+import SQLiteSupport
+
+/// One save of a ``CoreDataSQLiteStore``: the checks made before the transaction begins, then
+/// the statements run inside it. Used with the store's lock held.
+///
+/// Relationships: a to-one is its foreign-key column. A to-many whose inverse is a to-one is
+/// the targets' foreign keys: a change to it moves the targets that the save does not also
+/// state themselves (a target that states its to-one wins). A many-to-many is its join table:
+/// the additions and removals of both sides, each measured against the stored state before the
+/// save, are applied. These are ``WALDataStore``'s rules.
+final class SaveTransaction {
+    unowned let store: CoreDataSQLiteStore
+    var layout: CoreDataLayout { store.layout }
+    /// Every temporary identifier of the save → its permanent identifier.
+    private(set) var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    private var maxKeys: [String: Int64] = [:]
+    private var firstKeys: [String: Int64] = [:]
+    private var deleted: Set<PersistentIdentifier> = []
+
+    init(store: CoreDataSQLiteStore) {
+        self.store = store
+    }
+
+    // MARK: Checks before the transaction
+
+    /// Refuses a request with unknown entities or properties, values of the wrong type,
+    /// missing values, temporary identifiers among the updated and deleted, and identifiers of
+    /// other stores.
+    func check(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        let temporaries = Set(request.inserted.map(\.persistentIdentifier))
+        for snapshot in request.inserted {
+            guard snapshot.persistentIdentifier.isTemporary else {
+                throw DataStoreError(
+                    .invalidRequest, "An inserted object has the permanent identifier \(snapshot.persistentIdentifier); insert it under a temporary one.",
+                    entityName: snapshot.persistentIdentifier.entityName, identifier: snapshot.persistentIdentifier)
+            }
+            try checkValues(snapshot, insert: true, temporaries: temporaries)
+        }
+        for snapshot in request.updated {
+            _ = try key(of: snapshot.persistentIdentifier)
+            try checkValues(snapshot, insert: false, temporaries: temporaries)
+        }
+        for snapshot in request.deleted { _ = try key(of: snapshot.persistentIdentifier) }
+    }
+
+    /// `Z_PK` of a permanent identifier of this store.
+    func key(of id: PersistentIdentifier) throws -> Int64 {
+        guard let storeIdentifier = id.storeIdentifier else {
+            throw DataStoreError(
+                .temporaryIdentifierInUpdate, "An updated or deleted object has the temporary identifier \(id); insert it first.",
+                entityName: id.entityName, identifier: id)
+        }
+        guard storeIdentifier == store.identifier, case .integer(let key) = id.primaryKey else {
+            throw DataStoreError(
+                .foreignIdentifier, "\(id) was made by the store \(storeIdentifier), not by \(store.identifier); save it through its own store.",
+                entityName: id.entityName, identifier: id)
+        }
+        _ = try layout.table(id.entityName)
+        return key
+    }
+
+    private func checkValues(_ snapshot: DefaultSnapshot, insert: Bool, temporaries: Set<PersistentIdentifier>) throws {
+        let id = snapshot.persistentIdentifier
+        let table = try layout.table(id.entityName)
+        for (name, value) in snapshot.values {
+            if let column = table.columnsByAttribute[name] {
+                if value.isNull {
+                    if !column.attribute.isOptional {
+                        throw DataStoreError(.missingValue, "\(id.entityName).\(name) may not be null; give it a value.", entityName: id.entityName, propertyName: name, identifier: id)
+                    }
+                } else if !column.attribute.valueType.accepts(value) {
+                    throw DataStoreError(
+                        .typeMismatch, "\(id.entityName).\(name) holds \(column.attribute.valueType) values, not a \(value.caseName); convert the value.",
+                        entityName: id.entityName, propertyName: name, identifier: id)
+                }
+            } else if let link = table.linksByName[name] {
+                switch (link.relationship.isToMany, value) {
+                case (false, .toOne), (false, .null), (true, .toMany), (true, .null): break
+                default:
+                    throw DataStoreError(
+                        .typeMismatch, "\(id.entityName).\(name) is a \(link.relationship.isToMany ? "to-many" : "to-one") relationship, given a \(value.caseName).",
+                        entityName: id.entityName, propertyName: name, identifier: id)
+                }
+                for target in value.referencedIdentifiers {
+                    if target.isTemporary {
+                        guard temporaries.contains(target) else {
+                            throw DataStoreError(
+                                .danglingReference, "\(id.entityName).\(name) refers to \(target), which is neither stored nor inserted in this save.",
+                                entityName: id.entityName, propertyName: name, identifier: id)
+                        }
+                    } else if target.storeIdentifier != store.identifier {
+                        throw DataStoreError(
+                            .foreignIdentifier, "\(id.entityName).\(name) refers to \(target), an object of another store.",
+                            entityName: id.entityName, propertyName: name, identifier: id)
+                    }
+                    guard store.schema.isEntity(target.entityName, kindOf: link.relationship.destination) else {
+                        throw DataStoreError(
+                            .typeMismatch, "\(id.entityName).\(name) points at \(link.relationship.destination) objects, not at \(target.entityName).",
+                            entityName: id.entityName, propertyName: name, identifier: id)
+                    }
+                }
+            } else {
+                throw DataStoreError(
+                    .unknownProperty, "\(id.entityName) has no property \(name); use a property of the schema.",
+                    entityName: id.entityName, propertyName: name, identifier: id)
+            }
+        }
+        if insert {
+            for column in table.columns where snapshot.values[column.attribute.name] == nil || snapshot.values[column.attribute.name]!.isNull {
+                if !column.attribute.isOptional && column.attribute.defaultValue == nil {
+                    throw DataStoreError(
+                        .missingValue, "The inserted \(id.entityName) has no \(column.attribute.name), which may not be null; give it a value.",
+                        entityName: id.entityName, propertyName: column.attribute.name, identifier: id)
+                }
+            }
+        }
+    }
+
+    // MARK: Inside the transaction
+
+    /// One object to write: its permanent identity, whether its row exists, and the values
+    /// the request states.
+    private struct Write {
+        var entity: String
+        var key: Int64
+        var isNew: Bool
+        var values: [String: PropertyValue]
+    }
+
+    /// A link change of a join table.
+    private struct JoinChange: Hashable {
+        var table: String
+        var own: String
+        var other: String
+        var ownKey: Int64
+        var otherKey: Int64
+    }
+
+    func apply(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, log: inout CoreDataSQLiteStore.FileLog) throws {
+        // Permanent identifiers: an upsert's target, or a new key from Z_PRIMARYKEY.
+        var claimed: [String: PersistentIdentifier] = [:]
+        var existing: Set<PersistentIdentifier> = []
+        for snapshot in request.inserted {
+            let temporary = snapshot.persistentIdentifier
+            let table = try layout.table(temporary.entityName)
+            var target: PersistentIdentifier?
+            var claims: [String] = []
+            for properties in table.uniqueness {
+                let values = properties.map { snapshot.values[$0] ?? table.columnsByAttribute[$0]?.attribute.defaultValue ?? .null }
+                if values.contains(where: { $0.isNull || !$0.referencedIdentifiers.isEmpty }) { continue }
+                let claim = "\(table.name)|\(properties)|\(values)"
+                claims.append(claim)
+                if target != nil { continue }
+                if let earlier = claimed[claim] {
+                    target = earlier
+                } else if let stored = try storedOwner(table, properties, values) {
+                    target = stored
+                    existing.insert(stored)
+                }
+            }
+            let permanent = try target ?? store.identifier(table.entity.name, try newKey(table))
+            remapped[temporary] = permanent
+            for claim in claims where claimed[claim] == nil { claimed[claim] = permanent }
+        }
+        try bumpPrimaryKeys()
+
+        // The objects to write, references remapped; later statements of one object merge
+        // over earlier ones.
+        var writes: [Write] = []
+        var position: [String: Int] = [:]  // "Entity#Z_PK" → index in writes
+        func add(_ id: PersistentIdentifier, isNew: Bool, _ values: [String: PropertyValue]) throws {
+            let key = try key(of: id)
+            if let i = position["\(id.entityName)#\(key)"] {
+                for (name, value) in values { writes[i].values[name] = value }
+                return
+            }
+            position["\(id.entityName)#\(key)"] = writes.count
+            writes.append(Write(entity: id.entityName, key: key, isNew: isNew, values: values))
+        }
+        for snapshot in request.inserted {
+            let permanent = remapped[snapshot.persistentIdentifier]!
+            try add(permanent, isNew: !existing.contains(permanent), snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values)
+        }
+        for snapshot in request.updated {
+            try add(snapshot.persistentIdentifier, isNew: false, snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values)
+        }
+
+        // Stored references must exist.
+        var checked: Set<PersistentIdentifier> = Set(remapped.values)
+        for write in writes {
+            for value in write.values.values {
+                for target in value.referencedIdentifiers where checked.insert(target).inserted {
+                    guard try exists(target) else {
+                        throw DataStoreError(
+                            .danglingReference, "\(write.entity) refers to \(target), which the store does not hold; it was deleted or never saved.",
+                            entityName: write.entity, identifier: target)
+                    }
+                }
+            }
+        }
+
+        // Relationship changes, measured against the state before the save.
+        var joinAdds: [JoinChange] = []
+        var joinRemoves: [JoinChange] = []
+        var moves: [(table: String, column: String, target: Int64, owner: Int64?)] = []
+        for write in writes {
+            let table = try layout.table(write.entity)
+            for link in table.links {
+                guard link.relationship.isToMany, let value = write.values[link.relationship.name] else { continue }
+                let wanted = Set(try value.referencedIdentifiers.map { try key(of: $0) })
+                let stored: Set<Int64> = write.isNew ? [] : Set(try store.toMany(link, owners: [write.key])[write.key] ?? [])
+                switch link.storage {
+                case .foreignKey: break
+                case let .inverseForeignKey(targetTable, column):
+                    let destination = link.relationship.destination
+                    let inverse = link.relationship.inverse ?? ""
+                    func statesItself(_ key: Int64) -> Bool {
+                        guard let i = position["\(destination)#\(key)"] else { return false }
+                        return writes[i].values[inverse] != nil
+                    }
+                    for target in wanted.subtracting(stored) where !statesItself(target) { moves.append((targetTable, column, target, write.key)) }
+                    for target in stored.subtracting(wanted) where !statesItself(target) { moves.append((targetTable, column, target, nil)) }
+                case let .join(joinTable, own, other):
+                    for target in wanted.subtracting(stored) { joinAdds.append(JoinChange(table: joinTable, own: own, other: other, ownKey: write.key, otherKey: target)) }
+                    for target in stored.subtracting(wanted) { joinRemoves.append(JoinChange(table: joinTable, own: own, other: other, ownKey: write.key, otherKey: target)) }
+                }
+            }
+        }
+
+        // Rows.
+        for write in writes {
+            let table = try layout.table(write.entity)
+            if write.isNew {
+                try insertRow(table, write, log: &log)
+            } else {
+                try updateRow(table, write, log: &log)
+            }
+        }
+        for move in moves {
+            if let owner = move.owner {
+                try store.run("UPDATE \(move.table) SET \(move.column) = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", [.integer(owner), .integer(move.target)])
+            } else {
+                try store.run("UPDATE \(move.table) SET \(move.column) = NULL, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", [.integer(move.target)])
+            }
+        }
+        for change in joinRemoves {
+            try store.run("DELETE FROM \(change.table) WHERE \(change.own) = ? AND \(change.other) = ?", [.integer(change.ownKey), .integer(change.otherKey)])
+        }
+        for change in joinAdds {
+            try store.run("INSERT OR IGNORE INTO \(change.table) (\(change.own), \(change.other)) VALUES (?, ?)", [.integer(change.ownKey), .integer(change.otherKey)])
+        }
+
+        for snapshot in request.deleted {
+            try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
+        }
+    }
+
+    // MARK: Keys
+
+    /// The next `Z_PK` of `table`'s entity; `Z_PRIMARYKEY` is read once per save.
+    private func newKey(_ table: CoreDataLayout.Table) throws -> Int64 {
+        let entity = table.entity.name
+        if maxKeys[entity] == nil {
+            var max: Int64 = 0
+            try store.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(table.number))]) { max = $0.integer(0) }
+            maxKeys[entity] = max
+            firstKeys[entity] = max
+        }
+        maxKeys[entity]! += 1
+        return maxKeys[entity]!
+    }
+
+    /// One `Z_MAX` bump per entity that inserted, as Core Data reserves a range of keys.
+    private func bumpPrimaryKeys() throws {
+        for (entity, max) in maxKeys {
+            let table = try layout.table(entity)
+            let changed = try store.run(
+                "UPDATE OR FAIL Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND Z_MAX = ?",
+                [.integer(max), .integer(Int64(table.number)), .integer(firstKeys[entity]!)])
+            guard changed == 1 else { throw ColumnValues.damaged("a Z_PRIMARYKEY row that changed under the save") }
+        }
+    }
+
+    private func storedOwner(_ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue]) throws -> PersistentIdentifier? {
+        var conditions: [String] = []
+        var arguments: [SQLArgument] = []
+        for (name, value) in zip(properties, values) {
+            guard let column = table.columnsByAttribute[name] else { return nil }
+            conditions.append("\(column.name) = ?")
+            arguments.append(try ColumnValues.argument(value))
+        }
+        var found: Int64?
+        try store.query("SELECT Z_PK FROM \(table.name) WHERE \(conditions.joined(separator: " AND "))", arguments) { found = $0.integer(0) }
+        return try found.map { try store.identifier(table.entity.name, $0) }
+    }
+
+    private func exists(_ id: PersistentIdentifier) throws -> Bool {
+        let table = try layout.table(id.entityName)
+        var found = false
+        try store.query("SELECT 1 FROM \(table.name) WHERE Z_PK = ?", [.integer(try key(of: id))]) { _ in found = true }
+        return found
+    }
+
+    // MARK: Rows
+
+    /// The column form of an attribute's value; a large external-storage value is written to
+    /// its file first.
+    private func argument(_ column: CoreDataLayout.Column, _ value: PropertyValue, log: inout CoreDataSQLiteStore.FileLog) throws -> SQLArgument {
+        guard column.isExternal else { return try ColumnValues.argument(value) }
+        guard case .data(let data) = value else { return .null }
+        if data.count >= store.configuration.externalDataThreshold {
+            let name = try store.files.write(data)
+            log.written.append(name)
+            return .blob(Data([ColumnValues.externalMarker]) + Data(name.utf8))
+        }
+        return .blob(Data([ColumnValues.inlineMarker]) + data)
+    }
+
+    private func insertRow(_ table: CoreDataLayout.Table, _ write: Write, log: inout CoreDataSQLiteStore.FileLog) throws {
+        var names = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var arguments: [SQLArgument] = [.integer(write.key), .integer(Int64(table.number)), .integer(1)]
+        for column in table.columns {
+            var value = write.values[column.attribute.name] ?? .null
+            if value.isNull, let defaultValue = column.attribute.defaultValue { value = defaultValue }
+            names.append(column.name)
+            arguments.append(try argument(column, value, log: &log))
+        }
+        for link in table.links {
+            guard case .foreignKey(let column) = link.storage else { continue }
+            names.append(column)
+            arguments.append(try foreignKey(write.values[link.relationship.name]))
+        }
+        try store.run(
+            "INSERT INTO \(table.name) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))",
+            arguments)
+    }
+
+    private func updateRow(_ table: CoreDataLayout.Table, _ write: Write, log: inout CoreDataSQLiteStore.FileLog) throws {
+        var sets: [String] = []
+        var arguments: [SQLArgument] = []
+        for column in table.columns {
+            guard let value = write.values[column.attribute.name] else { continue }
+            if column.isExternal { log.dropped += try externalFiles(table, [column], write.key) }
+            sets.append("\(column.name) = ?")
+            arguments.append(try argument(column, value, log: &log))
+        }
+        for link in table.links {
+            guard case .foreignKey(let column) = link.storage, let value = write.values[link.relationship.name] else { continue }
+            sets.append("\(column) = ?")
+            arguments.append(try foreignKey(value))
+        }
+        arguments.append(.integer(write.key))
+        let changed = try store.run(
+            "UPDATE \(table.name) SET \((["Z_OPT = Z_OPT + 1"] + sets).joined(separator: ", ")) WHERE Z_PK = ?", arguments)
+        guard changed == 1 else {
+            let id = try store.identifier(table.entity.name, write.key)
+            throw DataStoreError(.danglingReference, "The updated \(id) is not in the store; it was deleted. Insert it again instead.", entityName: table.entity.name, identifier: id)
+        }
+    }
+
+    private func foreignKey(_ value: PropertyValue?) throws -> SQLArgument {
+        guard case .toOne(let target?)? = value else { return .null }
+        return .integer(try key(of: target))
+    }
+
+    /// The external files the columns of row `key` name.
+    private func externalFiles(_ table: CoreDataLayout.Table, _ columns: [CoreDataLayout.Column], _ key: Int64) throws -> [String] {
+        var names: [String] = []
+        for column in columns where column.isExternal {
+            try store.query("SELECT \(column.name) FROM \(table.name) WHERE Z_PK = ?", [.integer(key)]) { row in
+                if let stored = row.data(0), stored.first == ColumnValues.externalMarker {
+                    names.append(String(decoding: stored.dropFirst(), as: UTF8.self))
+                }
+            }
+        }
+        return names
+    }
+
+    // MARK: Deletes
+
+    /// Deletes row `key` of `entity` with its delete rules: cascades delete the targets,
+    /// nullify clears the targets' foreign keys, deny refuses while there are targets; its join
+    /// rows go with it, its external files once the transaction commits.
+    func deleteObject(_ entity: String, _ key: Int64, log: inout CoreDataSQLiteStore.FileLog) throws {
+        let id = try store.identifier(entity, key)
+        guard deleted.insert(id).inserted else { return }
+        let table = try layout.table(entity)
+        for link in table.links {
+            let rule = link.relationship.deleteRule
+            if rule == .noAction { continue }
+            var targets: [Int64] = []
+            switch link.storage {
+            case .foreignKey(let column):
+                if rule == .nullify { continue }
+                try store.query("SELECT \(column) FROM \(table.name) WHERE Z_PK = ? AND \(column) IS NOT NULL", [.integer(key)]) { targets.append($0.integer(0)) }
+            case .inverseForeignKey, .join:
+                if rule == .nullify, case .join = link.storage { continue }  // the join rows go below
+                targets = try store.toMany(link, owners: [key])[key] ?? []
+            }
+            let destination = link.relationship.destination
+            switch rule {
+            case .deny:
+                let remaining = try targets.filter { !deleted.contains(try store.identifier(destination, $0)) }
+                if !remaining.isEmpty {
+                    throw DataStoreError(
+                        .deleteDenied, "\(id) still has \(link.relationship.name), whose rule is deny; remove them first.",
+                        entityName: entity, propertyName: link.relationship.name, identifier: id)
+                }
+            case .cascade:
+                for target in targets { try deleteObject(destination, target, log: &log) }
+            case .nullify:
+                if case let .inverseForeignKey(targetTable, column) = link.storage {
+                    try store.run("UPDATE \(targetTable) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) = ?", [.integer(key)])
+                }
+            case .noAction:
+                break
+            }
+        }
+        log.dropped += try externalFiles(table, table.columns, key)
+        try store.run("DELETE FROM \(table.name) WHERE Z_PK = ?", [.integer(key)])
+        for (joinTable, column) in joinColumns(referencing: entity) {
+            try store.run("DELETE FROM \(joinTable) WHERE \(column) = ?", [.integer(key)])
+        }
+    }
+
+    /// Every join-table column that holds `Z_PK`s of `entity`.
+    private func joinColumns(referencing entity: String) -> [(String, String)] {
+        var result: Set<[String]> = []
+        for table in layout.tables.values {
+            for link in table.links {
+                guard case let .join(joinTable, own, other) = link.storage else { continue }
+                if table.entity.name == entity { result.insert([joinTable, own]) }
+                if link.relationship.destination == entity { result.insert([joinTable, other]) }
+            }
+        }
+        return result.sorted { $0.joined() < $1.joined() }.map { ($0[0], $0[1]) }
+    }
+}

@@ -1,0 +1,52 @@
+/// One step of a migration: from one schema to the next, with a custom stage's closures.
+struct MigrationStep {
+    var from: Schema
+    var to: Schema
+    var fromVersion: Schema.Version?
+    var toVersion: Schema.Version?
+    var willMigrate: MigrationStage.Handler?
+    var didMigrate: MigrationStage.Handler?
+    var isCustom: Bool
+
+    var label: String {
+        let versions = [fromVersion, toVersion].map { $0.map(\.description) ?? "the stored schema" }
+        return "\(isCustom ? "custom" : "lightweight") stage \(versions[0]) → \(versions[1])"
+    }
+
+    /// The steps from `stored` to `target`: one lightweight step without a plan; with one, the
+    /// stages between the plan's versions equal to the two schemas (a step the plan has no
+    /// stage for is lightweight). A stored schema the plan does not list is migrated to the
+    /// target as without a plan.
+    static func path(from stored: Schema, storedVersion: Schema.Version?, to target: Schema, plan: (any SchemaMigrationPlan.Type)?) throws -> [MigrationStep] {
+        let direct = [MigrationStep(from: stored, to: target, fromVersion: storedVersion, toVersion: nil, isCustom: false)]
+        guard let plan else { return direct }
+        let versions = try plan.schemas.map { (id: $0.versionIdentifier, schema: try $0.schema()) }
+        guard let j = versions.lastIndex(where: { $0.schema == target }) else {
+            throw DataStoreError(
+                .invalidRequest,
+                "The configured schema is none of the migration plan's versions (\(versions.map(\.id.description).joined(separator: ", "))); configure the schema of one of them.")
+        }
+        guard let i = versions.firstIndex(where: { $0.schema == stored }) else {
+            return [MigrationStep(from: stored, to: target, fromVersion: storedVersion, toVersion: versions[j].id, isCustom: false)]
+        }
+        guard i <= j else {
+            throw DataStoreError(
+                .schemaMismatch,
+                "The store is in version \(versions[i].id) of the plan, newer than the configured \(versions[j].id); open it with a build that knows that version.")
+        }
+        var steps: [MigrationStep] = []
+        for k in i..<j {
+            let (from, to) = (versions[k], versions[k + 1])
+            var step = MigrationStep(from: from.schema, to: to.schema, fromVersion: from.id, toVersion: to.id, isCustom: false)
+            if let stage = plan.stages.first(where: { $0.fromVersion.versionIdentifier == from.id && $0.toVersion.versionIdentifier == to.id }),
+                case let .custom(_, _, willMigrate, didMigrate) = stage
+            {
+                step.willMigrate = willMigrate
+                step.didMigrate = didMigrate
+                step.isCustom = true
+            }
+            steps.append(step)
+        }
+        return steps
+    }
+}

@@ -1,0 +1,146 @@
+import Engine
+import Foundation
+
+/// What opening a ``WALDataStore`` does with its header (FORMAT.md, "Migrations"): make it in
+/// a new store, sweep generations an interrupted migration left, and, when the configured
+/// schema is not the stored one, migrate — all of it or none of it.
+///
+/// A migration never changes the live generation: each step that rewrites records writes a new
+/// generation; custom closures work on a copy; only the final commit of the header (one key)
+/// makes the new generation live. Then the old generations are deleted. A crash or an error
+/// before that commit leaves the store as it was (what the migration wrote is swept at the next
+/// open); after it, the migration is complete.
+struct StoreMigrator {
+    let engine: LogStore
+    let configuration: WALStoreConfiguration
+    let target: Schema
+    let plan: (any SchemaMigrationPlan.Type)?
+
+    var assetThreshold: Int { engine.options.blobThreshold }
+
+    /// The header the store is to be opened with, durable when this returns.
+    func open() throws -> StoreHeader {
+        let targetVersion = try plan?.schemas.last { try $0.schema() == target }?.versionIdentifier
+        guard var header = try StoreHeader.read(from: engine) else {
+            let header = try StoreHeader(identifier: UUID().uuidString, generation: 0, version: targetVersion, schema: target)
+            try write(header)
+            return header
+        }
+        try GenerationSweeper.discardAll(except: header.generation, in: engine)
+        guard let stored = header.schema else {
+            guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else {
+                throw DataStoreError(
+                    .schemaMismatch,
+                    "The store was written with a schema it did not record (a version-1 header), and the configured schema's fingerprint differs; open it once with the schema it was written with, then migrate.")
+            }
+            header = try StoreHeader(identifier: header.identifier, generation: header.generation, version: targetVersion, schema: target)
+            try write(header)
+            return header
+        }
+        if stored == target {
+            if let targetVersion, header.version != targetVersion {
+                header.version = targetVersion
+                try write(header)
+            }
+            return header
+        }
+        let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
+        return try migrate(header, through: steps, version: targetVersion)
+    }
+
+    private func write(_ header: StoreHeader) throws {
+        let bytes = try header.encoded()
+        _ = try engine.write { $0.put(RecordKeys.meta, bytes) }
+    }
+
+    /// Refuses any step whose changes it cannot make, before anything is written.
+    private func check(_ steps: [MigrationStep]) throws -> [SchemaMapping] {
+        try steps.map { step in
+            let mapping = SchemaMapping(from: step.from, to: step.to)
+            let refused = mapping.changes.filter { $0.effect == .refused || ($0.effect == .refusedUnlessCustom && !step.isCustom) }
+            if !refused.isEmpty {
+                let difference = SchemaDifference(changes: mapping.changes, incompatible: refused)
+                throw DataStoreError(
+                    .schemaMismatch,
+                    "The store's schema differs from the configured one in ways a \(step.label) cannot migrate: \(difference). Give a migration plan whose custom stage makes the data fit, or keep the schema compatible. The store is unchanged.",
+                    entityName: refused[0].entityName, propertyName: refused[0].propertyName, underlying: difference)
+            }
+            return mapping
+        }
+    }
+
+    private func migrate(_ header: StoreHeader, through steps: [MigrationStep], version: Schema.Version?) throws -> StoreHeader {
+        let mappings = try check(steps)
+        let live = header.generation
+        guard live < UInt32.max - UInt32(2 * steps.count + 2) else {
+            throw DataStoreError(.invalidRequest, "The store has run out of generation numbers for migrations; copy its objects into a new store.")
+        }
+        var current = live
+        var next = live + 1
+        var written: [UInt32] = []
+        func fresh() -> UInt32 {
+            defer { next += 1 }
+            written.append(next)
+            return next
+        }
+        func space(_ g: UInt32) -> RecordSpace { RecordSpace(engine: engine, generation: g) }
+        func context(_ g: UInt32, _ schema: Schema) -> WALDataStore {
+            WALDataStore(migrationContext: configuration, schema: schema, engine: engine, identifier: header.identifier, space: space(g))
+        }
+        do {
+            for (step, mapping) in zip(steps, mappings) {
+                if let willMigrate = step.willMigrate {
+                    if current == live {
+                        let copy = fresh()
+                        try GenerationCopier.copy(from: space(current), to: space(copy))
+                        current = copy
+                    }
+                    try run(willMigrate, on: context(current, step.from), step)
+                }
+                if mapping.effect >= .rewrite {
+                    if current == live && mapping.changes.contains(where: { if case .uniquenessAdded = $0 { true } else { false } }) {
+                        // Checked before a byte is written, so a refusal leaves the files as they were.
+                        try GenerationRewriter(mapping: mapping, source: space(current), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                    }
+                    let destination = fresh()
+                    try GenerationRewriter(
+                        mapping: mapping, source: space(current), destination: space(destination), storeIdentifier: header.identifier,
+                        assetThreshold: assetThreshold
+                    ).run()
+                    if current != live {
+                        try GenerationSweeper.discard(current, in: engine)
+                        written.removeAll { $0 == current }
+                    }
+                    current = destination
+                }
+                if let didMigrate = step.didMigrate {
+                    if current == live {
+                        let copy = fresh()
+                        try GenerationCopier.copy(from: space(current), to: space(copy))
+                        current = copy
+                    }
+                    try run(didMigrate, on: context(current, step.to), step)
+                }
+            }
+        } catch {
+            // Best effort: what is left is swept at the next open, before anything reads it.
+            for g in written { try? GenerationSweeper.discard(g, in: engine) }
+            throw error
+        }
+        // The switch: one key, one commit.
+        let switched = try StoreHeader(identifier: header.identifier, generation: current, version: version, schema: target)
+        try write(switched)
+        try GenerationSweeper.discardAll(except: current, in: engine)
+        return switched
+    }
+
+    private func run(_ handler: MigrationStage.Handler, on store: WALDataStore, _ step: MigrationStep) throws {
+        do { try handler(store) } catch let error as DataStoreError where error.code == .engine {
+            throw error
+        } catch {
+            throw DataStoreError(
+                .migrationFailed, "The \(step.label)'s closure threw \(error); the migration is abandoned and the store is unchanged.",
+                underlying: error)
+        }
+    }
+}

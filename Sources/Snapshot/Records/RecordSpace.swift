@@ -1,0 +1,108 @@
+import Engine
+
+/// The record layer's keys of one **generation** in the engine's key space (FORMAT.md,
+/// "Generations"): generation 0 keeps them as they are (`R`…, `A`…, …); generation *g* ≥ 1
+/// keeps each under the prefix `01` + *g* (4 bytes big-endian). Only the record layer's own
+/// kinds (`R A B M N I U`) are prefixed; every other key (the header, other layers' keys) is
+/// passed through unchanged.
+///
+/// A migration writes the new generation beside the live one and switches the header to it in
+/// one commit, so readers of one generation never see another's keys. The record layer reads
+/// and writes through this type with unprefixed keys, as if it were the only generation:
+/// lookups prefix the key, scans prefix their range and strip the prefix from the keys they
+/// return, commits prefix every key of the batch.
+struct RecordSpace: Sendable {
+    /// The tag byte that opens the keys of generations above 0.
+    static let generationTag: UInt8 = 0x01
+
+    let engine: LogStore
+    let generation: UInt32
+    /// Empty for generation 0.
+    let prefix: [UInt8]
+
+    init(engine: LogStore, generation: UInt32) {
+        self.engine = engine
+        self.generation = generation
+        self.prefix = Self.prefix(of: generation)
+    }
+
+    static func prefix(of generation: UInt32) -> [UInt8] {
+        guard generation > 0 else { return [] }
+        return [generationTag] + (0..<4).map { UInt8(truncatingIfNeeded: generation >> (24 - 8 * UInt32($0))) }
+    }
+
+    /// The record layer's key kinds: the keys a generation holds.
+    static let recordTags: [UInt8] = [
+        RecordKeys.assetTag, RecordKeys.backReferenceTag, RecordKeys.indexTag, RecordKeys.joinTag, RecordKeys.joinMirrorTag,
+        RecordKeys.recordTag, RecordKeys.uniqueTag,
+    ]
+
+    static func isRecordKey(_ key: [UInt8]) -> Bool {
+        guard let first = key.first else { return false }
+        return recordTags.contains(first)
+    }
+
+    /// `key` as the engine stores it in this generation.
+    func engineKey(_ key: [UInt8]) -> [UInt8] {
+        prefix.isEmpty || !Self.isRecordKey(key) ? key : prefix + key
+    }
+
+    func value(forKey key: [UInt8]) throws(EngineError) -> [UInt8]? {
+        try engine.value(forKey: engineKey(key))
+    }
+
+    func commit(_ batch: WriteBatch) throws(EngineError) {
+        _ = try engine.commit(engineBatch(batch))
+    }
+
+    /// `batch` (of unprefixed record keys) as the engine stores it in this generation.
+    func engineBatch(_ batch: WriteBatch) -> WriteBatch {
+        prefix.isEmpty ? batch : batch.mappingKeys(engineKey)
+    }
+
+    func scan(prefix keyPrefix: [UInt8]) throws(EngineError) -> Scan {
+        try scan(.prefix(keyPrefix))
+    }
+
+    /// The keys of this generation in `range` (of unprefixed record keys), as
+    /// ``LogStore/scan(_:limit:reverse:)``.
+    func scan(_ range: LogStore.KeyRange, limit: Int? = nil, reverse: Bool = false) throws(EngineError) -> Scan {
+        guard !prefix.isEmpty else { return Scan(base: try engine.scan(range, limit: limit, reverse: reverse), prefixLength: 0) }
+        func bound(_ b: LogStore.KeyRange.Bound, upper: Bool) -> LogStore.KeyRange.Bound {
+            switch b {
+            case .inclusive(let k): .inclusive(prefix + k)
+            case .exclusive(let k): .exclusive(prefix + k)
+            case .unbounded:
+                upper ? LogStore.KeyRange.prefix(prefix).upper : .inclusive(prefix)
+            }
+        }
+        let mapped = LogStore.KeyRange(lower: bound(range.lower, upper: false), upper: bound(range.upper, upper: true))
+        return Scan(base: try engine.scan(mapped, limit: limit, reverse: reverse), prefixLength: prefix.count)
+    }
+
+    /// A scan of one generation: the engine's scan with the generation prefix stripped.
+    struct Scan: Sequence {
+        let base: LogStore.Scan
+        let prefixLength: Int
+
+        func makeIterator() -> Iterator { Iterator(base: base.makeIterator(), prefixLength: prefixLength) }
+
+        struct Iterator: IteratorProtocol {
+            var base: LogStore.Scan.Iterator
+            let prefixLength: Int
+
+            mutating func next() -> Entry? {
+                guard let raw = base.next() else { return nil }
+                return Entry(key: prefixLength == 0 ? raw.key : Array(raw.key.dropFirst(prefixLength)), raw: raw)
+            }
+        }
+
+        /// One key of the scan, without the generation prefix.
+        struct Entry {
+            let key: [UInt8]
+            let raw: LogStore.Scan.Entry
+            var isBlob: Bool { raw.isBlob }
+            func value() throws(EngineError) -> [UInt8] { try raw.value() }
+        }
+    }
+}
