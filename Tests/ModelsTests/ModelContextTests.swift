@@ -95,6 +95,33 @@ import Testing
         #expect(post.attachments.contains { $0 === attachment })
     }
 
+    @Test func settingAToOneUpdatesTheInverseInMemoryBeforeTheSave() throws {
+        let first = try savedPost("first")
+        let second = try savedPost("second")
+        let attachment = first.attachments[0]
+        attachment.post = second
+        try context.processPendingChanges()
+        #expect(first.attachments.isEmpty)
+        #expect(second.attachments.contains { $0 === attachment })
+        try context.save()
+        let fresh = ModelContext(context.container)
+        let posts = try fresh.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.title)]))
+        #expect(posts.map { $0.attachments.count } == [0, 2])
+    }
+
+    @Test func appendingToAManyToManyUpdatesTheOtherSide() throws {
+        let first = try savedPost("first")
+        let second = try savedPost("second")
+        let tag = first.tags[0]
+        second.tags.append(tag)
+        try context.processPendingChanges()
+        #expect(tag.posts.contains { $0 === second })
+        try context.save()
+        #expect(!context.hasChanges)
+        let fresh = ModelContext(context.container)
+        #expect(try fresh.fetch(FetchDescriptor<Tag>(predicate: #Predicate { $0.name == "tag of first" }))[0].posts.count == 2)
+    }
+
     @Test func deletingCascadesAndTheRegisteredObjectsShowIt() throws {
         let post = try savedPost()
         let tag = post.tags[0]

@@ -28,6 +28,7 @@ extension ModelContext {
                 inserted.append(next)
                 pending += next.relatedModelObjects
             }
+            for object in inserted { _ = try maintainInverses(of: object, from: nil) }
         } catch {
             for object in inserted {
                 try? storeContext.delete(object.persistentModelID)
@@ -95,23 +96,33 @@ extension ModelContext {
     /// reach are inserted, and properties that differ from what the context knew are staged as
     /// updates. Fetches, deletes and saves call it first.
     public func processPendingChanges() throws {
+        try insertNewlyReachedObjects()
+        try maintainInverses()
         var staged: [(PersistentIdentifier, [String: PropertyValue])] = []
         for (id, object) in objects.registeredObjects {
             guard let current = storeContext.registeredSnapshot(for: id) else { continue }
             let changes = Self.changes(of: object, from: current)
             if changes.isEmpty { continue }
-            let reachesNewObjects = changes.values.contains { value in
-                value.referencedIdentifiers.contains { $0.isTemporary && !objects.isRegistered($0) }
-            }
-            if reachesNewObjects {
-                for related in object.relatedModelObjects
-                where related.persistentModelID.isTemporary && !objects.isRegistered(related.persistentModelID) {
-                    try insertAny(related)
-                }
-            }
             staged.append((id, changes))
         }
         for (id, changes) in staged { try storeContext.update(id, changes) }
+    }
+
+    /// Inserts the new objects (temporary, unregistered) that changed relationships of
+    /// registered objects reach.
+    private func insertNewlyReachedObjects() throws {
+        for (id, object) in objects.registeredObjects {
+            guard let current = storeContext.registeredSnapshot(for: id) else { continue }
+            let changes = Self.changes(of: object, from: current)
+            let reachesNewObjects = changes.values.contains { value in
+                value.referencedIdentifiers.contains { $0.isTemporary && !objects.isRegistered($0) }
+            }
+            guard reachesNewObjects else { continue }
+            for related in object.relatedModelObjects
+            where related.persistentModelID.isTemporary && !objects.isRegistered(related.persistentModelID) {
+                try insertAny(related)
+            }
+        }
     }
 
     private func insertAny(_ object: any PersistentModel) throws {

@@ -17,10 +17,13 @@ import Snapshot
 /// **Relationships** are held as model references (a class's `var post: Post?`, `var tags:
 /// [Tag]`) or as identifiers (`PersistentIdentifier?`, `[PersistentIdentifier]`), as each
 /// model declares. Making an object makes every object its references reach (there are no
-/// faults), reading them from the stores as needed. After a save or delete, registered
-/// objects take the values the stores and delete rules gave them (inverses, nullified
-/// references), and a class object inserted under a temporary identifier gets its permanent
-/// one.
+/// faults), reading them from the stores one fetch per entity and level. When both sides of a
+/// relationship are model references, the context keeps the other side in step in memory, as
+/// SwiftData does (`attachment.post = post` puts the attachment in `post.attachments` and takes
+/// it out of its former post's; appending a tag to `post.tags` adds the post to `tag.posts`).
+/// After a save or delete, registered objects take the values the stores and delete rules gave
+/// them (nullified references, cascaded objects gone), and a class object inserted under a
+/// temporary identifier gets its permanent one.
 ///
 /// **Isolation** (the pattern of a Core Data context used only inside its own `perform`): the
 /// context is isolated to ``StoreActor``, whose executor runs every job on one serial queue.
