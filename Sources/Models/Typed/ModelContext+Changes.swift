@@ -96,24 +96,13 @@ extension ModelContext {
     /// reach are inserted, and properties that differ from what the context knew are staged as
     /// updates. Fetches, deletes and saves call it first.
     public func processPendingChanges() throws {
-        try insertNewlyReachedObjects()
-        try maintainInverses()
-        var staged: [(PersistentIdentifier, [String: PropertyValue])] = []
+        var changed: [PersistentIdentifier: [String: PropertyValue]] = [:]
         for (id, object) in objects.registeredObjects {
             guard let current = storeContext.registeredSnapshot(for: id) else { continue }
             let changes = Self.changes(of: object, from: current)
             if changes.isEmpty { continue }
-            staged.append((id, changes))
-        }
-        for (id, changes) in staged { try storeContext.update(id, changes) }
-    }
-
-    /// Inserts the new objects (temporary, unregistered) that changed relationships of
-    /// registered objects reach.
-    private func insertNewlyReachedObjects() throws {
-        for (id, object) in objects.registeredObjects {
-            guard let current = storeContext.registeredSnapshot(for: id) else { continue }
-            let changes = Self.changes(of: object, from: current)
+            changed[id] = changes
+            // New objects the changed relationships reach are inserted (with their own reach).
             let reachesNewObjects = changes.values.contains { value in
                 value.referencedIdentifiers.contains { $0.isTemporary && !objects.isRegistered($0) }
             }
@@ -122,6 +111,13 @@ extension ModelContext {
             where related.persistentModelID.isTemporary && !objects.isRegistered(related.persistentModelID) {
                 try insertAny(related)
             }
+        }
+        let adjusted = try maintainInverses(startingWith: changed)
+        let registered = objects.registeredObjects
+        for id in Set(changed.keys).union(adjusted).sorted() {
+            guard let object = registered[id], let current = storeContext.registeredSnapshot(for: id) else { continue }
+            let changes = Self.changes(of: object, from: current)
+            if !changes.isEmpty { try storeContext.update(id, changes) }
         }
     }
 

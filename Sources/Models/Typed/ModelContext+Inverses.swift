@@ -4,23 +4,36 @@ extension ModelContext {
     /// Keeps the other side of every relationship held as model references on both sides in
     /// step, as SwiftData does: setting `attachment.post = post` adds the attachment to
     /// `post.attachments` (and takes it out of its former post's), appending a tag to
-    /// `post.tags` adds the post to `tag.posts`, and the reverse. Runs over every registered
-    /// object until nothing more changes.
-    func maintainInverses() throws {
-        for _ in 0..<4 {
-            var adjusted = false
-            for (id, object) in objects.registeredObjects {
-                let known = storeContext.registeredSnapshot(for: id)
-                if try maintainInverses(of: object, from: known) { adjusted = true }
+    /// `post.tags` adds the post to `tag.posts`, and the reverse. Starts from the objects in
+    /// `changed` and follows the objects it adjusts until nothing more changes.
+    ///
+    /// - Returns: the objects it adjusted.
+    func maintainInverses(startingWith changed: [PersistentIdentifier: [String: PropertyValue]]) throws -> Set<PersistentIdentifier> {
+        var adjusted: Set<PersistentIdentifier> = []
+        var work = changed.filter { $0.value.values.contains(where: Self.isReference) }.map(\.key)
+        var rounds = 0
+        while let id = work.popLast(), rounds < 10_000 {
+            rounds += 1
+            guard let object = objects.registeredObject(for: id) else { continue }
+            for target in try maintainInverses(of: object, from: storeContext.registeredSnapshot(for: id)) {
+                adjusted.insert(target)
+                work.append(target)
             }
-            if !adjusted { return }
+        }
+        return adjusted
+    }
+
+    private static func isReference(_ value: PropertyValue) -> Bool {
+        switch value {
+        case .toOne, .toMany: true
+        default: false
         }
     }
 
     /// Puts `object` on the other side of each of its relationships whose targets differ from
-    /// `known` (everything, for an object not known yet). Returns whether it changed anything.
-    func maintainInverses<Model: PersistentModel>(of object: Model, from known: DefaultSnapshot?) throws -> Bool {
-        var adjusted = false
+    /// `known` (everything, for an object not known yet). Returns the objects it changed.
+    func maintainInverses<Model: PersistentModel>(of object: Model, from known: DefaultSnapshot?) throws -> [PersistentIdentifier] {
+        var adjusted: [PersistentIdentifier] = []
         let id = object.persistentModelID
         for property in Model.properties {
             guard case .relationship(let relationship) = property.kind, let inverseName = relationship.inverse,
@@ -29,10 +42,10 @@ extension ModelContext {
             let now = Set(property.read(object).referencedIdentifiers)
             let before = Set(known?[property.name]?.referencedIdentifiers ?? [])
             for target in now.subtracting(before) {
-                if try link(id, into: target, as: destination, inverse: inverseName, adding: true) { adjusted = true }
+                if try link(id, into: target, as: destination, inverse: inverseName, adding: true) { adjusted.append(target) }
             }
             for target in before.subtracting(now) {
-                if try link(id, into: target, as: destination, inverse: inverseName, adding: false) { adjusted = true }
+                if try link(id, into: target, as: destination, inverse: inverseName, adding: false) { adjusted.append(target) }
             }
         }
         return adjusted

@@ -55,6 +55,12 @@ package final class ModelIdentityMap: ModelResolver {
         snapshots[identifier] = nil
     }
 
+    /// The registered object of `identifier` when it is an instance of a class.
+    package func registeredObject(for identifier: PersistentIdentifier) -> (any PersistentModel)? {
+        guard let object = objects[identifier], type(of: object) is AnyObject.Type else { return nil }
+        return object
+    }
+
     /// Whether an object of `identifier` is registered.
     package func isRegistered(_ identifier: PersistentIdentifier) -> Bool { objects[identifier] != nil }
 
