@@ -31,11 +31,11 @@ import Testing
     }
 
     static func shape(_ container: StoreContainer) throws -> Shape {
-        let settings = try container.fetch(FetchDescriptor(entityName: "Setting")).fetchedSnapshots.map { s in
+        let settings = try container.fetch(Snapshot.FetchDescriptor(entityName: "Setting")).fetchedSnapshots.map { s in
             "\(s["key"]!)=\(s["value"]!)"
         }
-        let attachments = try container.fetch(FetchDescriptor(entityName: "Attachment")).fetchedSnapshots
-        let posts = try container.fetch(FetchDescriptor(entityName: "Post")).fetchedSnapshots.map { p in
+        let attachments = try container.fetch(Snapshot.FetchDescriptor(entityName: "Attachment")).fetchedSnapshots
+        let posts = try container.fetch(Snapshot.FetchDescriptor(entityName: "Post")).fetchedSnapshots.map { p in
             let sizes = attachments.filter { $0["post"] == .toOne(p.persistentIdentifier) }.map { a in
                 if case .data(let d)? = a["imageData"] { d.count } else { -1 }
             }
@@ -52,7 +52,7 @@ import Testing
     /// The save under test, touching `Local` and `Cloud`: a setting changed and one inserted,
     /// a post inserted with an attachment large enough to be a blob file.
     static func request(_ container: StoreContainer) throws -> DataStoreSaveChangesRequest<DefaultSnapshot> {
-        var theme = try #require(try container.fetch(FetchDescriptor(entityName: "Setting")).fetchedSnapshots.first)
+        var theme = try #require(try container.fetch(Snapshot.FetchDescriptor(entityName: "Setting")).fetchedSnapshots.first)
         theme["value"] = "dark"
         let post = BlogModel.post(title: "second", date: epoch.addingTimeInterval(60))
         let attachment = BlogModel.attachment(imageData: Data(repeating: 9, count: 5000), post: post.persistentIdentifier)

@@ -119,9 +119,9 @@ import Testing
         #expect(try container.store(for: ids[0]) === container.store(named: "Local"))
         #expect(try container.store(for: ids[2]) === container.store(named: "Cloud"))
         // An identifier set spanning stores is split: each store is asked about its own.
-        let posts = try container.fetch(FetchDescriptor(entityName: "Post", predicate: .identifier(in: ids))).fetchedSnapshots
+        let posts = try container.fetch(Snapshot.FetchDescriptor(entityName: "Post", predicate: .identifier(in: ids))).fetchedSnapshots
         #expect(posts.map(\.persistentIdentifier) == [ids[2]])
-        let items = try container.fetch(FetchDescriptor(entityName: "Item", predicate: .identifier(in: ids) && .attribute("title") == "n"))
+        let items = try container.fetch(Snapshot.FetchDescriptor(entityName: "Item", predicate: .identifier(in: ids) && .attribute("title") == "n"))
         #expect(items.fetchedSnapshots.map(\.persistentIdentifier) == [ids[1]])
         // A foreign identifier, and an update routed to the wrong store, are refused.
         let foreign = try PersistentIdentifier.identifier(for: "elsewhere", entityName: "Post", primaryKey: UUID())

@@ -71,7 +71,7 @@ import Testing
                 let predicate: FetchPredicate? = [nil, .attribute("title").beginsWith(titles.randomElement(using: &rng)!), .attribute("title") >= "c"]
                     .randomElement(using: &rng)!
                 let sort: [FetchSortDescriptor] = [[], [.init("title")], [.init("title", order: .reverse)]].randomElement(using: &rng)!
-                let descriptor = FetchDescriptor(
+                let descriptor = Snapshot.FetchDescriptor(
                     entityName: entity == "Post" ? "Post" : "Item", predicate: predicate, sortBy: sort,
                     fetchLimit: [nil, 1, 3, 10].randomElement(using: &rng)!, fetchOffset: [nil, 0, 2].randomElement(using: &rng)!)
                 let expected = try referenceFetch(
@@ -110,7 +110,7 @@ import Testing
         // The stores hold exactly what the reference saved.
         context.rollback()
         for entity in ["Post", "Item"] {
-            let stored = try container.fetch(FetchDescriptor(entityName: entity)).fetchedSnapshots
+            let stored = try container.fetch(Snapshot.FetchDescriptor(entityName: entity)).fetchedSnapshots
             let expected = reference.saved.values.filter { entity == "Post" ? $0.persistentIdentifier.entityName == "Post" : $0.persistentIdentifier.entityName == "Note" }
             #expect(Set(stored) == Set(expected), "\(entity)")
         }

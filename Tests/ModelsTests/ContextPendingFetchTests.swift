@@ -11,13 +11,13 @@ import Testing
 @Suite struct ContextPendingFetchTests {
     static let epoch = Date(timeIntervalSinceReferenceDate: 700_000_000)
 
-    static var descriptors: [FetchDescriptor] {
+    static var descriptors: [Snapshot.FetchDescriptor] {
         let predicates: [FetchPredicate?] = [nil, .attribute("title").contains("1"), .attribute("date") >= epoch.addingTimeInterval(5)]
         let sorts: [[FetchSortDescriptor]] = [[], [FetchSortDescriptor("date")], [FetchSortDescriptor("date", order: .reverse)], [FetchSortDescriptor("title")]]
         let windows: [(Int?, Int?)] = [(nil, nil), (5, nil), (5, 3), (nil, 4), (1, 0), (50, 10)]
-        var result: [FetchDescriptor] = []
+        var result: [Snapshot.FetchDescriptor] = []
         for p in predicates { for s in sorts { for (limit, offset) in windows {
-            result.append(FetchDescriptor(entityName: "Post", predicate: p, sortBy: s, fetchLimit: limit, fetchOffset: offset))
+            result.append(Snapshot.FetchDescriptor(entityName: "Post", predicate: p, sortBy: s, fetchLimit: limit, fetchOffset: offset))
         } } }
         return result
     }
@@ -49,7 +49,7 @@ import Testing
         #expect(context.deletedIdentifiers == [ids[1], ids[13]])
         #expect(context.insertedIdentifiers == inserted.map(\.persistentIdentifier))
 
-        let stored = try container.fetch(FetchDescriptor(entityName: "Post")).fetchedSnapshots
+        let stored = try container.fetch(Snapshot.FetchDescriptor(entityName: "Post")).fetchedSnapshots
         var updated: [PersistentIdentifier: DefaultSnapshot] = [:]
         for id in context.changedIdentifiers { updated[id] = context.registeredSnapshot(for: id) }
         let full = try context.insertedIdentifiers.map { try #require(context.registeredSnapshot(for: $0)) }
@@ -62,10 +62,10 @@ import Testing
             #expect(try context.fetchCount(descriptor) == expected.count)
         }
         // Without pending changes: the store's answer as it is.
-        let plain = try context.fetch(FetchDescriptor(entityName: "Post", sortBy: [.init("date")], fetchLimit: 2), includePendingChanges: false)
+        let plain = try context.fetch(Snapshot.FetchDescriptor(entityName: "Post", sortBy: [.init("date")], fetchLimit: 2), includePendingChanges: false)
         #expect(plain.map(\.persistentIdentifier) == [ids[0], ids[1]])
         // A fetch of another entity is the store's answer.
-        #expect(try context.fetch(FetchDescriptor(entityName: "Tag")).isEmpty)
+        #expect(try context.fetch(Snapshot.FetchDescriptor(entityName: "Tag")).isEmpty)
     }
 
     @Test func aPendingChangeToARelatedObjectIsJudgedThroughTheRelationship() throws {
@@ -76,7 +76,7 @@ import Testing
         let attachment = BlogModel.attachment(imageData: Data([1]), post: post.persistentIdentifier)
         let saved = try container.save(DataStoreSaveChangesRequest(inserted: [post, attachment]))
         let context = StoreContext(container)
-        let byTitle = FetchDescriptor(entityName: "Attachment", predicate: .attribute("post.title") == "new title")
+        let byTitle = Snapshot.FetchDescriptor(entityName: "Attachment", predicate: .attribute("post.title") == "new title")
         #expect(try context.fetch(byTitle).isEmpty)
         try context.update(saved.remappedIdentifiers[post.persistentIdentifier]!, ["title": "new title"])
         #expect(try context.fetch(byTitle).map(\.persistentIdentifier) == [saved.remappedIdentifiers[attachment.persistentIdentifier]!])

@@ -25,8 +25,8 @@ import Testing
         #expect(context.insertedIdentifiers.isEmpty && context.changedIdentifiers.isEmpty && context.deletedIdentifiers.isEmpty)
         #expect(context.registeredSnapshot(for: kept)?["title"] == .string("kept"))
         #expect(context.registeredSnapshot(for: dropped) == nil)
-        #expect(try context.fetch(FetchDescriptor(entityName: "Note")).isEmpty)
-        #expect(try context.fetch(FetchDescriptor(entityName: "Post")).map { $0["title"] } == [.string("kept")])
+        #expect(try context.fetch(Snapshot.FetchDescriptor(entityName: "Note")).isEmpty)
+        #expect(try context.fetch(Snapshot.FetchDescriptor(entityName: "Post")).map { $0["title"] } == [.string("kept")])
         #expect(try context.save().isEmpty, "nothing is pending")
     }
 
@@ -85,13 +85,13 @@ import Testing
         #expect(context.registeredSnapshot(for: tagID)?["posts"] == .toMany([otherID]))
         #expect(context.changedProperties(of: tagID) == ["posts"])
         #expect(context.registeredSnapshot(for: pending) == nil)
-        #expect(try context.fetch(FetchDescriptor(entityName: "Attachment")).isEmpty)
+        #expect(try context.fetch(Snapshot.FetchDescriptor(entityName: "Attachment")).isEmpty)
 
         // The adapter accepts a request that already holds the cascaded children and the
         // nullified inverse.
         try context.save()
-        #expect(try container.fetch(FetchDescriptor(entityName: "Attachment")).fetchedSnapshots.isEmpty)
-        #expect(try container.fetch(FetchDescriptor(entityName: "Post")).fetchedSnapshots.map(\.persistentIdentifier) == [otherID])
+        #expect(try container.fetch(Snapshot.FetchDescriptor(entityName: "Attachment")).fetchedSnapshots.isEmpty)
+        #expect(try container.fetch(Snapshot.FetchDescriptor(entityName: "Post")).fetchedSnapshots.map(\.persistentIdentifier) == [otherID])
         #expect(try container.snapshots(for: [tagID])[tagID]?["posts"] == .toMany([otherID]))
         #expect(context.registeredSnapshot(for: tagID) == (try container.snapshots(for: [tagID])[tagID]))
     }
@@ -122,6 +122,6 @@ import Testing
         #expect(Set(context.deletedIdentifiers) == [fileID, folderID])
         #expect(context.changedIdentifiers.isEmpty)
         try context.save()
-        #expect(try container.fetch(FetchDescriptor(entityName: "Folder")).fetchedSnapshots.isEmpty)
+        #expect(try container.fetch(Snapshot.FetchDescriptor(entityName: "Folder")).fetchedSnapshots.isEmpty)
     }
 }

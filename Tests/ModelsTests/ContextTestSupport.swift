@@ -19,7 +19,7 @@ struct ContainerHome {
 /// in the store's own order (primary key), then the pending inserts in insertion order; the
 /// descriptor run over them as ``PredicateEvaluator`` specifies.
 func referenceFetch(
-    _ descriptor: FetchDescriptor, stored: [DefaultSnapshot], updated: [PersistentIdentifier: DefaultSnapshot],
+    _ descriptor: Snapshot.FetchDescriptor, stored: [DefaultSnapshot], updated: [PersistentIdentifier: DefaultSnapshot],
     deleted: Set<PersistentIdentifier>, inserted: [DefaultSnapshot], schema: Schema
 ) throws -> [DefaultSnapshot] {
     var objects = stored.filter { !deleted.contains($0.persistentIdentifier) }.map { updated[$0.persistentIdentifier] ?? $0 }

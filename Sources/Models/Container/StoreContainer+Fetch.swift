@@ -6,11 +6,11 @@ extension StoreContainer {
     /// predicate are dropped before the store is asked: they name no object of that store.
     ///
     /// - Throws: ``ContainerError/Code/unknownEntity``; the store's ``DataStoreError``.
-    public func fetch(_ descriptor: FetchDescriptor) throws -> DataStoreFetchResult<DefaultSnapshot> {
+    public func fetch(_ descriptor: Snapshot.FetchDescriptor) throws -> DataStoreFetchResult<DefaultSnapshot> {
         try fetch(DataStoreFetchRequest(descriptor: descriptor))
     }
 
-    /// As ``fetch(_:)-(FetchDescriptor)``, with the request's editing state.
+    /// As ``fetch(_:)-(Snapshot.FetchDescriptor)``, with the request's editing state.
     public func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
         try checkUsable()
         let (store, routed) = try route(request)
@@ -18,14 +18,14 @@ extension StoreContainer {
     }
 
     /// How many objects `descriptor` selects, counted by the store of its entity.
-    public func fetchCount(_ descriptor: FetchDescriptor) throws -> Int {
+    public func fetchCount(_ descriptor: Snapshot.FetchDescriptor) throws -> Int {
         try checkUsable()
         let (store, routed) = try route(DataStoreFetchRequest(descriptor: descriptor))
         return try store.fetchCount(routed)
     }
 
     /// The identifiers of the objects `descriptor` selects, in its order.
-    public func fetchIdentifiers(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers(_ descriptor: Snapshot.FetchDescriptor) throws -> [PersistentIdentifier] {
         try checkUsable()
         let (store, routed) = try route(DataStoreFetchRequest(descriptor: descriptor))
         return try store.fetchIdentifiers(routed)
@@ -50,7 +50,7 @@ extension StoreContainer {
         var result: [PersistentIdentifier: DefaultSnapshot] = [:]
         for (i, byRoot) in groups {
             for (root, ids) in byRoot {
-                let descriptor = FetchDescriptor(entityName: root, predicate: .identifier(in: ids))
+                let descriptor = Snapshot.FetchDescriptor(entityName: root, predicate: .identifier(in: ids))
                 for s in try stores[i].fetch(DataStoreFetchRequest(descriptor: descriptor)).fetchedSnapshots { result[s.persistentIdentifier] = s }
             }
         }

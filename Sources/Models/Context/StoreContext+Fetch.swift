@@ -13,7 +13,7 @@ extension StoreContext {
     ///
     /// - Throws: the store's errors (``DataStoreError``), and the predicate's, for pending
     ///   objects too; ``ContainerError/Code/unknownEntity``.
-    public func fetch(_ descriptor: FetchDescriptor, includePendingChanges: Bool = true) throws -> [DefaultSnapshot] {
+    public func fetch(_ descriptor: Snapshot.FetchDescriptor, includePendingChanges: Bool = true) throws -> [DefaultSnapshot] {
         guard includePendingChanges, let pending = try pendingObjects(affecting: descriptor) else {
             let fetched = try container.fetch(descriptor).fetchedSnapshots
             if descriptor.propertiesToFetch.isEmpty {
@@ -52,14 +52,14 @@ extension StoreContext {
 
     /// How many objects `descriptor` selects, pending changes included as ``fetch(_:includePendingChanges:)``
     /// includes them.
-    public func fetchCount(_ descriptor: FetchDescriptor, includePendingChanges: Bool = true) throws -> Int {
+    public func fetchCount(_ descriptor: Snapshot.FetchDescriptor, includePendingChanges: Bool = true) throws -> Int {
         if try !includePendingChanges || pendingObjects(affecting: descriptor) == nil { return try container.fetchCount(descriptor) }
         return try fetch(descriptor).count
     }
 
     /// The identifiers of the objects `descriptor` selects, in its order, pending changes
     /// included as ``fetch(_:includePendingChanges:)`` includes them.
-    public func fetchIdentifiers(_ descriptor: FetchDescriptor, includePendingChanges: Bool = true) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers(_ descriptor: Snapshot.FetchDescriptor, includePendingChanges: Bool = true) throws -> [PersistentIdentifier] {
         if try !includePendingChanges || pendingObjects(affecting: descriptor) == nil { return try container.fetchIdentifiers(descriptor) }
         return try fetch(descriptor).map(\.persistentIdentifier)
     }
@@ -74,7 +74,7 @@ extension StoreContext {
 
     /// The pending objects of the fetched entities, or `nil` when nothing pending can change
     /// the fetch's answer.
-    func pendingObjects(affecting descriptor: FetchDescriptor) throws -> Pending? {
+    func pendingObjects(affecting descriptor: Snapshot.FetchDescriptor) throws -> Pending? {
         guard hasChanges else { return nil }
         _ = try requireEntity(descriptor.entityName)
         func fetched(_ id: PersistentIdentifier) -> Bool {
@@ -106,7 +106,7 @@ extension StoreContext {
     }
 
     /// Whether the predicate or sort reads other objects (through a relationship).
-    static func readsRelationships(_ descriptor: FetchDescriptor) -> Bool {
+    static func readsRelationships(_ descriptor: Snapshot.FetchDescriptor) -> Bool {
         func reads(_ p: FetchPredicate) -> Bool {
             switch p {
             case .constant, .identifierIn: false

@@ -1,0 +1,143 @@
+import Snapshot
+
+extension ModelContext {
+    /// Stages `model` and every new object (temporary identifier, not yet inserted) its
+    /// relationships reach, as SwiftData's `insert`.
+    ///
+    /// Inserting an object already inserted (and not yet saved) does nothing.
+    ///
+    /// - Throws: ``ContainerError/Code/unknownEntity`` for a model whose entity the container's
+    ///   schema does not declare, ``Snapshot/DataStoreError/Code/invalidRequest`` for a model
+    ///   already saved; nothing is staged then.
+    public func insert<Model: PersistentModel>(_ model: Model) throws {
+        guard model.persistentModelID.isTemporary else {
+            let id = model.persistentModelID
+            throw DataStoreError(
+                .invalidRequest, "\(id) is already saved; change its properties and save instead of inserting it again.",
+                entityName: id.entityName, identifier: id)
+        }
+        var inserted: [any PersistentModel] = []
+        var pending: [any PersistentModel] = [model]
+        var seen: Set<PersistentIdentifier> = []
+        do {
+            while let next = pending.popLast() {
+                let id = next.persistentModelID
+                guard id.isTemporary, seen.insert(id).inserted, !objects.isRegistered(id) else { continue }
+                try storeContext.insert(next.snapshot)
+                objects.register(next)
+                inserted.append(next)
+                pending += next.relatedModelObjects
+            }
+            for object in inserted { _ = try maintainInverses(of: object, from: nil) }
+        } catch {
+            for object in inserted {
+                try? storeContext.delete(object.persistentModelID)
+                objects.forget(object.persistentModelID)
+            }
+            throw error
+        }
+    }
+
+    /// Stages the properties of `model` that differ from what the context knows of it: how a
+    /// struct model (a copy) is written back; a class object's changes are found without it.
+    ///
+    /// - Throws: ``Snapshot/DataStoreError/Code/danglingReference`` when the object is not in
+    ///   its store or is pending deletion; the store's errors.
+    public func update<Model: PersistentModel>(_ model: Model) throws {
+        let id = model.persistentModelID
+        guard let current = try storeContext.snapshot(for: id) else {
+            throw DataStoreError(
+                .danglingReference, "\(id) is not in its store or is pending deletion; insert it instead.", entityName: id.entityName, identifier: id)
+        }
+        let changes = Model.changes(in: model.snapshot, from: current)
+        if !changes.isEmpty { try storeContext.update(id, changes) }
+        objects.register(model)
+    }
+
+    /// Stages the deletion of `model` and what the delete rules imply (``StoreContext/delete(_:)``);
+    /// the registered objects then show it (nullified references, cascaded objects gone).
+    ///
+    /// - Throws: as ``StoreContext/delete(_:)`` (`deleteDenied`, `danglingReference`), with
+    ///   nothing staged by the delete.
+    public func delete<Model: PersistentModel>(_ model: Model) throws {
+        try processPendingChanges()
+        try storeContext.delete(model.persistentModelID)
+        try refreshRegisteredObjects()
+    }
+
+    /// Saves every change: those found on registered objects, then all staged ones, in one
+    /// save across the container's stores (``StoreContext/save()``). Afterwards class objects
+    /// inserted under temporary identifiers have their permanent ones, and registered objects
+    /// hold what was saved (inverses the stores set included).
+    ///
+    /// When it returns, the save is as durable as ``StoreContainer/save(_:)`` promises; if it
+    /// throws, no store changed and the changes stay pending.
+    ///
+    /// - Returns: every inserted temporary identifier → its permanent identifier.
+    @discardableResult
+    public func save() throws -> [PersistentIdentifier: PersistentIdentifier] {
+        try processPendingChanges()
+        let remapped = try storeContext.save()
+        for (temporary, permanent) in remapped { objects.rekey(temporary, to: permanent) }
+        try refreshRegisteredObjects()
+        return remapped
+    }
+
+    /// Discards every pending change; registered objects take back their last saved values,
+    /// and objects inserted since are forgotten.
+    ///
+    /// - Throws: the stores' errors while reading objects the restored values refer to.
+    public func rollback() throws {
+        storeContext.rollback()
+        try refreshRegisteredObjects()
+    }
+
+    /// Stages what changed on registered class objects: new objects their relationships
+    /// reach are inserted, and properties that differ from what the context knew are staged as
+    /// updates. Fetches, deletes and saves call it first.
+    public func processPendingChanges() throws {
+        var changed: [PersistentIdentifier: [String: PropertyValue]] = [:]
+        for (id, object) in objects.registeredObjects {
+            guard let current = storeContext.registeredSnapshot(for: id) else { continue }
+            let changes = Self.changes(of: object, from: current)
+            if changes.isEmpty { continue }
+            changed[id] = changes
+            // New objects the changed relationships reach are inserted (with their own reach).
+            let reachesNewObjects = changes.values.contains { value in
+                value.referencedIdentifiers.contains { $0.isTemporary && !objects.isRegistered($0) }
+            }
+            guard reachesNewObjects else { continue }
+            for related in object.relatedModelObjects
+            where related.persistentModelID.isTemporary && !objects.isRegistered(related.persistentModelID) {
+                try insertAny(related)
+            }
+        }
+        let adjusted = try maintainInverses(startingWith: changed)
+        let registered = objects.registeredObjects
+        for id in Set(changed.keys).union(adjusted).sorted() {
+            guard let object = registered[id], let current = storeContext.registeredSnapshot(for: id) else { continue }
+            let changes = Self.changes(of: object, from: current)
+            if !changes.isEmpty { try storeContext.update(id, changes) }
+        }
+    }
+
+    private func insertAny(_ object: any PersistentModel) throws {
+        try insert(object)
+    }
+
+    /// Gives every registered class object the values the context now holds for it (and
+    /// forgets those it no longer holds: deleted, or discarded inserts).
+    func refreshRegisteredObjects() throws {
+        for (id, object) in objects.registeredObjects {
+            guard let current = storeContext.registeredSnapshot(for: id) else {
+                objects.forget(id)
+                continue
+            }
+            if !Self.changes(of: object, from: current).isEmpty {
+                var updated = object
+                try updated.update(from: current, resolver: objects)
+            }
+        }
+        objects.clearSnapshots()
+    }
+}
