@@ -77,6 +77,22 @@ let package = Package(
                 .product(name: "SnapshotTestSupport", package: "WALStore"),
             ]
         ),
+        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
+        .executableTarget(
+            name: "MigrationBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
+        // What WALDataStore's history costs on saves, and what fetchHistory takes.
+        .executableTarget(
+            name: "HistoryBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
         // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
         .testTarget(
             name: "CoreDataSQLiteStoreTests",
@@ -112,23 +128,6 @@ if peersInstalled {
         .systemLibrary(
             name: "CLMDB",
             providers: [.apt(["liblmdb-dev"])]
-        ),
-        // WALStore against LevelDB, RocksDB and LMDB.
-        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
-        .executableTarget(
-            name: "MigrationBench",
-            dependencies: [
-                .product(name: "Engine", package: "WALStore"),
-                .product(name: "Snapshot", package: "WALStore"),
-            ]
-        ),
-        // What WALDataStore's history costs on saves, and what fetchHistory takes.
-        .executableTarget(
-            name: "HistoryBench",
-            dependencies: [
-                .product(name: "Engine", package: "WALStore"),
-                .product(name: "Snapshot", package: "WALStore"),
-            ]
         ),
         // WALStore against LevelDB, RocksDB and LMDB.
         .executableTarget(
