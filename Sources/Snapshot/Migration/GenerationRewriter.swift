@@ -2,9 +2,11 @@ import Engine
 import Foundation
 
 /// Writes the objects of one generation, in the old schema, into another generation in the
-/// new schema (FORMAT.md, "Migrations"): object by object, in commits of bounded size, so the
-/// data is never all in memory. Identities stay (same primary keys; a renamed entity's objects
-/// get identifiers of the new name); values follow the ``SchemaMapping``; every entry of the
+/// new schema (FORMAT.md, "Migrations"): object by object in one scan of each root's records,
+/// in commits of bounded size, so the data is never all in memory. The to-many targets an
+/// object writes join records for are read from one streaming scan per join side
+/// (``JoinCursor``), walked in step with the records, not one scan per object. Identities stay
+/// (same primary keys; a renamed entity's objects get identifiers of the new name); values follow the ``SchemaMapping``; every entry of the
 /// new generation — records, assets, back references, join records, index and uniqueness
 /// entries — is derived anew, as a save would write it.
 ///
@@ -20,10 +22,11 @@ struct GenerationRewriter {
     let storeIdentifier: String
     let assetThreshold: Int
 
-    /// Commits of at most this many operations…
-    static let chunkOperations = 16384
+    /// Commits of at most this many operations… (each commit is synced: fewer, larger ones
+    /// save syncs, while a commit's batch stays a few MiB)
+    static let chunkOperations = 65536
     /// …or about this many bytes.
-    static let chunkBytes = 8 << 20
+    static let chunkBytes = 16 << 20
 
     var oldMapper: RecordMapper {
         RecordMapper(layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {})
@@ -48,14 +51,26 @@ struct GenerationRewriter {
             bytes = 0
             claimed.removeAll(keepingCapacity: true)
         }
+        /// Old entity → how its objects are rewritten (`nil`: removed).
+        var rewrites: [String: EntityRewrite?] = [:]
         for root in mapping.old.entities where root.superentityName == nil {
+            // One streaming scan per join side and entity, walked in step with the records.
+            var cursors: [String: [JoinCursor]] = [:]
             let prefix = RecordKeys.recordPrefix(root: root.name)
             for entry in try source.scan(prefix: prefix) {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
                 let record = try RecordValue(decoding: try entry.value(), key: entry.key)
                 let old = try oldMapper.snapshot(of: record, key: entry.key, primaryKey: pk, root: root.name, toMany: false)
-                guard let snapshot = try transform(old, oldMapper: oldMapper, newMapper: newMapper) else { continue }
+                let oldEntity = old.persistentIdentifier.entityName
+                if rewrites[oldEntity] == nil {
+                    rewrites[oldEntity] = EntityRewrite(oldEntity: oldEntity, mapping: mapping, oldLayout: oldMapper.layout, newLayout: newMapper.layout)
+                }
+                guard let rewrite = rewrites[oldEntity] ?? nil else { continue }
+                if cursors[oldEntity] == nil {
+                    cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(source, relationshipPrefix: $0, entity: oldEntity) }
+                }
+                let snapshot = try transform(old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper)
                 for (key, stored) in newMapper.entries(of: snapshot) {
                     if key.first == RecordKeys.uniqueTag { try claim(key, for: snapshot, old: old, claimed: &claimed, mapper: newMapper) }
                     guard destination != nil else { continue }
@@ -94,23 +109,29 @@ struct GenerationRewriter {
         claimed[key] = snapshot.persistentIdentifier
     }
 
-    /// `old` in the new schema, or `nil` when its entity is removed.
-    func transform(_ old: DefaultSnapshot, oldMapper: RecordMapper, newMapper: RecordMapper) throws -> DefaultSnapshot? {
+    /// `old` (of primary key `primaryKey`) in the new schema, following `rewrite`; its join
+    /// targets come from `cursors`, which must be asked in ascending primary-key order.
+    func transform(
+        _ old: DefaultSnapshot, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper
+    ) throws -> DefaultSnapshot {
         let oldID = old.persistentIdentifier
-        guard let entity = mapping.newEntity[oldID.entityName], let pk = RecordMapper.primaryKey(of: oldID) else { return nil }
+        let entity = rewrite.entity
         let id = try newMapper.identifier(entity: entity, primaryKey: pk)
-        func renamed(_ target: PersistentIdentifier) throws -> PersistentIdentifier? {
-            guard let e = mapping.newEntity[target.entityName], let tpk = RecordMapper.primaryKey(of: target) else { return nil }
-            return try newMapper.identifier(entity: e, primaryKey: tpk)
+        func renamed(_ entity: String, _ primaryKey: UUID) throws -> PersistentIdentifier? {
+            guard let e = mapping.newEntity[entity] else { return nil }
+            return try newMapper.identifier(entity: e, primaryKey: primaryKey)
         }
-        var values: [String: PropertyValue] = [:]
-        for property in mapping.new.allProperties(of: entity) {
-            let oldName = mapping.oldName(ofProperty: property.name, inNew: entity)
-            switch property {
-            case .attribute(let a):
-                var value = oldName.flatMap { old.values[$0] } ?? a.defaultValue ?? .null
+        func renamed(_ target: PersistentIdentifier) throws -> PersistentIdentifier? {
+            guard let tpk = RecordMapper.primaryKey(of: target) else { return nil }
+            return try renamed(target.entityName, tpk)
+        }
+        var values: [String: PropertyValue] = Dictionary(minimumCapacity: rewrite.sources.count)
+        for source in rewrite.sources {
+            switch source {
+            case let .attribute(a, oldName, fallback):
+                var value = oldName.flatMap { old.values[$0] } ?? fallback ?? .null
                 if value.isNull && !a.isOptional {
-                    guard let d = a.defaultValue, !d.isNull else {
+                    guard let d = fallback, !d.isNull else {
                         throw DataStoreError(
                             .missingValue,
                             "\(oldID) holds no \(oldName ?? a.name), which the new schema's \(entity).\(a.name) requires; give it a value in a custom stage's willMigrate, or a default. The store is unchanged.",
@@ -119,19 +140,21 @@ struct GenerationRewriter {
                     value = d
                 }
                 values[a.name] = value
-            case .relationship(let r) where !r.isToMany:
+            case let .toOne(name, oldName):
                 let target = oldName.flatMap { old.values[$0] }?.referencedIdentifiers.first
-                values[r.name] = .toOne(try target.flatMap(renamed))
-            case .relationship(let r):
-                // Only the side that writes join records needs its targets; the others are
-                // rebuilt from keys other objects write.
-                guard newMapper.layout.usesJoinRecords(r), newMapper.layout.writesJoinRecords(r, of: entity), let oldName,
-                    let oldRelationship = mapping.old.relationship(named: oldName, in: oldID.entityName)
-                else {
-                    values[r.name] = .toMany([])
-                    continue
+                values[name] = .toOne(try target.flatMap(renamed))
+            case let .joinedToMany(name, indices):
+                var targets: [PersistentIdentifier] = []
+                for i in indices {
+                    for (e, tpk) in try cursors[i].targets(of: pk) {
+                        if let target = try renamed(e, tpk) { targets.append(target) }
+                    }
                 }
-                values[r.name] = .toMany(try oldMapper.targets(of: oldID, through: oldRelationship).compactMap(renamed))
+                values[name] = .toMany(targets.count > 1 ? targets.sorted(by: RecordMapper.canonicalOrder) : targets)
+            case let .readToMany(name, relationship):
+                values[name] = .toMany(try oldMapper.targets(of: oldID, through: relationship).compactMap(renamed))
+            case .emptyToMany(let name):
+                values[name] = .toMany([])
             }
         }
         return DefaultSnapshot(persistentIdentifier: id, values: values)

@@ -7,6 +7,9 @@ struct MigrationStep {
     var willMigrate: MigrationStage.Handler?
     var didMigrate: MigrationStage.Handler?
     var isCustom: Bool
+    /// Whether the plan lists a stage for this step (lightweight or custom): only such a step
+    /// may remove an entity that holds objects.
+    var isPlanned = false
 
     var label: String {
         let versions = [fromVersion, toVersion].map { $0.map(\.description) ?? "the stored schema" }
@@ -38,9 +41,9 @@ struct MigrationStep {
         for k in i..<j {
             let (from, to) = (versions[k], versions[k + 1])
             var step = MigrationStep(from: from.schema, to: to.schema, fromVersion: from.id, toVersion: to.id, isCustom: false)
-            if let stage = plan.stages.first(where: { $0.fromVersion.versionIdentifier == from.id && $0.toVersion.versionIdentifier == to.id }),
-                case let .custom(_, _, willMigrate, didMigrate) = stage
-            {
+            let stage = plan.stages.first { $0.fromVersion.versionIdentifier == from.id && $0.toVersion.versionIdentifier == to.id }
+            step.isPlanned = stage != nil
+            if case let .custom(_, _, willMigrate, didMigrate)? = stage {
                 step.willMigrate = willMigrate
                 step.didMigrate = didMigrate
                 step.isCustom = true

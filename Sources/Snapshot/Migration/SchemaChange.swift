@@ -4,8 +4,10 @@
 /// **Lightweight** changes (applied without a plan, as Core Data infers a mapping model): an
 /// entity, attribute (optional, or with a default) or relationship added; an attribute or
 /// relationship removed or renamed (through ``Schema/Attribute/originalName``,
-/// ``Schema/Relationship/originalName``); an entity removed or renamed
-/// (``Schema/Entity/originalName``); an attribute made optional, or made required with a
+/// ``Schema/Relationship/originalName``); an entity renamed (``Schema/Entity/originalName``) or
+/// removed — removing an entity that holds objects deletes them, so it takes a plan whose
+/// stage (`.lightweight` will do) names the step, and without one it is refused
+/// (`schemaMismatch`, naming the entity); an attribute made optional, or made required with a
 /// default (nulls become the default); a default value or a storage option
 /// (`externalStorage`, `ephemeral`) changed; a delete rule or count changed; an index or
 /// uniqueness constraint added or removed (an added constraint over values that collide stops
@@ -19,7 +21,8 @@
 public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
     /// An entity the stored schema does not have.
     case entityAdded(String)
-    /// A stored entity the new schema drops; its objects are removed.
+    /// A stored entity the new schema drops; its objects are removed (only through a stage of a
+    /// plan when there are any).
     case entityRemoved(String)
     /// An entity renamed through its `originalName`.
     case entityRenamed(from: String, to: String)

@@ -53,9 +53,12 @@ struct StoreMigrator {
         _ = try engine.write { $0.put(RecordKeys.meta, bytes) }
     }
 
-    /// Refuses any step whose changes it cannot make, before anything is written.
-    private func check(_ steps: [MigrationStep]) throws -> [SchemaMapping] {
-        try steps.map { step in
+    /// Refuses any step whose changes it cannot make, before anything is written: changes no
+    /// stage can make, and an entity removed by a step the plan has no stage for while the
+    /// store holds objects of it (a schema opened by mistake would otherwise delete them).
+    private func check(_ steps: [MigrationStep], live: RecordSpace) throws -> [SchemaMapping] {
+        var mappings: [SchemaMapping] = []
+        for step in steps {
             let mapping = SchemaMapping(from: step.from, to: step.to)
             let refused = mapping.changes.filter { $0.effect == .refused || ($0.effect == .refusedUnlessCustom && !step.isCustom) }
             if !refused.isEmpty {
@@ -65,13 +68,42 @@ struct StoreMigrator {
                     "The store's schema differs from the configured one in ways a \(step.label) cannot migrate: \(difference). Give a migration plan whose custom stage makes the data fit, or keep the schema compatible. The store is unchanged.",
                     entityName: refused[0].entityName, propertyName: refused[0].propertyName, underlying: difference)
             }
-            return mapping
+            if !step.isPlanned {
+                for change in mapping.changes {
+                    guard case .entityRemoved(let entity) = change else { continue }
+                    // The entity as the stored schema names it (earlier steps may have renamed it).
+                    var stored: String? = entity
+                    for earlier in mappings.reversed() { stored = stored.flatMap { earlier.oldEntity[$0] } }
+                    guard let stored, try Self.holdsObjects(of: stored, in: steps[0].from, live) else { continue }
+                    let difference = SchemaDifference(changes: mapping.changes, incompatible: [change])
+                    throw DataStoreError(
+                        .schemaMismatch,
+                        "The configured schema has no entity \(entity), and the store holds objects of it: opening it without a plan would delete them (\(difference)). If that is meant, give a migration plan with a stage (.lightweight will do) from the stored version to this one; otherwise keep the entity, or name it in the new entity's originalName if it was renamed. The store is unchanged.",
+                        entityName: entity, underlying: difference)
+                }
+            }
+            mappings.append(mapping)
         }
+        return mappings
+    }
+
+    /// Whether the generation holds an object of exactly `entity` (of `schema`).
+    static func holdsObjects(of entity: String, in schema: Schema, _ space: RecordSpace) throws -> Bool {
+        guard let root = schema.rootEntity(of: entity)?.name else { return false }
+        let prefix = RecordKeys.recordPrefix(root: root)
+        if root == entity && schema.subentities(of: root).isEmpty {
+            var first = try space.scan(.prefix(prefix), limit: 1).makeIterator()
+            return first.next() != nil
+        }
+        for entry in try space.scan(prefix: prefix) where try RecordValue.entityName(in: try entry.value(), key: entry.key) == entity {
+            return true
+        }
+        return false
     }
 
     private func migrate(_ header: StoreHeader, through steps: [MigrationStep], version: Schema.Version?) throws -> StoreHeader {
-        let mappings = try check(steps)
         let live = header.generation
+        let mappings = try check(steps, live: RecordSpace(engine: engine, generation: live))
         guard live < UInt32.max - UInt32(2 * steps.count + 2) else {
             throw DataStoreError(.invalidRequest, "The store has run out of generation numbers for migrations; copy its objects into a new store.")
         }

@@ -71,6 +71,16 @@ public final class WALDataStore: DataStoreBatching {
     /// store is as it was under its old schema; once the header names the new schema, all of it
     /// is there.
     ///
+    /// A migration runs inside this initializer, while this process holds the store's lock
+    /// file, so no other reader or writer of the store exists meanwhile: a second opener, in
+    /// this process or another, fails at once with ``DataStoreError/Code/engine`` wrapping the
+    /// engine's ``EngineError/Code/locked`` (it does not wait); it can open the store once this
+    /// one is closed. There is no reader that sees the store half migrated.
+    ///
+    /// Removing an entity that holds objects deletes them, so a lightweight migration without a
+    /// plan refuses it (``DataStoreError/Code/schemaMismatch`` naming the entity); a plan's stage
+    /// for the step (`.lightweight` will do) allows it.
+    ///
     /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema or with a history
     ///   retention out of range; ``DataStoreError/Code/schemaMismatch`` naming the changes no
     ///   migration can make; `uniqueness` or `missingValue` naming the objects a migration
