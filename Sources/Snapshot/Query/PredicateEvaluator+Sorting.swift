@@ -11,17 +11,22 @@ extension PredicateEvaluator {
     /// - Throws: as ``value(at:of:)`` for a path it cannot read.
     public func sorted(_ snapshots: [DefaultSnapshot], by descriptors: [FetchSortDescriptor]) throws -> [DefaultSnapshot] {
         guard !descriptors.isEmpty else { return snapshots }
+        return try sortedOrder(snapshots, by: descriptors).map { snapshots[$0] }
+    }
+
+    /// The positions of `snapshots` in the order ``sorted(_:by:)`` puts them.
+    func sortedOrder(_ snapshots: [DefaultSnapshot], by descriptors: [FetchSortDescriptor]) throws -> [Int] {
+        guard !descriptors.isEmpty else { return Array(snapshots.indices) }
         let columns = try descriptors.map { descriptor in
             SortColumn(try snapshots.map { try value(at: descriptor.path, of: $0) }, descriptor)
         }
-        let order = snapshots.indices.sorted { a, b in
+        return snapshots.indices.sorted { a, b in
             for column in columns {
                 let c = column.compare(a, b)
                 if c != 0 { return c < 0 }
             }
             return a < b
         }
-        return order.map { snapshots[$0] }
     }
 
     /// One sort key's values for every snapshot, kept unboxed when they are all of one kind

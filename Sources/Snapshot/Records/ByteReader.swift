@@ -49,7 +49,15 @@ struct ByteReader {
     }
 
     mutating func bigEndian64() throws(RecordDecodingError) -> UInt64 {
-        try take(8).reduce(0) { $0 << 8 | UInt64($1) }
+        guard remaining >= 8 else { throw failure("a length of 8 with \(remaining) bytes left") }
+        defer { offset += 8 }
+        return bytes[offset..<offset + 8].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// Moves past `count` bytes without reading them.
+    mutating func skip(_ count: Int) throws(RecordDecodingError) {
+        guard count >= 0, count <= remaining else { throw failure("a length of \(count) with \(remaining) bytes left") }
+        offset += count
     }
 
     /// An unsigned LEB128 varint of at most 10 bytes.
@@ -73,8 +81,9 @@ struct ByteReader {
     }
 
     mutating func string() throws(RecordDecodingError) -> String {
-        let raw = try take(try length())
-        guard let s = String(validating: raw, as: UTF8.self) else { throw failure("invalid UTF-8") }
+        let count = try length()
+        guard let s = String(validating: bytes[offset..<offset + count], as: UTF8.self) else { throw failure("invalid UTF-8") }
+        offset += count
         return s
     }
 }

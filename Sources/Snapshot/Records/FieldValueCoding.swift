@@ -59,6 +59,28 @@ enum FieldValueCoding {
         return out
     }
 
+    /// Moves past one value without decoding it (its bytes are checked only as far as finding
+    /// its end needs); arrays nest at most 64 deep.
+    static func skip(_ reader: inout ByteReader, depth: Int = 0) throws(RecordDecodingError) {
+        let raw = try reader.byte()
+        guard let tag = Tag(rawValue: raw) else { throw reader.failure("unknown value type \(raw)") }
+        switch tag {
+        case .null: return
+        case .bool, .int8, .uint8: try reader.skip(1)
+        case .int, .int16, .int32, .int64, .uint, .uint16, .uint32, .uint64, .float, .double, .date: try reader.skip(8)
+        case .uuid: try reader.skip(16)
+        case .string, .url, .data, .decimal: try reader.skip(try reader.length())
+        case .array:
+            guard depth < 64 else { throw reader.failure("arrays nested over 64 deep") }
+            let count = try reader.varint()
+            guard count <= UInt64(reader.remaining) else { throw reader.failure("an array of \(count) values with \(reader.remaining) bytes left") }
+            for _ in 0..<count { try skip(&reader, depth: depth + 1) }
+        case .codable:
+            try reader.skip(try reader.length())
+            try reader.skip(try reader.length())
+        }
+    }
+
     /// One value; arrays nest at most 64 deep.
     static func decode(_ reader: inout ByteReader, depth: Int = 0) throws(RecordDecodingError) -> PropertyValue {
         let raw = try reader.byte()

@@ -22,7 +22,8 @@ extension RecordMapper {
 
     /// The snapshot a record holds: its attributes (assets read back), to-one references, and
     /// (when `toMany`) the to-many arrays rebuilt from back references and join records.
-    func snapshot(of record: RecordValue, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool) throws -> DefaultSnapshot {
+    /// With `only`, just those properties (a partial snapshot, for evaluating a predicate).
+    func snapshot(of record: RecordValue, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
         guard case .string(let entity)? = record[RecordValue.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
             throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
         }
@@ -32,6 +33,7 @@ extension RecordMapper {
         var fields: [String: PropertyValue] = Dictionary(minimumCapacity: record.fields.count)
         for field in record.fields { fields[field.name] = field.value }
         for field in plan {
+            if let only, !only.contains(field.property.name) { continue }
             switch field.property {
             case .attribute(let attribute):
                 if attribute.options.contains(.ephemeral) { continue }

@@ -23,15 +23,24 @@ struct RecordValue: Equatable {
         return out
     }
 
-    /// Decodes every field; an unknown version, a truncated field or trailing bytes throw.
-    init(decoding bytes: [UInt8], key: [UInt8]) throws(RecordDecodingError) {
+    /// Decodes every field (with `only`, `CD_entityName` and the fields it names; the others are
+    /// skipped); an unknown version, a truncated field or trailing bytes throw.
+    init(decoding bytes: [UInt8], key: [UInt8], only: Set<String>? = nil) throws(RecordDecodingError) {
         var reader = ByteReader(bytes, key: key)
         let version = try reader.byte()
         guard version == Self.version else { throw reader.failure("record format version \(version), expected \(Self.version)") }
         let count = try reader.varint()
         guard count <= UInt64(reader.remaining) else { throw reader.failure("\(count) fields with \(reader.remaining) bytes left") }
         var fields: [(name: String, value: PropertyValue)] = []
-        for _ in 0..<count { fields.append((try reader.string(), try FieldValueCoding.decode(&reader))) }
+        fields.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            let name = try reader.string()
+            if let only, name != Self.entityNameField, !only.contains(name) {
+                try FieldValueCoding.skip(&reader)
+            } else {
+                fields.append((name, try FieldValueCoding.decode(&reader)))
+            }
+        }
         guard reader.isAtEnd else { throw reader.failure("\(reader.remaining) bytes after the last field") }
         self.fields = fields
     }

@@ -29,7 +29,7 @@ final class FetchRunner {
 
     func identifiers(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {
         if descriptor.predicate == nil && descriptor.sortBy.isEmpty, let ids = try identifiersFromKeys(descriptor) { return ids }
-        return try select(descriptor, toMany: needsToMany(descriptor)).map(\.persistentIdentifier)
+        return try select(descriptor, toMany: needsToMany(descriptor), whole: false).map(\.persistentIdentifier)
     }
 
     /// Without predicate or sort, for a root without sub-entities: the identifiers of the
@@ -50,17 +50,7 @@ final class FetchRunner {
 
     /// Whether the descriptor reads to-many relationships of the fetched objects themselves.
     private func needsToMany(_ descriptor: FetchDescriptor) -> Bool {
-        var names: Set<String> = Set(descriptor.sortBy.compactMap(\.path.components.first))
-        func walk(_ p: FetchPredicate) {
-            switch p {
-            case .constant, .identifierIn: break
-            case let .compare(path, _, _), let .string(path, _, _, _), let .isNull(path), let .oneOf(path, _): path.components.first.map { _ = names.insert($0) }
-            case .and(let list), .or(let list): list.forEach(walk)
-            case .not(let q): walk(q)
-            case let .any(path, _), let .all(path, _): path.components.first.map { _ = names.insert($0) }
-            }
-        }
-        descriptor.predicate.map(walk)
+        let names = propertiesRead(by: descriptor)
         let entities = [descriptor.entityName] + schema.subentities(of: descriptor.entityName).map(\.name)
         return names.contains { name in entities.contains { schema.relationship(named: name, in: $0)?.isToMany == true } }
     }
@@ -110,31 +100,60 @@ final class FetchRunner {
         }
     }
 
-    /// The descriptor's window of full snapshots (to-many arrays only when `toMany`).
+    /// The descriptor's window of full snapshots (to-many arrays only when `toMany`); with
+    /// `whole` false, snapshots that may hold only the properties the predicate and sort read
+    /// (for callers that want identifiers).
     ///
-    /// Candidates are read without their to-many arrays unless the predicate or the sort reads
-    /// them; the arrays of the window are filled in afterwards (in one scan per relationship
-    /// when the window is a large part of what was read), so a filtered or limited fetch reads
-    /// join records only for what it returns.
-    func select(_ descriptor: FetchDescriptor, toMany: Bool) throws -> [DefaultSnapshot] {
+    /// Candidates found by a scan or an index are decoded with only the properties the
+    /// predicate and sort read (to-many arrays only when they read them); the window is then
+    /// decoded whole from the bytes already read, and its to-many arrays filled in (in one
+    /// scan per relationship when the window is a large part of the root), so a filtered or
+    /// limited fetch decodes, and reads join records for, only what it returns.
+    func select(_ descriptor: FetchDescriptor, toMany: Bool, whole: Bool = true) throws -> [DefaultSnapshot] {
         let evaluationNeedsToMany = toMany && needsToMany(descriptor)
-        var (window, rootCount) = try candidatesWindow(descriptor, toMany: evaluationNeedsToMany)
-        guard toMany && !evaluationNeedsToMany else { return window }
+        var (window, rootCount) = try candidatesWindow(descriptor, toMany: evaluationNeedsToMany, whole: whole)
+        guard whole, toMany && !evaluationNeedsToMany else { return window }
         let bulk = rootCount.map { window.count >= 64 && window.count * 4 >= $0 } ?? false
         try mapper.fillToMany(&window, bulk: bulk)
         return window
     }
 
+    /// The properties the predicate and the sort read on the fetched objects themselves (the
+    /// first component of each path).
+    private func propertiesRead(by descriptor: FetchDescriptor) -> Set<String> {
+        var names: Set<String> = Set(descriptor.sortBy.compactMap(\.path.components.first))
+        func walk(_ p: FetchPredicate) {
+            switch p {
+            case .constant, .identifierIn: break
+            case let .compare(path, _, _), let .string(path, _, _, _), let .isNull(path), let .oneOf(path, _): path.components.first.map { _ = names.insert($0) }
+            case .and(let list), .or(let list): list.forEach(walk)
+            case .not(let q): walk(q)
+            case let .any(path, _), let .all(path, _): path.components.first.map { _ = names.insert($0) }
+            }
+        }
+        descriptor.predicate.map(walk)
+        return names
+    }
+
+    /// One object a scan or an index found: decoded in part, and the bytes to decode it whole.
+    private struct Candidate {
+        var snapshot: DefaultSnapshot
+        let key: [UInt8]
+        let primaryKey: UUID
+        let bytes: [UInt8]
+    }
+
     /// The window, and how many records the root holds when they were all read to find it
     /// (`nil` when an index or identifiers chose the candidates).
-    private func candidatesWindow(_ descriptor: FetchDescriptor, toMany: Bool) throws -> ([DefaultSnapshot], Int?) {
+    private func candidatesWindow(_ descriptor: FetchDescriptor, toMany: Bool, whole: Bool) throws -> ([DefaultSnapshot], Int?) {
         try check(descriptor)
         let root = mapper.layout.root(of: descriptor.entityName)
-        var candidates: [DefaultSnapshot] = []
-        var rootCount: Int?
+        var windowDescriptor = descriptor
+        windowDescriptor.propertiesToFetch = []
         if let wanted = Self.identifierSet(in: descriptor.predicate) {
             // The fetch SwiftData makes to resolve models: one point read per identifier, never a
             // scan of the entity.
+            var candidates: [DefaultSnapshot] = []
             for id in wanted {
                 guard let snapshot = try mapper.load(id, toMany: toMany) else { continue }
                 guard isFetched(snapshot.persistentIdentifier.entityName, descriptor),
@@ -143,37 +162,64 @@ final class FetchRunner {
                 candidates.append(snapshot)
             }
             Self.sortInKeyOrder(&candidates)
-        } else if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
+            return (try evaluator.run(windowDescriptor, over: candidates), nil)
+        }
+        // Decode only what the predicate and the sort read (everything, when they read to-many
+        // arrays: those are filled for every candidate then).
+        let read = propertiesRead(by: descriptor)
+        let properties: Set<String>? = toMany ? nil : read
+        let fields: Set<String>? = properties.map { Set($0.flatMap { ["CD_\($0)", "CD_\($0)_ckAsset"] }) }
+        func candidate(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate {
+            let record = try RecordValue(decoding: bytes, key: key, only: fields)
+            return Candidate(
+                snapshot: try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties),
+                key: key, primaryKey: pk, bytes: bytes)
+        }
+        var candidates: [Candidate] = []
+        var rootCount: Int?
+        var evaluated = false
+        if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
+            // Index entries name the object's concrete entity: read only when the root has
+            // sub-entities to tell apart.
+            let rootOnly = schema.subentities(of: root).isEmpty
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
             for entry in try mapper.engine.scan(plan.range, reverse: plan.reverse) {
                 // Past the window's last value (read from the key, not the record): done.
                 if let boundaryKey, !entry.key.starts(with: boundaryKey) { break }
-                guard entry.key.count > 16, let entity = String(validating: try entry.value(), as: UTF8.self) else {
-                    throw RecordDecodingError("a malformed index entry", key: entry.key)
+                guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
+                if !rootOnly {
+                    guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
+                        throw RecordDecodingError("a malformed index entry", key: entry.key)
+                    }
+                    guard isFetched(entity, descriptor) else { continue }
                 }
-                guard isFetched(entity, descriptor) else { continue }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                guard let record = try mapper.readRecord(root: root, primaryKey: pk) else {
+                let key = RecordKeys.record(root: root, primaryKey: pk)
+                guard let bytes = try mapper.engine.value(forKey: key) else {
                     throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
                 }
-                let snapshot = try mapper.snapshot(
-                    of: record, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: toMany)
-                guard try descriptor.predicate.map({ try evaluator.evaluate($0, on: snapshot) }) ?? true else { continue }
+                mapper.countRecordRead()
+                let found = try candidate(bytes, key: key, primaryKey: pk)
+                guard isFetched(found.snapshot.persistentIdentifier.entityName, descriptor),
+                    try descriptor.predicate.map({ try evaluator.evaluate($0, on: found.snapshot) }) ?? true
+                else { continue }
                 if let topK = plan.topK {
-                    let value = try evaluator.value(at: topK.sort.path, of: snapshot)
+                    let value = try evaluator.value(at: topK.sort.path, of: found.snapshot)
                     if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break }
-                    candidates.append(snapshot)
+                    candidates.append(found)
                     if candidates.count == topK.needed {
                         boundary = value
                         // -0.0 and 0.0 tie with two encodings: compare those by reading records.
                         if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
                     }
                 } else {
-                    candidates.append(snapshot)
+                    candidates.append(found)
                 }
             }
-            Self.sortInKeyOrder(&candidates)
+            // The store's own order (record key order) breaks the sort's ties, as a scan would.
+            candidates.sort { $0.primaryKey.ordering(comparedTo: $1.primaryKey) < 0 }
+            evaluated = true
         } else {
             let prefix = RecordKeys.recordPrefix(root: root)
             rootCount = 0
@@ -187,13 +233,25 @@ final class FetchRunner {
                     throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
                 }
                 guard isFetched(entity, descriptor) else { continue }
-                let record = try RecordValue(decoding: bytes, key: entry.key)
-                candidates.append(try mapper.snapshot(
-                    of: record, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16))), root: root, toMany: toMany))
+                candidates.append(try candidate(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))
             }
         }
-        var whole = descriptor
-        whole.propertiesToFetch = []
-        return (try evaluator.run(whole, over: candidates), rootCount)
+        // Filter (unless the index walk did), sort stably, window: as PredicateEvaluator.run.
+        var kept: [Int] = []
+        for (i, c) in candidates.enumerated() {
+            if !evaluated, let predicate = descriptor.predicate, try !evaluator.evaluate(predicate, on: c.snapshot) { continue }
+            kept.append(i)
+        }
+        let order = try evaluator.sortedOrder(kept.map { candidates[$0].snapshot }, by: descriptor.sortBy)
+        let offset = min(descriptor.fetchOffset ?? 0, order.count)
+        let end = descriptor.fetchLimit.map { offset + min($0, order.count - offset) } ?? order.count
+        let window = order[offset..<end].map { kept[$0] }
+        guard whole, properties != nil else { return (window.map { candidates[$0].snapshot }, rootCount) }
+        let decoded = try window.map { i in
+            let c = candidates[i]
+            return try mapper.snapshot(
+                of: try RecordValue(decoding: c.bytes, key: c.key), key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
+        }
+        return (decoded, rootCount)
     }
 }
