@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
         .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
         .executable(name: "walstore-history-bench", targets: ["HistoryBench"]),
+        .executable(name: "walstore-open-probe", targets: ["OpenProbe"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -77,6 +78,28 @@ let package = Package(
                 .product(name: "SnapshotTestSupport", package: "WALStore"),
             ]
         ),
+        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
+        .executableTarget(
+            name: "MigrationBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
+        // What WALDataStore's history costs on saves, and what fetchHistory takes.
+        .executableTarget(
+            name: "HistoryBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
+        // Opens an existing engine store several times, cold or warm, and prints each open's
+        // time and what recovery did.
+        .executableTarget(
+            name: "OpenProbe",
+            dependencies: ["BenchSupport", .product(name: "Engine", package: "WALStore")]
+        ),
         // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
         .testTarget(
             name: "CoreDataSQLiteStoreTests",
@@ -112,23 +135,6 @@ if peersInstalled {
         .systemLibrary(
             name: "CLMDB",
             providers: [.apt(["liblmdb-dev"])]
-        ),
-        // WALStore against LevelDB, RocksDB and LMDB.
-        // WALDataStore's schema migrations on the blog model: time, peak memory, extra disk.
-        .executableTarget(
-            name: "MigrationBench",
-            dependencies: [
-                .product(name: "Engine", package: "WALStore"),
-                .product(name: "Snapshot", package: "WALStore"),
-            ]
-        ),
-        // What WALDataStore's history costs on saves, and what fetchHistory takes.
-        .executableTarget(
-            name: "HistoryBench",
-            dependencies: [
-                .product(name: "Engine", package: "WALStore"),
-                .product(name: "Snapshot", package: "WALStore"),
-            ]
         ),
         // WALStore against LevelDB, RocksDB and LMDB.
         .executableTarget(

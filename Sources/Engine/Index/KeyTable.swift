@@ -173,20 +173,17 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
                     } else if own > prefix {
                         high = mid
                     } else {
-                        // Keys mid and maybe neighbours share the prefix: narrow to them, then
-                        // search them by tail (all equal when the prefix holds the whole key).
-                        var first = mid
-                        while first > low, prefixes[first - 1] == prefix { first -= 1 }
-                        var last = mid + 1
-                        while last < high, prefixes[last] == prefix { last += 1 }
-                        guard KeyOrder.hasTail(prefix) else { return (first, true) }
-                        low = first
-                        high = last
+                        // A prefix that holds the whole key names one key (keys are distinct).
+                        guard KeyOrder.hasTail(prefix) else { return (mid, true) }
+                        // Keys mid and maybe neighbours share the prefix: go on by whole keys in
+                        // [low, high). A binary search, not a walk over the equal prefixes: a run
+                        // loaded at open is one chunk of all its keys, and thousands of them can
+                        // share their first seven bytes (one entity's records).
                         while low < high {
                             let probe = (low + high) / 2
                             if compare(probe, prefix, tail) < 0 { low = probe + 1 } else { high = probe }
                         }
-                        return (low, low < last && compare(low, prefix, tail) == 0)
+                        return (low, low < count && compare(low, prefix, tail) == 0)
                     }
                 }
                 return (low, false)
