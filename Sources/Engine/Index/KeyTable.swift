@@ -392,12 +392,13 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     /// The value of `key`, if present.
     subscript(key: [UInt8]) -> Value? {
+        key.withUnsafeBytes { bytes in value(KeyOrder.prefix(bytes), KeyOrder.tail(bytes)) }
+    }
+
+    /// The value of the key with `prefix` and `tail`, if present.
+    func value(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Value? {
         guard !chunks.isEmpty else { return nil }
-        return key.withUnsafeBytes { bytes in
-            let prefix = KeyOrder.prefix(bytes)
-            let tail = KeyOrder.tail(bytes)
-            return chunks[chunkIndex(prefix, tail)].value(prefix, tail)
-        }
+        return chunks[chunkIndex(prefix, tail)].value(prefix, tail)
     }
 
     func key(at position: Position) -> [UInt8] { chunks[position.chunk].key(at: position.index) }
@@ -577,6 +578,28 @@ extension KeyTable {
             chunk!.append(prefix, tail, value)
             tailBytes += tail.count
             table.count += 1
+        }
+
+        /// The keys appended so far.
+        var count: Int { table.count }
+
+        /// The order of the last key appended against the key with `prefix` and `tail`; nil
+        /// before the first.
+        func compareLast(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Int? {
+            guard let chunk, chunk.count > 0 else { return nil }
+            return chunk.compare(chunk.count - 1, prefix, tail)
+        }
+
+        /// The value of the last key appended; nil before the first.
+        var lastValue: Value? {
+            guard let chunk, chunk.count > 0 else { return nil }
+            return chunk.value(chunk.count - 1)
+        }
+
+        /// Replaces the value of the last key appended (nothing before the first).
+        mutating func setLastValue(_ value: Value) {
+            guard let last = chunk.map({ $0.count - 1 }), last >= 0 else { return }
+            chunk?.setValue(value, at: last)
         }
 
         private mutating func startChunk(_ tailLength: Int) {
