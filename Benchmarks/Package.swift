@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "walstore-datastore-bench", targets: ["DataStoreBench"]),
         .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
         .executable(name: "walstore-history-bench", targets: ["HistoryBench"]),
+        .executable(name: "walstore-open-probe", targets: ["OpenProbe"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -92,6 +93,12 @@ let package = Package(
                 .product(name: "Engine", package: "WALStore"),
                 .product(name: "Snapshot", package: "WALStore"),
             ]
+        ),
+        // Opens an existing engine store several times, cold or warm, and prints each open's
+        // time and what recovery did.
+        .executableTarget(
+            name: "OpenProbe",
+            dependencies: ["BenchSupport", .product(name: "Engine", package: "WALStore")]
         ),
         // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
         .testTarget(

@@ -124,26 +124,30 @@ struct RecoveredLog {
                     path: file.path, offset: min(size, recordedSize))
             }
             let hintPath = directory + "/" + PackFile.hintName(number)
-            var entries: [IndexEntry]
             do throws(EngineError) {
                 guard let hint else { throw EngineError.corruption("hint file is missing", path: hintPath, offset: 0) }
-                entries = try HintFile.load(hint, packNumber: number, packSize: size)
-                hintBytes[number] = try hint.size()
+                let hintSize = try hint.size()
+                // Decoded straight into the index, which takes the entries only if all of them
+                // load.
+                try index.loadRun { (run: inout LoadedRun) throws(EngineError) in
+                    try HintFile.load(hint, packNumber: number, packSize: size, into: &run)
+                }
+                hintBytes[number] = hintSize
             } catch {
                 // Damage: rebuild from the pack. A newer build's hint stops open, left as it is.
                 guard error.code != .unsupportedFormat else { throw error }
-                entries = try PackFile.scan(file, number: number)
+                var entries = try PackFile.scan(file, number: number)
                 let hint = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
                 try fileSystem.rename(hint.path, to: hintPath)
                 try fileSystem.syncDirectory(directory)
                 hintBytes[number] = hint.size
                 recovery.rebuiltHints += 1
+                index.load(sortedEntries: entries)
+                entries.removeAll()
             }
             let id = PackFile.fileID(number)
             files[id] = file
             index.noteSegment(id)
-            index.load(sortedEntries: entries)
-            entries.removeAll()
         }
         lastSequence = manifest.lastSequence
     }
@@ -266,14 +270,21 @@ struct RecoveredLog {
         }
         let fileSize = try file.size()
         let hint: SegmentHint
+        let putRecordBytes: Int
         do throws(SegmentHint.Unusable) {
             guard let hintFile = try? fileSystem.openFile(directory + "/" + name, create: false) else {
                 throw .invalid("hint file cannot be opened")
             }
-            hint = try SegmentHint.load(
-                hintFile, number: number, fileSize: fileSize, isNewest: isNewest, firstSequence: lastSequence + 1)
-            try hint.checkLastFrame(in: file)
-            segmentHintBytes[number] = (try? hintFile.size()) ?? 0
+            let hintSize = (try? hintFile.size()) ?? 0
+            // The puts go straight into the index, which takes them only once every check passed.
+            let firstSequence = lastSequence + 1
+            (hint, putRecordBytes) = try index.loadRun { (run: inout LoadedRun) throws(SegmentHint.Unusable) in
+                let hint = try SegmentHint.load(
+                    hintFile, number: number, fileSize: fileSize, isNewest: isNewest, firstSequence: firstSequence, into: &run)
+                try hint.checkLastFrame(in: file)
+                return (hint, run.recordBytes)
+            }
+            segmentHintBytes[number] = hintSize
         } catch {
             switch error {
             case .invalid:
@@ -288,12 +299,11 @@ struct RecoveredLog {
                     path: file.path, offset: 0)
             }
         }
-        index.load(sortedEntries: hint.puts)
         for delete in hint.deletes {
             hintTombstones.append((delete.key, delete.sequence, number, SegmentHint.deleteSize(delete)))
         }
         // Records the segment's later records replaced: dead in it from the start.
-        index.countDead(hint.replacedRecordBytes, in: number)
+        index.countDead(hint.replacedRecordBytes(putRecordBytes: putRecordBytes), in: number)
         lastSequence = hint.firstSequence + hint.frameCount - 1
         recovery.segmentHintsLoaded += 1
         return hint.coveredLength

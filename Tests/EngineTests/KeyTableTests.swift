@@ -392,6 +392,32 @@ import Testing
         Self.expectSame(index, reference, "after forgetting files")
     }
 
+    /// A store's one hint, as the record layer writes keys: thousands sharing their first seven
+    /// bytes. Lookups while the lone run is pending (open applying a hint's deletes) find each
+    /// key and miss absent ones, and the run becomes the table with the same contents.
+    @Test func aLoneRunOfKeysSharingTheirPrefixIsSearchedAndBecomesTheTable() {
+        var random = SeededGenerator(seed: 7)
+        var index = KeyDirectory()
+        var reference = Reference()
+        let file = PackFile.fileID(1)
+        index.noteSegment(file)
+        let keys = (0..<6_000).map { bytes("IPost\u{0}date\u{0}\(100_000 + $0 * 2)") }
+        let entries = keys.map { Self.entry($0, &random, file: file) }
+        index.load(sortedEntries: entries)
+        for entry in entries { reference.put(entry.key, at: entry.location, blob: entry.blob) }
+        for (number, key) in keys.enumerated() where number % 7 == 0 {
+            #expect(index[key] == reference.locations[key], "\(key)")
+            let absent = bytes("IPost\u{0}date\u{0}\(100_000 + number * 2 + 1)")
+            #expect(index[absent] == nil, "\(absent)")
+        }
+        for key in keys.prefix(300) {
+            index.delete(key, tombstoneIn: file, recordSize: 20)
+            reference.delete(key, segment: file, recordSize: 20)
+        }
+        index.finishLoading()
+        Self.expectSame(index, reference, "lone run")
+    }
+
     /// Runs that list the same keys (a damaged manifest): the later run wins, and the merge
     /// settles the figures exactly as the dictionary did.
     @Test func overlappingRunsMergeWithTheLaterWinning() {

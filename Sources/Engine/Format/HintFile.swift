@@ -87,6 +87,16 @@ enum HintFile {
     /// ``EngineError/Code/unsupportedFormat`` for a checksummed hint of another format version,
     /// which the caller must leave alone.
     static func load(_ file: any StoreFile, packNumber: UInt64, packSize: UInt64) throws(EngineError) -> [IndexEntry] {
+        var list = IndexEntryList()
+        try load(file, packNumber: packNumber, packSize: packSize, into: &list)
+        return list.entries
+    }
+
+    /// ``load(_:packNumber:packSize:)``, handing each entry to `sink` as it is decoded, in the
+    /// hint's order. A sink must not be used when this throws: it may have taken some entries.
+    static func load<Sink: IndexEntrySink>(
+        _ file: any StoreFile, packNumber: UInt64, packSize: UInt64, into sink: inout Sink
+    ) throws(EngineError) {
         let size = try file.size()
         guard size >= UInt64(LogFormat.hintHeaderSize + 4), size <= UInt64(Int32.max) * 64 else {
             throw .corruption("hint file of \(size) bytes", path: file.path, offset: 0)
@@ -107,8 +117,6 @@ enum HintFile {
         guard reader.readUInt32()! == 0, count <= UInt64(reader.remaining / minimumEntrySize) else {
             throw .corruption("hint declares \(count) entries in \(reader.remaining) bytes", path: file.path, offset: 20)
         }
-        var entries: [IndexEntry] = []
-        entries.reserveCapacity(Int(count))
         let fileID = PackFile.fileID(packNumber)
         var blockOffset: UInt64 = 0
         var blockLength: UInt64 = 0
@@ -145,15 +153,14 @@ enum HintFile {
                 valueLength = UInt32(length)
             }
             let recordSize = packRecordSize(keyLength: keyLength, valueLength: blob == nil ? Int(valueLength) : nil)
-            entries.append(IndexEntry(
-                key: Array(key),
-                location: Location(
+            sink.put(
+                key,
+                Location(
                     segment: fileID, blockOffset: blockOffset, blockLength: UInt32(blockLength),
                     valueOffset: UInt32(valueOffset), valueLength: valueLength, recordSize: UInt32(recordSize),
                     sequence: sequence),
-                blob: blob))
+                blob: blob)
         }
         guard reader.isAtEnd else { throw .corruption("bytes follow the last hint entry", path: file.path, offset: UInt64(reader.position)) }
-        return entries
     }
 }

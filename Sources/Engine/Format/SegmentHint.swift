@@ -39,7 +39,13 @@ struct SegmentHint: Equatable {
     /// (``load(_:number:fileSize:isNewest:firstSequence:)`` checks the entries' sizes against
     /// ``recordBytes``, which it bounds).
     var replacedRecordBytes: Int {
-        Int(recordBytes) - puts.reduce(0) { $0 + Int($1.location.recordSize) } - deletes.reduce(0) { $0 + Self.deleteSize($1) }
+        replacedRecordBytes(putRecordBytes: puts.reduce(0) { $0 + Int($1.location.recordSize) })
+    }
+
+    /// ``replacedRecordBytes`` of a hint whose puts went to a sink (``LoadedRun``) rather than
+    /// ``puts``: `putRecordBytes` is the sum of their record sizes.
+    func replacedRecordBytes(putRecordBytes: Int) -> Int {
+        Int(recordBytes) - putRecordBytes - deletes.reduce(0) { $0 + Self.deleteSize($1) }
     }
 
     static func name(_ segment: UInt64) -> String { hex16(segment) + LogFormat.segmentHintSuffix }
@@ -179,6 +185,19 @@ struct SegmentHint: Equatable {
     static func load(
         _ file: any StoreFile, number: UInt64, fileSize: UInt64, isNewest: Bool, firstSequence: UInt64?
     ) throws(Unusable) -> SegmentHint {
+        var list = IndexEntryList()
+        var hint = try load(file, number: number, fileSize: fileSize, isNewest: isNewest, firstSequence: firstSequence, into: &list)
+        hint.puts = list.entries
+        return hint
+    }
+
+    /// ``load(_:number:fileSize:isNewest:firstSequence:)``, handing each put entry to `sink` as it
+    /// is decoded (in key order) instead of collecting them in ``puts``, which stays empty. A
+    /// sink must not be used when this throws: it may have taken some of the entries.
+    static func load<Sink: IndexEntrySink>(
+        _ file: any StoreFile, number: UInt64, fileSize: UInt64, isNewest: Bool, firstSequence: UInt64?,
+        into sink: inout Sink
+    ) throws(Unusable) -> SegmentHint {
         let headerSize = LogFormat.segmentHintHeaderSize
         guard let size = try? file.size() else { throw .invalid("hint file cannot be read") }
         guard size >= UInt64(headerSize + 4), size <= UInt64(Int32.max) * 64 else {
@@ -229,23 +248,24 @@ struct SegmentHint: Equatable {
         }
         // An entry is at least a kind, a key length, a key byte and a sequence step.
         guard count <= UInt64(reader.remaining / 4) else { throw .invalid("hint declares \(count) entries in \(reader.remaining) bytes") }
-        var puts: [IndexEntry] = []
-        puts.reserveCapacity(Int(count))
         var deletes: [Delete] = []
-        var previousKey: [UInt8]?
+        var previousKey: ArraySlice<UInt8>?
         var sizes: UInt64 = 0
         for index in 0..<count {
             func bad(_ message: String) -> Unusable { .invalid("entry \(index): \(message)") }
             guard let kind = reader.readUInt8(),
                 kind == LogFormat.recordPut || kind == LogFormat.recordDelete || kind == LogFormat.recordBlob,
                 let keyLength = reader.readVarint(limit: LogFormat.maxKeyLength), keyLength >= 1,
-                let key = reader.readBytes(keyLength).map(Array.init), let step = reader.readVarint64(), step < frames
+                let key = reader.readBytes(keyLength), let step = reader.readVarint64(), step < frames
             else { throw bad("invalid or short") }
-            if let previousKey, compareBytes(previousKey, key) >= 0 { throw bad("keys out of order") }
+            if let previousKey,
+                previousKey.withUnsafeBytes({ a in key.withUnsafeBytes { b in compareBytes(a, b) } }) >= 0 {
+                throw bad("keys out of order")
+            }
             previousKey = key
             var valueLength: Int?
             if kind == LogFormat.recordDelete {
-                deletes.append(Delete(key: key, sequence: first + step))
+                deletes.append(Delete(key: Array(key), sequence: first + step))
             } else {
                 guard let blockOffset = reader.readVarint64(),
                     let blockLength = reader.readVarint(limit: LogFormat.maxBlockRawLength + LogFormat.blockHeaderSize),
@@ -268,7 +288,7 @@ struct SegmentHint: Equatable {
                     segment: number, blockOffset: blockOffset, blockLength: UInt32(blockLength),
                     valueOffset: UInt32(valueOffset), valueLength: stored, recordSize: UInt32(recordSize),
                     sequence: first + step)
-                puts.append(IndexEntry(key: key, location: location, blob: blob))
+                sink.put(key, location, blob: blob)
             }
             sizes += UInt64(recordSize(keyLength: keyLength, valueLength: valueLength, isBlob: kind == LogFormat.recordBlob))
         }
@@ -280,7 +300,7 @@ struct SegmentHint: Equatable {
         }
         return SegmentHint(
             segment: number, coveredLength: length, lastFrameOffset: lastFrame, firstSequence: first,
-            frameCount: frames, recordBytes: recordBytes, puts: puts, deletes: deletes)
+            frameCount: frames, recordBytes: recordBytes, puts: [], deletes: deletes)
     }
 
     /// Checks that the segment holds the frame the hint names last: a verified frame header at

@@ -46,9 +46,11 @@ struct SegmentUsage: Sendable, Equatable {
 /// locations packed to 32 bytes (``PackedLocation``, files by slot in ``FileSlots``). There is
 /// no hash table: a point lookup is the table's binary search, over contiguous 8-byte prefixes.
 ///
-/// Open loads each pack's hint-file entries, already in key order, as a run of its own (no
-/// hashing, no per-key allocation), and merges the runs in one pass when the first put, delete,
-/// move or ``finishLoading()`` needs the table; lookups meanwhile search the runs, newest first.
+/// Open loads each hint file's entries (a pack's or a segment's), already in key order, as a run
+/// of its own, decoded straight into table chunks (``LoadedRun``: no hashing, no per-key
+/// allocation), and merges the runs in one pass when the first put, delete, move or
+/// ``finishLoading()`` needs the table (a lone run becomes the table as it is); lookups meanwhile
+/// search the runs, newest first.
 /// Until then a key that two runs list (only a damaged manifest does that; the later run wins)
 /// counts in ``count``, ``keyBytes`` and ``usage`` twice: the merge retires the older copy as an
 /// overwrite would. The blob figures are exact throughout.
@@ -56,7 +58,7 @@ struct KeyDirectory {
     private var table = KeyTable<PackedLocation>()
     private var slots = FileSlots()
     /// Runs loaded and not yet merged into `table`, oldest first, each strictly ascending.
-    private var pending: [KeyTable<PackedLocation>.Chunk] = []
+    private var pending: [KeyTable<PackedLocation>] = []
     private var pendingCount = 0
     /// Set by ``finishLoading()``: ``entries(in:after:reverse:limit:)`` lists nothing before.
     private var finished = false
@@ -84,8 +86,7 @@ struct KeyDirectory {
             let prefix = KeyOrder.prefix(bytes)
             let tail = KeyOrder.tail(bytes)
             for run in pending.reversed() {
-                let (index, found) = run.lowerBound(prefix, tail)
-                if found { return run.value(index) }
+                if let value = run.value(prefix, tail) { return value }
             }
             return nil
         }
@@ -170,85 +171,71 @@ struct KeyDirectory {
 
     /// Loads a pack's entries, which come in key order, while the store opens, as a run merged
     /// later (see the type's comment); a later run wins over an earlier one. Entries out of order
-    /// (a hint file does not prove its order) are sorted first; of two entries for one key, the
-    /// later wins.
+    /// (a hint file does not prove its order) are loaded sorted as a newer run; of two entries
+    /// for one key, the later wins.
     mutating func load(sortedEntries entries: [IndexEntry]) {
-        guard !entries.isEmpty else { return }
-        // One pass, in the given order; keys are not looked at beforehand (each is a heap buffer
-        // of its own, a cache miss), so the run's tail buffer grows as needed.
-        var run = KeyTable<PackedLocation>.Chunk(capacity: entries.count, tailCapacity: entries.count * 16)
-        var outOfOrder: Int? = nil
-        entries.withUnsafeBufferPointer { entries in
-            for index in entries.indices where !add(entries[index], to: &run) {
-                outOfOrder = index
-                break
-            }
+        loadRun { run in
+            for entry in entries { run.put(entry.key[...], entry.location, blob: entry.blob) }
         }
-        if let first = outOfOrder {
+    }
+
+    /// Builds a run of entries beside the index with `body` (which feeds it a hint's entries,
+    /// ``LoadedRun``) and, when `body` returns, takes it in as the newest pending run; when
+    /// `body` throws, the index is left exactly as it was.
+    mutating func loadRun<T, Failure: Error>(_ body: (inout LoadedRun) throws(Failure) -> T) throws(Failure) -> T {
+        var run = LoadedRun(slots: slots, olderBlobs: blobs)
+        let result = try body(&run)
+        take(&run)
+        return result
+    }
+
+    private mutating func take(_ run: inout LoadedRun) {
+        let (table, unordered) = run.finish()
+        slots = run.slots
+        for (file, bytes) in run.usage {
+            usage[file, default: SegmentUsage()].liveBytes += bytes.liveBytes
+            usage[file, default: SegmentUsage()].deadBytes += bytes.deadBytes
+        }
+        keyBytes += run.keyBytes
+        retiredBlobBytes += run.retiredBlobBytes
+        for key in run.replacedBlobKeys {
+            // An older run's blob, replaced by this run's inline value.
+            if let old = blobs.removeValue(forKey: HashedKey(key)) { retireBlob(old) }
+        }
+        for (key, blob) in run.blobs {
+            if let old = blobs.updateValue(blob, forKey: HashedKey(key)) { retireBlob(old) }
+            blobBytes += blob.fileLength
+        }
+        if table.count > 0 {
+            pending.append(table)
+            pendingCount += table.count
+        }
+        if !unordered.isEmpty {
             // The rest, sorted (stably: of two entries for one key, the later wins), is a run of
             // its own, newer than the first part.
-            pending.append(run)
-            pendingCount += run.count
-            let rest = entries[first...].indices.sorted { a, b in
-                let order = compareBytes(entries[a].key, entries[b].key)
+            let order = unordered.indices.sorted { a, b in
+                let order = compareBytes(unordered[a].key, unordered[b].key)
                 return order != 0 ? order < 0 : a < b
             }
-            run = KeyTable<PackedLocation>.Chunk(capacity: rest.count, tailCapacity: rest.count * 16)
-            for index in rest { _ = add(entries[index], to: &run) }
+            loadRun { rest in
+                for index in order { rest.put(unordered[index].key[...], unordered[index].location, blob: unordered[index].blob) }
+            }
+            return
         }
-        flushLoadedBytes()
-        pending.append(run)
-        pendingCount += run.count
         if finished { mergePending() }
-    }
-
-    /// Live bytes of the file being loaded, added to its usage once it changes.
-    private var loadedFile: UInt64 = 0
-    private var loadedBytes = 0
-
-    private mutating func flushLoadedBytes() {
-        if loadedBytes != 0 { usage[loadedFile, default: SegmentUsage()].liveBytes += loadedBytes }
-        loadedBytes = 0
-    }
-
-    /// Appends `entry` to `run`, or replaces the run's last entry when it has the same key; false
-    /// (and nothing done) when it sorts before the last entry.
-    private mutating func add(_ entry: borrowing IndexEntry, to run: inout KeyTable<PackedLocation>.Chunk) -> Bool {
-        let duplicate: Bool? = entry.key.withUnsafeBytes { bytes in
-            guard run.count > 0 else { return false }
-            let order = run.compare(run.count - 1, KeyOrder.prefix(bytes), KeyOrder.tail(bytes))
-            return order < 0 ? false : order == 0 ? true : nil
-        }
-        guard let duplicate else { return false }
-        if let blob = entry.blob {
-            if let old = blobs.updateValue(blob, forKey: HashedKey(entry.key)) { retireBlob(old) }
-            blobBytes += blob.fileLength
-        } else if !blobs.isEmpty, let old = blobs.removeValue(forKey: HashedKey(entry.key)) {
-            retireBlob(old)  // an older run's blob, replaced by this run's value
-        }
-        let location = entry.location
-        if location.segment != loadedFile {
-            flushLoadedBytes()
-            loadedFile = location.segment
-        }
-        loadedBytes += Int(location.recordSize)
-        let packed = slots.retain(location)
-        if duplicate {
-            // The same key twice in one run: the later wins.
-            retire(run.value(run.count - 1), key: entry.key, blobDone: true)
-            run.setValue(packed, at: run.count - 1)
-        } else {
-            entry.key.withUnsafeBytes { bytes in run.append(KeyOrder.prefix(bytes), KeyOrder.tail(bytes), packed) }
-            keyBytes += entry.key.count
-        }
-        return true
     }
 
     /// Merges the pending runs (and the table, older than all of them) into the table.
     private mutating func mergePending() {
         guard !pending.isEmpty else { return }
+        if table.count == 0, pending.count == 1 {
+            // The only source (a store with one hint or pack): already a table in key order.
+            table = pending.removeLast()
+            pendingCount = 0
+            return
+        }
         var sources: [[KeyTable<PackedLocation>.Chunk]] = table.count > 0 ? [table.chunks] : []
-        sources += pending.map { [$0] }
+        sources += pending.map(\.chunks)
         table = KeyTable()
         pending = []
         pendingCount = 0

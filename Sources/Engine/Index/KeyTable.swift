@@ -173,20 +173,17 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
                     } else if own > prefix {
                         high = mid
                     } else {
-                        // Keys mid and maybe neighbours share the prefix: narrow to them, then
-                        // search them by tail (all equal when the prefix holds the whole key).
-                        var first = mid
-                        while first > low, prefixes[first - 1] == prefix { first -= 1 }
-                        var last = mid + 1
-                        while last < high, prefixes[last] == prefix { last += 1 }
-                        guard KeyOrder.hasTail(prefix) else { return (first, true) }
-                        low = first
-                        high = last
+                        // A prefix that holds the whole key names one key (keys are distinct).
+                        guard KeyOrder.hasTail(prefix) else { return (mid, true) }
+                        // Keys mid and maybe neighbours share the prefix: go on by whole keys in
+                        // [low, high). A binary search, not a walk over the equal prefixes: a run
+                        // loaded at open is one chunk of all its keys, and thousands of them can
+                        // share their first seven bytes (one entity's records).
                         while low < high {
                             let probe = (low + high) / 2
                             if compare(probe, prefix, tail) < 0 { low = probe + 1 } else { high = probe }
                         }
-                        return (low, low < last && compare(low, prefix, tail) == 0)
+                        return (low, low < count && compare(low, prefix, tail) == 0)
                     }
                 }
                 return (low, false)
@@ -395,12 +392,13 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     /// The value of `key`, if present.
     subscript(key: [UInt8]) -> Value? {
+        key.withUnsafeBytes { bytes in value(KeyOrder.prefix(bytes), KeyOrder.tail(bytes)) }
+    }
+
+    /// The value of the key with `prefix` and `tail`, if present.
+    func value(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Value? {
         guard !chunks.isEmpty else { return nil }
-        return key.withUnsafeBytes { bytes in
-            let prefix = KeyOrder.prefix(bytes)
-            let tail = KeyOrder.tail(bytes)
-            return chunks[chunkIndex(prefix, tail)].value(prefix, tail)
-        }
+        return chunks[chunkIndex(prefix, tail)].value(prefix, tail)
     }
 
     func key(at position: Position) -> [UInt8] { chunks[position.chunk].key(at: position.index) }
@@ -580,6 +578,28 @@ extension KeyTable {
             chunk!.append(prefix, tail, value)
             tailBytes += tail.count
             table.count += 1
+        }
+
+        /// The keys appended so far.
+        var count: Int { table.count }
+
+        /// The order of the last key appended against the key with `prefix` and `tail`; nil
+        /// before the first.
+        func compareLast(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Int? {
+            guard let chunk, chunk.count > 0 else { return nil }
+            return chunk.compare(chunk.count - 1, prefix, tail)
+        }
+
+        /// The value of the last key appended; nil before the first.
+        var lastValue: Value? {
+            guard let chunk, chunk.count > 0 else { return nil }
+            return chunk.value(chunk.count - 1)
+        }
+
+        /// Replaces the value of the last key appended (nothing before the first).
+        mutating func setLastValue(_ value: Value) {
+            guard let last = chunk.map({ $0.count - 1 }), last >= 0 else { return }
+            chunk?.setValue(value, at: last)
         }
 
         private mutating func startChunk(_ tailLength: Int) {
