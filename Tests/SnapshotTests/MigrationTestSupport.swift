@@ -88,18 +88,7 @@ struct MigrationHome {
     }
 
     /// Every file under the store's directory and its bytes.
-    func files() throws -> [String: Data] {
-        var result: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: path)
-        while let name = enumerator?.nextObject() as? String {
-            var isDirectory: ObjCBool = false
-            let full = path + "/" + name
-            if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
-                result[name] = try Data(contentsOf: URL(fileURLWithPath: full))
-            }
-        }
-        return result
-    }
+    func files() throws -> [String: Data] { try filesUnder(path) }
 }
 
 extension [Schema.Entity] {

@@ -81,16 +81,21 @@ struct SegmentHint: Equatable {
         var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
         _ = try reader.readHeader()
         let end = length ?? reader.fileSize
-        /// The last record of each key: a put's index entry, or a delete (nil location).
-        var last: [HashedKey: (entry: IndexEntry?, delete: Delete?)] = [:]
+        /// Every record in log order (a put's index entry, or a delete), sorted by key below and
+        /// cut to the last of each key: a list, not a table by key, so that a segment of a
+        /// million records costs one entry each while the hint is built.
+        var records: [Record] = []
         var hint = SegmentHint(
             segment: number, coveredLength: 0, lastFrameOffset: 0, firstSequence: 0, frameCount: 0,
             recordBytes: 0, puts: [], deletes: [])
         if let previous {
             hint = previous
-            last.reserveCapacity(previous.entryCount)
-            for entry in previous.puts { last[HashedKey(entry.key)] = (entry, nil) }
-            for delete in previous.deletes { last[HashedKey(delete.key)] = (nil, delete) }
+            hint.puts = []
+            hint.deletes = []
+            records.reserveCapacity(previous.entryCount)
+            // A previous hint holds one record per key: their order among themselves is moot.
+            for entry in previous.puts { records.append(.put(entry)) }
+            for delete in previous.deletes { records.append(.delete(delete)) }
             reader.resume(at: previous.coveredLength, sequence: previous.firstSequence + previous.frameCount)
         }
         while reader.validLength < end, let frame = try reader.nextFrame() {
@@ -110,16 +115,35 @@ struct SegmentHint: Equatable {
                     let location = Location(
                         record, file: number, blockOffset: frame.offset + UInt64(record.blockOffset),
                         blockLength: record.blockLength, sequence: frame.sequence)
-                    last[HashedKey(record.key)] = (IndexEntry(key: record.key, location: location, blob: record.blob), nil)
+                    records.append(.put(IndexEntry(key: record.key, location: location, blob: record.blob)))
                 } else {
-                    last[HashedKey(record.key)] = (nil, Delete(key: record.key, sequence: frame.sequence))
+                    records.append(.delete(Delete(key: record.key, sequence: frame.sequence)))
                 }
             }
         }
         hint.coveredLength = reader.validLength
-        hint.puts = last.values.compactMap(\.entry).sorted { compareBytes($0.key, $1.key) < 0 }
-        hint.deletes = last.values.compactMap(\.delete).sorted { compareBytes($0.key, $1.key) < 0 }
+        // By key, and for one key in log order (the sort is stable): the last of a run wins.
+        records.sort { compareBytes($0.key, $1.key) < 0 }
+        for (i, record) in records.enumerated() where i + 1 == records.count || records[i + 1].key != record.key {
+            switch record {
+            case .put(let entry): hint.puts.append(entry)
+            case .delete(let delete): hint.deletes.append(delete)
+            }
+        }
         return hint
+    }
+
+    /// One record of a segment while its hint is built.
+    private enum Record {
+        case put(IndexEntry)
+        case delete(Delete)
+
+        var key: [UInt8] {
+            switch self {
+            case .put(let entry): entry.key
+            case .delete(let delete): delete.key
+            }
+        }
     }
 
     func encoded() -> [UInt8] {
