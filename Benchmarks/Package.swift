@@ -25,6 +25,7 @@ let package = Package(
         .executable(name: "walstore-migration-bench", targets: ["MigrationBench"]),
         .executable(name: "walstore-history-bench", targets: ["HistoryBench"]),
         .executable(name: "walstore-open-probe", targets: ["OpenProbe"]),
+        .executable(name: "walstore-context-bench", targets: ["ContextBench"]),
     ],
     dependencies: [
         .package(name: "WALStore", path: ".."),
@@ -99,6 +100,15 @@ let package = Package(
         .executableTarget(
             name: "OpenProbe",
             dependencies: ["BenchSupport", .product(name: "Engine", package: "WALStore")]
+        ),
+        // What the Models module's StoreContext costs over the bare WALDataStore.
+        .executableTarget(
+            name: "ContextBench",
+            dependencies: [
+                .product(name: "Engine", package: "WALStore"),
+                .product(name: "Snapshot", package: "WALStore"),
+                .product(name: "Models", package: "WALStore"),
+            ]
         ),
         // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
         .testTarget(
