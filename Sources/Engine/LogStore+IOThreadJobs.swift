@@ -7,4 +7,11 @@ extension LogStore {
     package static func runOnIOThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await IOThreads.shared.runInfallible(body)
     }
+
+    /// Runs `body` on one of the engine's I/O threads, without waiting for it: for layers above
+    /// the engine that hand work to a thread of their own choosing and report its outcome
+    /// themselves. The same rules as ``runOnIOThread(_:)`` apply to `body`.
+    package static func submitToIOThread(_ body: @escaping @Sendable () -> Void) {
+        IOThreads.shared.submit(body)
+    }
 }

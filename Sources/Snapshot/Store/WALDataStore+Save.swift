@@ -12,8 +12,13 @@ extension WALDataStore {
     ///
     /// When it returns in the engine's durable sync mode, the whole save — records, assets,
     /// join records, back references, index and uniqueness entries, and its history transaction
-    /// when history is on — survives power loss; if it
-    /// throws, nothing of it was written (a refused save leaves the files byte-identical).
+    /// when history is on — survives power loss; if it throws, nothing of it was written (a
+    /// refused save leaves the files byte-identical).
+    ///
+    /// Saves that only insert, made while another save is being written, share the next commit
+    /// (and its sync) when the store keeps no history: each is still all or nothing, and
+    /// durable when it returns; an insert colliding on a unique value with another's insert of
+    /// the group merges into it, as it would had that save been written first.
     ///
     /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
     ///   object it updated), and, whole, every object whose stored record differs from what the
@@ -27,12 +32,8 @@ extension WALDataStore {
     ///   `foreignIdentifier`, `temporaryIdentifierInUpdate`, `invalidRequest`, `cardinality`,
     ///   `deleteDenied`, `uniqueness`; `engine` when the engine fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try gate.withLock {
-            let planned = try planWithoutWriting(request)
-            try Self.engineCall("Saving") { _ = try engine.commit(planned.batch) }
-            didCommit(planned)
-            return planned.result
-        }
+        if canShareCommit(request) { return try saveSharingCommit(request) }
+        return try gate.withLock { try writeAlone(request) }
     }
 
     /// Deletes every object the request selects in one save, applying the schema's delete rules

@@ -55,6 +55,8 @@ public final class WALDataStore: DataStoreBatching {
     let isMigrationContext: Bool
     /// Serialises saves, fetches and erases: each sees (and makes) one consistent state.
     let gate = NSLock()
+    /// The saves waiting to share a commit (``WALDataStore/save(_:)``).
+    package let coalescer = SaveCoalescer()
     /// The history of its saves (``fetchHistory(_:)``), recorded when the configuration asks.
     let history: HistoryLog
     private let recordsReadCounter = Atomic<Int>(0)
@@ -157,10 +159,11 @@ public final class WALDataStore: DataStoreBatching {
 
     // MARK: Async variants: the synchronous work, on the engine's I/O threads.
 
-    /// As ``save(_:)``, run on one of the engine's I/O threads; durable as ``save(_:)`` when it
-    /// returns.
+    /// As ``save(_:)``, run on one of the engine's I/O threads (a save that may share a commit
+    /// waits for it without holding any thread); durable as ``save(_:)`` when it returns.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) async throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
-        try await onIOThread { try self.save(request) }
+        if canShareCommit(request) { return try await saveSharingCommit(request) }
+        return try await onIOThread { try self.save(request) }
     }
 
     /// As ``fetch(_:)``, run on one of the engine's I/O threads.

@@ -1,0 +1,58 @@
+import Synchronization
+
+/// The saves waiting to be written, and who writes them: saves that arrive while another is being
+/// written queue here, and the next writer takes them all as one group (see
+/// ``WALDataStore/save(_:)``). One caller at a time leads: it drains the queue, group by group,
+/// and hands each save its outcome.
+package final class SaveCoalescer: Sendable {
+    /// One waiting save and how to hand it its outcome (called once, on the leader's thread).
+    struct Pending: Sendable {
+        let request: DataStoreSaveChangesRequest<DefaultSnapshot>
+        let finish: @Sendable (Result<DataStoreSaveChangesResult<DefaultSnapshot>, DataStoreError>) -> Void
+    }
+
+    private struct State {
+        var queue: [Pending] = []
+        var leading = false
+    }
+
+    /// The queue and whether a leader is draining it; read and written only under its lock.
+    private let state = Mutex(State())
+
+    /// The most saves one group holds.
+    static let groupLimit = 64
+
+    /// Queues `pending`. Returns true when the caller must lead: no one is draining the queue.
+    func enqueue(_ pending: Pending) -> Bool {
+        state.withLock { s in
+            s.queue.append(pending)
+            if s.leading { return false }
+            s.leading = true
+            return true
+        }
+    }
+
+    /// The next group (in arrival order), or `nil` — and the lead given up — when none waits.
+    func nextGroup() -> [Pending]? {
+        state.withLock { s in
+            guard !s.queue.isEmpty else {
+                s.leading = false
+                return nil
+            }
+            let group = Array(s.queue.prefix(Self.groupLimit))
+            s.queue.removeFirst(group.count)
+            return group
+        }
+    }
+
+    /// Gives up the lead when no save waits; returns true (keeping the lead) when some do.
+    func keepsLead() -> Bool {
+        state.withLock { s in
+            if s.queue.isEmpty { s.leading = false }
+            return s.leading
+        }
+    }
+
+    /// How many saves wait (a test hook).
+    package var waiting: Int { state.withLock { $0.queue.count } }
+}
