@@ -1,4 +1,4 @@
-import Synchronization
+import Engine
 
 /// The saves waiting to be written, and who writes them: saves that arrive while another is being
 /// written queue here, and the next writer takes them all as one group (see
@@ -16,8 +16,9 @@ package final class SaveCoalescer: Sendable {
         var leading = false
     }
 
-    /// The queue and whether a leader is draining it; read and written only under its lock.
-    private let state = Mutex(State())
+    /// The queue and whether a leader is draining it; read and written only under its lock
+    /// (the engine's `Locked`, a pthread mutex the thread sanitizer sees).
+    private let state = Locked(State())
 
     /// The most saves one group holds.
     static let groupLimit = 64
