@@ -1,3 +1,4 @@
+import EngineTestSupport
 import Foundation
 import Models
 import Snapshot
@@ -118,18 +119,7 @@ func runBlog(in directory: URL) throws -> ModelContext {
     }
 
     @Test func readmeShowsExactlyTheCompiledExample() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        func lines(_ text: String, from begin: String, to end: String) -> [String] {
-            let all = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            guard let start = all.firstIndex(where: { $0.contains(begin) }),
-                let stop = all[start...].firstIndex(where: { $0.contains(end) })
-            else { return [] }
-            return all[(start + 1)..<stop].map { $0.trimmingCharacters(in: .whitespaces) }
-        }
-        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let compiled = lines(source, from: "// README" + ":begin", to: "// README" + ":end")
-        let shown = lines(readme, from: "<!-- models-example:begin -->", to: "<!-- models-example:end -->").filter { !$0.hasPrefix("```") }
+        let (compiled, shown) = try ReadmeSnippet.compiledAndShown(sourcePath: #filePath, marker: "models-example")
         #expect(!compiled.isEmpty)
         #expect(shown == compiled)
     }
