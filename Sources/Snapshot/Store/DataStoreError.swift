@@ -108,28 +108,42 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     public var propertyName: String?
     /// The object concerned, when there is one.
     public var identifier: PersistentIdentifier?
+    /// The rule concerned, when the error is a refusal by one: the properties of the uniqueness
+    /// constraint (`["email"]` for a `unique` attribute, `["author", "slug"]` for a compound
+    /// constraint), in the schema's order. Nil when no rule is concerned.
+    public var constraint: [String]?
+    /// Every other object concerned, beyond ``identifier``: the object a unique value collides
+    /// with, the object a request names twice, each colliding object of a refused migration.
+    /// Empty when only ``identifier`` (or none) is concerned.
+    public var relatedIdentifiers: [PersistentIdentifier]
     /// The error that caused this one, when it wraps another.
     public var underlying: (any Error & Sendable)?
 
     /// An error with the given code and message and, when known, the place it concerns.
     public init(
         _ code: Code, _ message: String, entityName: String? = nil, propertyName: String? = nil,
-        identifier: PersistentIdentifier? = nil, underlying: (any Error & Sendable)? = nil
+        identifier: PersistentIdentifier? = nil, constraint: [String]? = nil,
+        relatedIdentifiers: [PersistentIdentifier] = [], underlying: (any Error & Sendable)? = nil
     ) {
         self.code = code
         self.message = message
         self.entityName = entityName
         self.propertyName = propertyName
         self.identifier = identifier
+        self.constraint = constraint
+        self.relatedIdentifiers = relatedIdentifiers
         self.underlying = underlying
     }
 
-    /// `DataStoreError.<code>: <message>`, then the entity, property, identifier and cause.
+    /// `DataStoreError.<code>: <message>`, then the entity, property, constraint, identifiers and
+    /// cause.
     public var description: String {
         var text = "DataStoreError.\(code): \(message)"
         if let entityName { text += " [entity \(entityName)" + (propertyName.map { ", property \($0)" } ?? "") + "]" }
         else if let propertyName { text += " [property \(propertyName)]" }
+        if let constraint { text += " [constraint (\(constraint.joined(separator: ", ")))]" }
         if let identifier { text += " [object \(identifier)]" }
+        if !relatedIdentifiers.isEmpty { text += " [also \(relatedIdentifiers.map { "\($0)" }.joined(separator: ", "))]" }
         if let underlying { text += " (caused by \(underlying))" }
         return text
     }
