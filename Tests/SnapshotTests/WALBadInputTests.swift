@@ -81,12 +81,13 @@ import Testing
         Case(name: "a deny rule", code: .deleteDenied, property: "guardian") { s in
             DataStoreSaveChangesRequest(deleted: [s.parent])
         },
-        Case(name: "a unique value taken by an update", code: .uniqueness, property: "name") { s in
+        Case(name: "an insert of the unique value an update gives", code: .conflictingChanges, property: "name") { s in
             let other = RulesModel.make("Parent", ["name": "Zed"])
             var p = s.parent
             p["name"] = "Zed"
             return DataStoreSaveChangesRequest(inserted: [other], updated: [p])
         },
+
     ]
 
     @Test(arguments: cases) func aBadSaveIsRefusedAndWritesNothing(_ bad: Case) throws {

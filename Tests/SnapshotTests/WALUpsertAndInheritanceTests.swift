@@ -16,11 +16,13 @@ import Testing
         #expect(result.snapshotsToReregister[id]?["colour"] == "blue")
         #expect(try store.all("Tag").map(\.persistentIdentifier) == [id])
         #expect(try store.snapshot(id)?["colour"] == "blue")
-        // Two colliding inserts in one save become one object.
+        // Two colliding inserts in one save are refused: which one's values would win is unsaid.
         let a = BlogModel.tag(name: "how-to"), b = BlogModel.tag(name: "how-to", colour: "green")
-        let both = try store.save(DataStoreSaveChangesRequest(inserted: [a, b]))
-        #expect(both.remappedIdentifiers[a.persistentIdentifier] == both.remappedIdentifiers[b.persistentIdentifier])
-        #expect(try store.all("Tag").count == 2)
+        #expect { _ = try store.save(DataStoreSaveChangesRequest(inserted: [a, b])) } throws: { error in
+            let e = error as? DataStoreError
+            return e?.code == .uniqueness && e?.identifier == b.persistentIdentifier && e?.relatedIdentifiers == [a.persistentIdentifier]
+        }
+        #expect(try store.all("Tag").count == 1)
     }
 
     @Test func anInsertCollidingOnACompoundConstraintUpdatesTheStoredObject() throws {

@@ -13,7 +13,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case unknownEntity, unknownProperty, typeMismatch, missingValue, danglingReference
             case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
             case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
-            case historyTokenExpired
+            case historyTokenExpired, conflictingChanges
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -71,6 +71,13 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// or expired), or newer than its newest transaction (the store was replaced): a fetch
         /// after it could not be complete. Start again without a token.
         public static let historyTokenExpired = Code(.historyTokenExpired)
+        /// One save request says two things of one object that cannot both hold: the same
+        /// identifier twice among the inserted or the updated, or among both the updated and the
+        /// deleted; or an insert whose unique value is held by an object the same request
+        /// updates. ``DataStoreError/identifier`` names the object (and
+        /// ``DataStoreError/relatedIdentifiers`` the other one, when there are two); the message
+        /// says which lists name it. State each object once per save.
+        public static let conflictingChanges = Code(.conflictingChanges)
 
         public var description: String {
             switch value {
@@ -94,6 +101,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .schemaMismatch: "schemaMismatch"
             case .migrationFailed: "migrationFailed"
             case .historyTokenExpired: "historyTokenExpired"
+            case .conflictingChanges: "conflictingChanges"
             }
         }
     }

@@ -2,7 +2,7 @@ extension SavePlanner {
     /// The final state of every object the save touches: non-optional values present,
     /// relationship counts within bounds, no two objects sharing a unique value.
     func checkFinalState() throws {
-        var claimed: [[UInt8]: PersistentIdentifier] = [:]
+        var claimed: [[UInt8]: (id: PersistentIdentifier, constraint: [String])] = [:]
         for id in state.keys.sorted() where !deleted.contains(id) {
             let s = state[id]!
             for property in schema.allProperties(of: id.entityName) {
@@ -10,12 +10,12 @@ extension SavePlanner {
                 switch property {
                 case .attribute(let a) where !a.isOptional && !a.options.contains(.ephemeral) && value.isNull:
                     throw DataStoreError(
-                        .missingValue, "\(id.entityName).\(a.name) is not optional and has no value; give it one.",
-                        entityName: id.entityName, propertyName: a.name, identifier: id)
+                        .missingValue, "\(id.entityName).\(a.name) of \(reported(id)) is not optional and has no value; give it one.",
+                        entityName: id.entityName, propertyName: a.name, identifier: reported(id))
                 case .relationship(let r) where !r.isToMany && !r.isOptional && value.isNull:
                     throw DataStoreError(
-                        .missingValue, "\(id.entityName).\(r.name) is not optional and has no target (after this save's delete rules); set one.",
-                        entityName: id.entityName, propertyName: r.name, identifier: id)
+                        .missingValue, "\(id.entityName).\(r.name) of \(reported(id)) is not optional and has no target (after this save's delete rules); set one.",
+                        entityName: id.entityName, propertyName: r.name, identifier: reported(id))
                 case .relationship(let r) where r.isToMany:
                     // An array not materialized is unchanged or changed link by link (below).
                     if s.values[r.name] != nil { try checkCount(value.referencedIdentifiers.count, of: r, id) }
@@ -24,8 +24,10 @@ extension SavePlanner {
                 }
             }
             for (key, properties) in mapper.uniqueKeys(of: s) {
-                if let other = claimed[key], other != id { throw uniquenessError(id, other, properties) }
-                claimed[key] = id
+                if let other = claimed[key], other.id != id {
+                    throw uniquenessError(reported(id), reported(other.id), properties, "would share its unique \(properties.joined(separator: ", ")) with \(reported(other.id)); change one of them")
+                }
+                claimed[key] = (id, properties)
             }
         }
         // Bounded to-many relationships changed link by link: counted whole.
@@ -35,9 +37,11 @@ extension SavePlanner {
                 try checkCount(try targets(id, r).count, of: r, id)
             }
         }
-        for (key, id) in claimed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            guard let owner = try uniqueOwner(key), owner != id, !deleted.contains(owner), state[owner] == nil else { continue }
-            throw uniquenessError(id, owner, [])
+        for (key, claim) in claimed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            guard let owner = try uniqueOwner(key), owner != claim.id, !deleted.contains(owner), state[owner] == nil else { continue }
+            throw uniquenessError(
+                reported(claim.id), owner, claim.constraint,
+                "would share its unique \(claim.constraint.joined(separator: ", ")) with the stored \(owner); change one of them, or delete or update that object in the same save")
         }
     }
 
@@ -45,13 +49,19 @@ extension SavePlanner {
         guard count < (r.minimumCount ?? 0) || count > (r.maximumCount ?? Int.max) else { return }
         throw DataStoreError(
             .cardinality,
-            "\(id.entityName).\(r.name) would hold \(count) objects, outside \(r.minimumCount ?? 0)...\(r.maximumCount.map(String.init) ?? "∞").",
-            entityName: id.entityName, propertyName: r.name, identifier: id)
+            "\(id.entityName).\(r.name) of \(reported(id)) would hold \(count) objects, outside \(r.minimumCount ?? 0)...\(r.maximumCount.map(String.init) ?? "∞"); add or remove targets to fit.",
+            entityName: id.entityName, propertyName: r.name, identifier: reported(id))
     }
 
-    private func uniquenessError(_ id: PersistentIdentifier, _ other: PersistentIdentifier, _ properties: [String]) -> DataStoreError {
-        DataStoreError(
-            .uniqueness, "\(id) would share its unique \(properties.isEmpty ? "values" : properties.joined(separator: ", ")) with \(other); change one of them.",
-            entityName: id.entityName, propertyName: properties.first, identifier: id)
+    /// A uniqueness refusal: `id` (``DataStoreError/identifier``) and `other`
+    /// (``DataStoreError/relatedIdentifiers``) would share the values of `constraint`; a
+    /// `unique` attribute's name is also ``DataStoreError/propertyName``. `phrase` follows the
+    /// object's name in the message.
+    func uniquenessError(_ id: PersistentIdentifier, _ other: PersistentIdentifier, _ constraint: [String], _ phrase: String) -> DataStoreError {
+        let attribute = constraint.count == 1 && schema.attribute(named: constraint[0], in: id.entityName)?.options.contains(.unique) == true
+        return DataStoreError(
+            .uniqueness, "The \(id.entityName) \(id) \(phrase).",
+            entityName: id.entityName, propertyName: attribute ? constraint[0] : nil, identifier: id, constraint: constraint,
+            relatedIdentifiers: [other])
     }
 }

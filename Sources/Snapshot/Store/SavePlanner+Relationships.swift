@@ -33,9 +33,9 @@ extension SavePlanner {
         }
         // To-many statements: their changes against the stored targets. The stating object's
         // array is read whole; the other ends change link by link.
-        for (id, r, targets) in intents where !deleted.contains(id) {
+        for (id, r, targets, addsOnly) in intents where !deleted.contains(id) {
             let old = Set(try storedTargets(id, r))
-            let new = Set(targets)
+            let new = addsOnly ? old.union(targets) : Set(targets)
             try materialize(id, r)
             let inv = inverse(of: r)
             if let inv, !inv.isToMany {
@@ -79,26 +79,63 @@ extension SavePlanner {
     }
 
     /// The deleted objects and, through cascade rules, theirs; refused by a deny rule whose
-    /// relationship still has a target that stays.
-    func applyDeletes(_ ids: [PersistentIdentifier]) throws {
+    /// relationship still has a stored target that stays. Both read each relationship as the
+    /// request leaves it (call after ``applyRelationshipChanges()``): a child the request
+    /// detached or moved to another owner is neither cascaded nor counted.
+    /// An object in `updated` that a cascade reaches is refused (`conflictingChanges`).
+    func applyDeletes(_ ids: [PersistentIdentifier], updated: Set<PersistentIdentifier> = []) throws {
+        var left: [PersistentIdentifier: [String: [PersistentIdentifier]]] = [:]
+        var cascadedBy: [PersistentIdentifier: (owner: PersistentIdentifier, relationship: String)] = [:]
         var queue: [PersistentIdentifier] = ids.reversed()
         while let d = queue.popLast() {
-            guard !deleted.contains(d), let snapshot = try storedWhole(d) else { continue }
+            guard !deleted.contains(d), try stored(d) != nil else { continue }
+            if let by = cascadedBy[d], updated.contains(d) {
+                throw DataStoreError(
+                    .conflictingChanges,
+                    "\(d) is deleted by the cascade rule of \(by.owner).\(by.relationship), and the same save updates it: two statements about one object. Detach it from \(by.owner) to keep it, or drop the update.",
+                    entityName: d.entityName, identifier: d, relatedIdentifiers: [by.owner])
+            }
+            for r in relationships(of: d.entityName) where r.deleteRule == .cascade || r.deleteRule == .deny {
+                left[d, default: [:]][r.name] = try leftTargets(d, r)
+            }
             deleted.insert(d)
             state[d] = nil
             linkChanges[d] = nil
             for r in relationships(of: d.entityName) where r.deleteRule == .cascade {
-                queue.append(contentsOf: (snapshot.values[r.name]?.referencedIdentifiers ?? []).reversed())
+                for t in left[d]?[r.name] ?? [] where cascadedBy[t] == nil && !deleted.contains(t) { cascadedBy[t] = (d, r.name) }
+                queue.append(contentsOf: (left[d]?[r.name] ?? []).reversed())
             }
         }
         for d in deleted.sorted() {
-            let snapshot = try storedWhole(d)!
             for r in relationships(of: d.entityName) where r.deleteRule == .deny {
-                if let kept = try (snapshot.values[r.name]?.referencedIdentifiers ?? []).first(where: { try !deleted.contains($0) && stored($0) != nil }) {
+                // An inserted target refers to `d` itself, which checkReferencesToDeleted refuses.
+                if let kept = try (left[d]?[r.name] ?? []).first(where: { try !deleted.contains($0) && stored($0) != nil }) {
                     throw DataStoreError(
                         .deleteDenied, "\(d) cannot be deleted: its \(r.name) still holds \(kept) and the rule is deny; delete or detach that first.",
-                        entityName: d.entityName, propertyName: r.name, identifier: d)
+                        entityName: d.entityName, propertyName: r.name, identifier: d, relatedIdentifiers: [kept])
                 }
+            }
+        }
+    }
+
+    /// The targets of `relationship` of `id` as the save leaves them so far.
+    private func leftTargets(_ id: PersistentIdentifier, _ relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        if relationship.isToMany { return try targets(id, relationship) }
+        return Self.target(try current(id)?.values[relationship.name]).map { [$0] } ?? []
+    }
+
+    /// No insert or update refers to an object the save deletes (a delete rule's cascade
+    /// included): such a save says both that the object goes and that it is referred to.
+    func checkReferencesToDeleted() throws {
+        guard !deleted.isEmpty else { return }
+        for (id, statement) in statements {
+            for (name, value) in statement.values.sorted(by: { $0.key < $1.key }) {
+                guard let gone = value.referencedIdentifiers.first(where: deleted.contains) else { continue }
+                let referrer = reported(id)
+                throw DataStoreError(
+                    .danglingReference,
+                    "\(id.entityName).\(name) of \(referrer) refers to \(gone), which the same save deletes (directly or by a cascade rule); remove the reference, or keep the object.",
+                    entityName: id.entityName, propertyName: name, identifier: referrer, relatedIdentifiers: [gone])
             }
         }
     }

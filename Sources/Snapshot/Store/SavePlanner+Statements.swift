@@ -3,7 +3,30 @@ import Foundation
 extension SavePlanner {
     /// Identifiers first: inserts temporary and of concrete, declared entities; updates and
     /// deletes permanent, of this store, and (updates) of stored objects.
+    ///
+    /// One object stated twice is refused (`conflictingChanges`): the same identifier twice
+    /// among the inserted or the updated, or among both the updated and the deleted. The same
+    /// identifier twice among the deleted is one delete.
     func checkIdentifiers(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        func conflict(_ id: PersistentIdentifier, _ lists: String, _ advice: String) -> DataStoreError {
+            DataStoreError(
+                .conflictingChanges, "\(id) is \(lists) in one save; \(advice).", entityName: id.entityName, identifier: id)
+        }
+        var insertedIDs: Set<PersistentIdentifier> = []
+        for snapshot in request.inserted where !insertedIDs.insert(snapshot.persistentIdentifier).inserted {
+            throw conflict(snapshot.persistentIdentifier, "inserted twice (two inserted snapshots carry it)",
+                           "give each new object a temporary identifier of its own, or insert one snapshot")
+        }
+        var updatedIDs: Set<PersistentIdentifier> = []
+        for snapshot in request.updated where !updatedIDs.insert(snapshot.persistentIdentifier).inserted {
+            throw conflict(snapshot.persistentIdentifier, "updated twice (two updated snapshots carry it)",
+                           "merge the two into one updated snapshot")
+        }
+        let deletedIDs = Set(request.deleted.map(\.persistentIdentifier))
+        for snapshot in request.updated where deletedIDs.contains(snapshot.persistentIdentifier) {
+            throw conflict(snapshot.persistentIdentifier, "both updated and deleted",
+                           "drop the update to delete it, or drop the delete to keep it")
+        }
         for snapshot in request.inserted {
             let id = snapshot.persistentIdentifier
             guard id.isTemporary else {
@@ -57,45 +80,70 @@ extension SavePlanner {
         return DefaultSnapshot(persistentIdentifier: id, values: values)
     }
 
-    /// Permanent identifiers for the inserts: a new UUID, or the identifier of the stored (or
-    /// earlier inserted) object the insert collides with on a uniqueness rule (an upsert).
-    func assignIdentifiers(_ inserts: [DefaultSnapshot]) throws {
+    /// Permanent identifiers for the inserts: a new UUID, or the identifier of the stored object
+    /// the insert collides with on a uniqueness rule (an upsert), as the request leaves it:
+    /// - an object in `excluded` (the request deletes it) is no match: the insert is new;
+    /// - a value the request's update moves away is free: the insert is new;
+    /// - a value an object the request updates keeps, or moves to it, is `conflictingChanges`
+    ///   (two statements about one object);
+    /// - two inserts sharing a unique value are `uniqueness`, naming both;
+    /// - a stored object of another entity is `uniqueness` (an upsert cannot change the entity).
+    func assignIdentifiers(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, excluding excluded: Set<PersistentIdentifier>) throws {
+        let gone = excluded.union(request.deleted.map(\.persistentIdentifier))
+        let updatedIDs = Set(request.updated.map(\.persistentIdentifier))
+        // The unique values the updated objects hold once the request is applied.
+        var heldByUpdate: [[UInt8]: PersistentIdentifier] = [:]
+        for snapshot in request.updated {
+            let id = snapshot.persistentIdentifier
+            guard var merged = try stored(id) else { continue }
+            for (name, value) in snapshot.values { merged.values[name] = value }
+            for (key, _) in mapper.uniqueKeys(of: merged) { heldByUpdate[key] = id }
+        }
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
-        for snapshot in inserts {
+        for snapshot in request.inserted {
             let temporary = snapshot.persistentIdentifier
             var merged = emptySnapshot(temporary)
             for (name, value) in snapshot.values { merged.values[name] = value }
             var keys: [[UInt8]] = []
-            var target: PersistentIdentifier?
+            var target: (id: PersistentIdentifier, constraint: [String])?
             for constraint in layout.uniquenessConstraints(of: temporary.entityName) {
                 let values = constraint.properties.map { merged.values[$0] ?? .null }
                 if values.contains(where: { $0.isNull || $0.referencedIdentifiers.contains(where: \.isTemporary) }) { continue }
                 let key = RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
                                             values: OrderedValueEncoding.encoded(values))
+                if let earlier = claimed[key] {
+                    throw uniquenessError(
+                        temporary, earlier, constraint.properties,
+                        "is inserted in the same save as \(earlier) with the same unique \(constraint.properties.joined(separator: ", ")); insert one object, or change one of the values")
+                }
+                if let holder = heldByUpdate[key] {
+                    throw DataStoreError(
+                        .conflictingChanges,
+                        "The inserted \(temporary.entityName) \(temporary) has the unique \(constraint.properties.joined(separator: ", ")) that \(holder), which the same save updates, holds: two statements about one object. State the changes in the update, or move the value away from \(holder).",
+                        entityName: temporary.entityName, propertyName: constraint.properties.count == 1 ? constraint.properties[0] : nil,
+                        identifier: temporary, constraint: constraint.properties, relatedIdentifiers: [holder])
+                }
                 keys.append(key)
                 if target != nil { continue }
-                if let earlier = claimed[key] {
-                    target = earlier
-                } else if let owner = try uniqueOwner(key) {
-                    target = owner
-                }
+                guard let owner = try uniqueOwner(key), !gone.contains(owner), !updatedIDs.contains(owner) else { continue }
+                target = (owner, constraint.properties)
+            }
+            if let target, target.id.entityName != temporary.entityName {
+                throw uniquenessError(
+                    temporary, target.id, target.constraint,
+                    "shares its unique \(target.constraint.joined(separator: ", ")) with \(target.id), a \(target.id.entityName); an upsert needs the same entity, so change the values or update that object")
             }
             let permanent: PersistentIdentifier
-            if let target, target.entityName != temporary.entityName {
-                throw DataStoreError(
-                    .uniqueness,
-                    "The inserted \(temporary.entityName) shares its unique values with \(target), a \(target.entityName); an upsert needs the same entity, so change the values or update that object.",
-                    entityName: temporary.entityName, identifier: temporary)
-            }
             if let target {
-                permanent = target
-                if !inserted.contains(target) { upserted.insert(target) }
+                permanent = target.id
+                upserted.insert(permanent)
             } else {
                 permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
                 inserted.insert(permanent)
+                temporaries[permanent] = temporary
             }
             remapped[temporary] = permanent
-            for key in keys where claimed[key] == nil { claimed[key] = permanent }
+            for key in keys { claimed[key] = temporary }
         }
     }
 
@@ -111,12 +159,21 @@ extension SavePlanner {
 
     /// Each insert and update, remapped and checked, merged over what the object holds; to-many
     /// statements are kept as intents, applied by ``applyRelationshipChanges()``.
+    ///
+    /// An upserting insert merges by the upsert rule: its attributes win; a to-one it leaves
+    /// nil keeps the stored target; a to-many only gains links (the union of both).
     func applyStatements(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
-        let deletedInRequest = Set(request.deleted.map(\.persistentIdentifier))
-        for snapshot in request.inserted + request.updated where !deletedInRequest.contains(snapshot.persistentIdentifier) {
+        let upserts = Set(request.inserted.compactMap { remapped[$0.persistentIdentifier] }).intersection(upserted)
+        for snapshot in request.inserted + request.updated {
             let id = remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
-            let statement = snapshot.copy(persistentIdentifier: id, remappedIdentifiers: remapped)
-            try validate(statement)
+            var statement = snapshot.copy(persistentIdentifier: id, remappedIdentifiers: remapped)
+            let isUpsert = snapshot.persistentIdentifier.isTemporary && upserts.contains(id)
+            if isUpsert {
+                for (name, value) in statement.values where value.referencedIdentifiers.isEmpty {
+                    if case .relationship(let r)? = schema.property(named: name, in: id.entityName), !r.isToMany { statement.values[name] = nil }
+                }
+            }
+            try validate(statement, reportedAs: snapshot.persistentIdentifier)
             statements.append((id, statement))
             stated[id, default: []].formUnion(statement.values.keys)
             let base = try current(id) ?? emptySnapshot(id)
@@ -128,7 +185,7 @@ extension SavePlanner {
                     continue
                 }
                 if r.isToMany {
-                    intents.append((id, r, value.referencedIdentifiers))
+                    intents.append((id, r, value.referencedIdentifiers, isUpsert))
                 } else {
                     merged.values[name] = .toOne(value.referencedIdentifiers.first)
                 }
@@ -139,25 +196,27 @@ extension SavePlanner {
 
     /// The statement's values against the schema: known properties, values of the declared
     /// types, non-optional attributes not null, references to objects that exist.
-    private func validate(_ statement: DefaultSnapshot) throws {
+    /// `reportedAs`: the identifier errors name (the one the request holds).
+    private func validate(_ statement: DefaultSnapshot, reportedAs reportedID: PersistentIdentifier) throws {
         let id = statement.persistentIdentifier
         for (name, value) in statement.values.sorted(by: { $0.key < $1.key }) {
             guard let property = schema.property(named: name, in: id.entityName) else {
                 throw DataStoreError(
                     .unknownProperty, "\(id.entityName) neither declares nor inherits \(name); use a property of the schema.",
-                    entityName: id.entityName, propertyName: name, identifier: id)
+                    entityName: id.entityName, propertyName: name, identifier: reportedID)
             }
             switch property {
             case .attribute(let a):
                 if value.isNull {
                     if !a.isOptional && a.defaultValue == nil {
                         throw DataStoreError(
-                            .missingValue, "\(id.entityName).\(name) is not optional; give it a value.", entityName: id.entityName, propertyName: name, identifier: id)
+                            .missingValue, "\(id.entityName).\(name) of \(reportedID) is not optional; give it a value.",
+                            entityName: id.entityName, propertyName: name, identifier: reportedID)
                     }
                 } else if !a.valueType.accepts(value) {
                     throw DataStoreError(
-                        .typeMismatch, "\(id.entityName).\(name) holds \(a.valueType) values, not a \(value.caseName); convert the value.",
-                        entityName: id.entityName, propertyName: name, identifier: id)
+                        .typeMismatch, "\(id.entityName).\(name) of \(reportedID) holds \(a.valueType) values, not a \(value.caseName); convert the value.",
+                        entityName: id.entityName, propertyName: name, identifier: reportedID)
                 }
             case .relationship(let r):
                 let fits: Bool
@@ -168,17 +227,17 @@ extension SavePlanner {
                 }
                 guard fits else {
                     throw DataStoreError(
-                        .typeMismatch, "\(id.entityName).\(name) is a \(r.isToMany ? "to-many" : "to-one") relationship, given a \(value.caseName).",
-                        entityName: id.entityName, propertyName: name, identifier: id)
+                        .typeMismatch, "\(id.entityName).\(name) of \(reportedID) is a \(r.isToMany ? "to-many" : "to-one") relationship, given a \(value.caseName); give it \(r.isToMany ? ".toMany([…])" : ".toOne(…)").",
+                        entityName: id.entityName, propertyName: name, identifier: reportedID)
                 }
-                for target in value.referencedIdentifiers { try checkReference(target, from: id, through: r) }
+                for target in value.referencedIdentifiers { try checkReference(target, from: reportedID, through: r) }
             }
         }
     }
 
     private func checkReference(_ target: PersistentIdentifier, from id: PersistentIdentifier, through r: Schema.Relationship) throws {
         func fail(_ code: DataStoreError.Code, _ message: String) -> DataStoreError {
-            DataStoreError(code, message, entityName: id.entityName, propertyName: r.name, identifier: id)
+            DataStoreError(code, message, entityName: id.entityName, propertyName: r.name, identifier: id, relatedIdentifiers: [target])
         }
         if target.isTemporary {
             throw fail(.danglingReference, "\(id.entityName).\(r.name) refers to \(target), which is neither stored nor inserted in this save; insert it in the same save.")
@@ -187,7 +246,7 @@ extension SavePlanner {
             throw fail(.foreignIdentifier, "\(id.entityName).\(r.name) refers to \(target) of another store; relationships stay within one store.")
         }
         guard schema.isEntity(target.entityName, kindOf: r.destination) else {
-            throw fail(.typeMismatch, "\(id.entityName).\(r.name) holds \(r.destination) objects, not \(target.entityName).")
+            throw fail(.typeMismatch, "\(id.entityName).\(r.name) holds \(r.destination) objects, not \(target.entityName) \(target); refer to a \(r.destination).")
         }
         guard RecordMapper.primaryKey(of: target) != nil, try exists(target) || upserted.contains(target) else {
             throw fail(.danglingReference, "\(id.entityName).\(r.name) refers to \(target), which the store does not hold; it was deleted or never saved.")

@@ -31,12 +31,16 @@ final class SavePlanner {
     var upserted: Set<PersistentIdentifier> = []
     /// Temporary identifier → permanent.
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
+    /// Permanent identifier of a new object → the temporary one the request inserted it under
+    /// (the name errors give it: the caller knows no other).
+    var temporaries: [PersistentIdentifier: PersistentIdentifier] = [:]
     /// What the request said of each object it inserts or updates (remapped), and which
     /// properties it stated; in request order.
     var statements: [(id: PersistentIdentifier, snapshot: DefaultSnapshot)] = []
     var stated: [PersistentIdentifier: Set<String>] = [:]
-    /// The to-many relationships the request stated: the object, the relationship, its targets.
-    var intents: [(id: PersistentIdentifier, relationship: Schema.Relationship, targets: [PersistentIdentifier])] = []
+    /// The to-many relationships the request stated: the object, the relationship, its targets,
+    /// and whether the statement only adds links (an upserting insert's: it never removes one).
+    var intents: [(id: PersistentIdentifier, relationship: Schema.Relationship, targets: [PersistentIdentifier], addsOnly: Bool)] = []
 
     /// The links one to-many relationship of one object gains and loses in the save.
     struct LinkChange {
@@ -136,16 +140,48 @@ final class SavePlanner {
 
     // MARK: The pipeline
 
+    /// Plans the request by the rules of ``WALDataStore/save(_:)`` ("One request, one statement
+    /// per object"): the updates and deletes describe the state the request leaves, inserts are
+    /// matched for upserts against the stored objects as the request leaves them, and delete
+    /// rules apply to relationships as the request leaves them.
     func plan(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> WriteBatch {
         try checkIdentifiers(request)
-        try assignIdentifiers(request.inserted)
-        try applyStatements(request)
-        try applyDeletes(request.deleted.map(\.persistentIdentifier))
-        try applyRelationshipChanges()
+        // An insert never merges into an object the save deletes. A cascade can reach an
+        // upsert's target only once the statements are applied, so such a target is excluded
+        // and the request planned again (at most once per insert).
+        var excluded: Set<PersistentIdentifier> = []
+        while true {
+            try assignIdentifiers(request, excluding: excluded)
+            try applyStatements(request)
+            try applyRelationshipChanges()
+            try applyDeletes(request.deleted.map(\.persistentIdentifier), updated: Set(request.updated.map(\.persistentIdentifier)))
+            let lost = upserted.intersection(deleted)
+            if lost.isEmpty { break }
+            excluded.formUnion(lost)
+            resetPlan()
+        }
+        try checkReferencesToDeleted()
         try sweepReferencesToDeleted()
         try checkFinalState()
         return try batch()
     }
+
+    /// Forgets everything planned, keeping what was read from the store.
+    private func resetPlan() {
+        state = [:]
+        linkChanges = [:]
+        deleted = []
+        inserted = []
+        upserted = []
+        remapped = [:]
+        temporaries = [:]
+        statements = []
+        stated = [:]
+        intents = []
+    }
+
+    /// The identifier the caller knows `id` by: a new object's temporary identifier, else `id`.
+    func reported(_ id: PersistentIdentifier) -> PersistentIdentifier { temporaries[id] ?? id }
 
     /// The objects the save changed that the request did not hold as they now are, whole.
     /// Objects whose only change is a link gained or lost at the other end of a to-many
