@@ -73,15 +73,27 @@ extension StoreContext {
         schema.allProperties(of: entityName).compactMap { if case .relationship(let r) = $0 { r } else { nil } }
     }
 
-    /// The objects `snapshot` reaches through `r`: those it lists, and the pending objects
-    /// whose inverse of `r` points at it (inverses are not kept in memory before a save).
+    /// The objects `snapshot` reaches through `r` as a save of the pending changes leaves them:
+    /// those it lists, and the pending objects whose inverse of `r` points at it (inverses are
+    /// not kept in memory before a save); for a to-many whose inverse is a to-one, without the
+    /// listed objects a pending change takes elsewhere (their own to-one, or another object's
+    /// to-many `r` listing them), as the store's delete rules read it.
     func targets(of snapshot: DefaultSnapshot, through r: Schema.Relationship) throws -> [PersistentIdentifier] {
         var result = snapshot.values[r.name]?.referencedIdentifiers ?? []
         if let inverse = r.inverse {
             let id = snapshot.persistentIdentifier
-            for pending in insertOrder.compactMap({ inserts[$0] }) + updateOrder.compactMap({ updates[$0] })
-            where pending.values[inverse]?.referencedIdentifiers.contains(id) == true && !result.contains(pending.persistentIdentifier) {
-                result.append(pending.persistentIdentifier)
+            let pending = insertOrder.compactMap({ inserts[$0] }) + updateOrder.compactMap({ updates[$0] })
+            for p in pending where p.values[inverse]?.referencedIdentifiers.contains(id) == true && !result.contains(p.persistentIdentifier) {
+                result.append(p.persistentIdentifier)
+            }
+            if r.isToMany, schema.relationship(named: inverse, in: r.destination)?.isToMany == false {
+                result.removeAll { t in
+                    if let own = inserts[t] ?? updates[t] { return own.values[inverse]?.referencedIdentifiers.first != id }
+                    return pending.contains { other in
+                        other.persistentIdentifier != id && (inserts[other.persistentIdentifier] != nil || changedKeys[other.persistentIdentifier]?.contains(r.name) == true)
+                            && other.values[r.name]?.referencedIdentifiers.contains(t) == true
+                    }
+                }
             }
         }
         return result.filter { !deletes.contains($0) }
