@@ -240,16 +240,16 @@ extension SavePlanner {
             DataStoreError(code, message, entityName: id.entityName, propertyName: r.name, identifier: id, relatedIdentifiers: [target])
         }
         if target.isTemporary {
-            throw fail(.danglingReference, "\(id.entityName).\(r.name) refers to \(target), which is neither stored nor inserted in this save; insert it in the same save.")
+            throw fail(.danglingReference, "\(id.entityName).\(r.name) of \(id) refers to \(target), which is neither stored nor inserted in this save; insert it in the same save.")
         }
         if target.storeIdentifier != mapper.storeIdentifier {
-            throw fail(.foreignIdentifier, "\(id.entityName).\(r.name) refers to \(target) of another store; relationships stay within one store.")
+            throw fail(.foreignIdentifier, "\(id.entityName).\(r.name) of \(id) refers to \(target) of another store; relationships stay within one store.")
         }
         guard schema.isEntity(target.entityName, kindOf: r.destination) else {
-            throw fail(.typeMismatch, "\(id.entityName).\(r.name) holds \(r.destination) objects, not \(target.entityName) \(target); refer to a \(r.destination).")
+            throw fail(.typeMismatch, "\(id.entityName).\(r.name) of \(id) holds \(r.destination) objects, not \(target.entityName) \(target); refer to a \(r.destination).")
         }
         guard RecordMapper.primaryKey(of: target) != nil, try exists(target) || upserted.contains(target) else {
-            throw fail(.danglingReference, "\(id.entityName).\(r.name) refers to \(target), which the store does not hold; it was deleted or never saved.")
+            throw fail(.danglingReference, "\(id.entityName).\(r.name) of \(id) refers to \(target), which the store does not hold; it was deleted or never saved.")
         }
     }
 }
