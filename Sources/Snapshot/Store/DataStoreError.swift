@@ -38,7 +38,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         public static let typeMismatch = Code(.typeMismatch)
         /// A non-optional attribute or relationship without a value.
         public static let missingValue = Code(.missingValue)
-        /// A reference to an object that neither exists nor is inserted in the same save.
+        /// A reference to an object that neither exists nor is inserted in the same save, or
+        /// that the same save deletes; ``DataStoreError/identifier`` is the referring object,
+        /// ``DataStoreError/propertyName`` the relationship and
+        /// ``DataStoreError/relatedIdentifiers`` the target. (Also: an updated object that is
+        /// not stored.)
         public static let danglingReference = Code(.danglingReference)
         /// An identifier made by another store.
         public static let foreignIdentifier = Code(.foreignIdentifier)
@@ -46,9 +50,13 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         public static let temporaryIdentifierInUpdate = Code(.temporaryIdentifierInUpdate)
         /// A relationship holds fewer or more objects than its minimum or maximum count.
         public static let cardinality = Code(.cardinality)
-        /// A delete that a relationship's `deny` rule forbids while it still has objects.
+        /// A delete that a relationship's `deny` rule forbids while it still has objects;
+        /// ``DataStoreError/relatedIdentifiers`` names the one that stays.
         public static let deleteDenied = Code(.deleteDenied)
-        /// Two objects would share a value of a unique attribute or uniqueness constraint.
+        /// Two objects would share a value of a unique attribute or uniqueness constraint:
+        /// ``DataStoreError/entityName``, ``DataStoreError/constraint`` (the rule's properties;
+        /// ``DataStoreError/propertyName`` too for a `unique` attribute), and both objects
+        /// (``DataStoreError/identifier`` and ``DataStoreError/relatedIdentifiers``).
         public static let uniqueness = Code(.uniqueness)
         /// The schema is inconsistent; ``DataStoreError/underlying`` is the
         /// ``Schema/Inconsistency`` that says where.

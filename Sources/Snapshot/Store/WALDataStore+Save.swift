@@ -15,6 +15,16 @@ extension WALDataStore {
     /// when history is on — survives power loss; if it throws, nothing of it was written (a
     /// refused save leaves the files byte-identical).
     ///
+    /// **One statement per object.** A request that names one object twice follows the rules
+    /// of ``DataStoreSaveChangesRequest``: the updates and deletes describe the state the save
+    /// leaves; inserts are matched for upserts against the stored objects as the save leaves
+    /// them (an insert never merges into an object the save deletes, an update that moves a
+    /// unique value away frees it, an insert matching an updated object and two inserts sharing
+    /// a unique value are refused); a reference to an object the save deletes is refused;
+    /// delete rules read relationships as the save leaves them (a child detached or moved in
+    /// the same save is not cascaded); an upsert's attributes win, its nil to-one keeps the
+    /// stored target and its to-many links are added to the stored ones, never removed.
+    ///
     /// Saves that only insert, made while another save is being written, share the next commit
     /// (and its sync) when the store keeps no history: each is still all or nothing, and
     /// durable when it returns; an insert colliding on a unique value with another's insert of
@@ -27,10 +37,14 @@ extension WALDataStore {
     ///   a link gained or lost at the other end of a to-many relationship (a tag a saved post now
     ///   lists) is not returned: the save writes the link without reading the object's other
     ///   links.
-    /// - Throws: ``DataStoreError`` naming the object and property: `unknownEntity`,
-    ///   `unknownProperty`, `typeMismatch`, `missingValue`, `danglingReference`,
+    /// - Throws: ``DataStoreError`` naming the entity, property and object (an insert by the
+    ///   temporary identifier the request holds), and in ``DataStoreError/relatedIdentifiers``
+    ///   every other object concerned: `unknownEntity`, `unknownProperty`, `typeMismatch`,
+    ///   `missingValue`, `danglingReference` (with the missing or deleted target),
     ///   `foreignIdentifier`, `temporaryIdentifierInUpdate`, `invalidRequest`, `cardinality`,
-    ///   `deleteDenied`, `uniqueness`; `engine` when the engine fails.
+    ///   `deleteDenied` (with the target that stays), `uniqueness` (with the
+    ///   ``DataStoreError/constraint`` and the other object), `conflictingChanges` (one object
+    ///   stated twice); `engine` when the engine fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         if canShareCommit(request) { return try saveSharingCommit(request) }
         return try gate.withLock { try writeAlone(request) }
