@@ -184,6 +184,16 @@ import Testing
                 #expect(try w.snapshot("O")["kids"] == .toMany([w["K2"]]))
             })
         },
+        Case("an upsert's one-to-many gains its children and keeps the stored ones", .rules) { w in
+            let kid = Self.make("Kid", ["first": "Di", "last": "A"])
+            let ann = Self.make("Parent", ["name": "Ann", "kids": .toMany([kid.persistentIdentifier])])
+            return (DataStoreSaveChangesRequest(inserted: [ann, kid]), .applied { result, w throws in
+                #expect(result.remappedIdentifiers[ann.persistentIdentifier] == w["O"])
+                let di = try #require(result.remappedIdentifiers[kid.persistentIdentifier])
+                #expect(Set(try w.snapshot("O")["kids"]!.referencedIdentifiers) == [w["K1"], w["K2"], di])
+                #expect(try w.store.snapshot(di)?["parent"] == .toOne(w["O"]))
+            })
+        },
         Case("an insert never merges into an object the same save's cascade deletes", .rules) { w in
             let kid = Self.make("Kid", ["first": "Bo", "last": "A"])
             return (DataStoreSaveChangesRequest(inserted: [kid], deleted: [try w.snapshot("O")]), .applied { result, w throws in
@@ -330,5 +340,18 @@ import Testing
             defer { try? reopened.store.close() }
             #expect(try Self.everything(reopened, c.model) == before)
         }
+    }
+
+    @Test func twoQueuedSavesInsertingOneUniqueValueAreWrittenOneAfterTheOther() throws {
+        let home = WALHome()
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let a = BlogModel.tag(name: "dup", colour: "red"), b = BlogModel.tag(name: "dup", colour: "blue")
+        let outcomes = try WALSharedCommitTests.saveQueued(
+            store, [DataStoreSaveChangesRequest(inserted: [a]), DataStoreSaveChangesRequest(inserted: [b])], queued: 2)
+        let first = try #require(try outcomes[0].get().remappedIdentifiers[a.persistentIdentifier])
+        #expect(try outcomes[1].get().remappedIdentifiers[b.persistentIdentifier] == first, "the later save upserts into the earlier one's tag")
+        #expect(try store.all("Tag").map(\.persistentIdentifier) == [first])
+        #expect(try store.snapshot(first)?["colour"] == "blue")
     }
 }
