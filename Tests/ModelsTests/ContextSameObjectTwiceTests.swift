@@ -177,6 +177,24 @@ import Testing
         try w.expectRefusal(.danglingReference, identifier: item, related: [w["O2"]])
     }
 
+    @Test func anUpdateReferringToAnObjectDeletedBeforeIsRefused() throws {
+        let w = try World()
+        defer { w.temporary.remove() }
+        try w.context.delete(w["T2"])
+        try w.context.update(w["P2"], ["tags": .toMany([w["T1"], w["T2"]])])
+        try w.expectRefusal(.danglingReference, identifier: w["P2"], related: [w["T2"]])
+    }
+
+    @Test func anUpdateReferringToAnObjectDeletedAfterLosesTheReference() throws {
+        let w = try World()
+        defer { w.temporary.remove() }
+        try w.context.update(w["P2"], ["tags": .toMany([w["T1"], w["T2"]])])
+        try w.context.delete(w["T2"])
+        try w.context.save()
+        #expect(try w.stored("P2")["tags"] == .toMany([w["T1"]]))
+        #expect(try w.stored(w["T2"]) == nil)
+    }
+
     @Test func aNewObjectUnderAnOwnerDeletedLaterIsDiscardedWithIt() throws {
         let w = try World()
         defer { w.temporary.remove() }
