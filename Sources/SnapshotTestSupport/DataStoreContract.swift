@@ -236,6 +236,37 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
                 let left = try c.all("Post")
                 try c.expect(Set(left) == Set(g.posts.filter { $0["content"]!.isNull == false }), "only posts with content must be left")
             },
+            Check(name: "oneRequestStatesEachObjectOnce") { c in
+                let g = try saveGraph(c)
+                let before = Set(try c.all("Post")), tags = Set(try c.all("Tag"))
+                let a = BlogModel.tag(name: "a")
+                try c.expectError(.conflictingChanges, "one temporary identifier on two inserts") {
+                    _ = try c.store.save(DataStoreSaveChangesRequest(inserted: [a, DefaultSnapshot(persistentIdentifier: a.persistentIdentifier, values: ["name": "b"])]))
+                }
+                var renamed = g.posts[0], other = g.posts[0]
+                renamed["title"] = "one"
+                other["title"] = "two"
+                try c.expectError(.conflictingChanges, "one identifier twice among the updated") {
+                    _ = try c.store.save(DataStoreSaveChangesRequest(updated: [renamed, other]))
+                }
+                try c.expectError(.conflictingChanges, "one identifier both updated and deleted") {
+                    _ = try c.store.save(DataStoreSaveChangesRequest(updated: [renamed], deleted: [g.posts[0]]))
+                }
+                let attachment = BlogModel.attachment(imageData: Data([9]), post: g.posts[1].persistentIdentifier)
+                try c.expectError(.danglingReference, "an insert referring to an object the same save deletes") {
+                    _ = try c.store.save(DataStoreSaveChangesRequest(inserted: [attachment], deleted: [g.posts[1]]))
+                }
+                try c.expect(Set(try c.all("Post")) == before && Set(try c.all("Tag")) == tags, "refused saves must change nothing")
+                // One identifier twice among the deleted is one delete.
+                _ = try c.store.save(DataStoreSaveChangesRequest(deleted: [g.posts[2], g.posts[2]]))
+                try c.expect(try c.all("Post").count == before.count - 1, "a post deleted twice in one save is deleted once")
+                // An update states only what it changes; the rest is kept.
+                _ = try c.store.save(DataStoreSaveChangesRequest(updated: [DefaultSnapshot(persistentIdentifier: g.posts[0].persistentIdentifier, values: ["title": "Only the title"])]))
+                var expected = g.posts[0]
+                expected["title"] = "Only the title"
+                let stored = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .identifier(in: [g.posts[0].persistentIdentifier]))).fetchedSnapshots
+                try c.expect(stored.map(normalized) == [normalized(expected)], "a partial update merges over the stored object: got \(stored)")
+            },
             Check(name: "refusesBadRequestsAndChangesNothing") { c in
                 let g = try saveGraph(c)
                 let before = Set(try c.all("Post"))

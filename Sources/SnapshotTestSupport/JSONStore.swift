@@ -10,8 +10,10 @@ import Snapshot
 /// check predicates, sorts, limits and offsets against every store. So it runs the descriptor
 /// through ``PredicateEvaluator`` over all objects — the same semantics the engine-backed
 /// store must follow. It checks what the sample's structure makes cheap (known entities,
-/// temporary or foreign identifiers among updates and deletes) and nothing else: no delete
-/// rules, inverses or uniqueness.
+/// temporary or foreign identifiers among updates and deletes, an object stated twice in one
+/// request, a reference to an object the same request deletes) and nothing else: no delete
+/// rules, inverses or uniqueness. An update's snapshot is merged over the stored object (it
+/// may state only the properties it changes).
 ///
 /// Thread safety: every call takes ``lock`` for its whole read-modify-write of the file, so
 /// calls from many threads are serialised. The other stored properties are immutable.
@@ -45,6 +47,7 @@ public final class JSONStore: DataStoreBatching {
             var objects = try read()
             for snapshot in request.inserted { _ = try schema.requireEntity(named: snapshot.persistentIdentifier.entityName) }
             for snapshot in request.updated + request.deleted { try checkExisting(snapshot.persistentIdentifier) }
+            try checkStatedOnce(request)
 
             var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
             for snapshot in request.inserted {
@@ -56,7 +59,10 @@ public final class JSONStore: DataStoreBatching {
                 objects[permanent] = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped)
             }
             for snapshot in request.updated {
-                objects[snapshot.persistentIdentifier] = snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped)
+                let id = snapshot.persistentIdentifier
+                var merged = objects[id] ?? DefaultSnapshot(persistentIdentifier: id)
+                merged.values.merge(snapshot.copy(persistentIdentifier: id, remappedIdentifiers: remapped).values) { _, new in new }
+                objects[id] = merged
             }
             for snapshot in request.deleted { objects[snapshot.persistentIdentifier] = nil }
             try write(objects)
@@ -100,6 +106,28 @@ public final class JSONStore: DataStoreBatching {
             let descriptor = FetchDescriptor(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
             for snapshot in try evaluator.run(descriptor, over: Array(objects.values)) { objects[snapshot.persistentIdentifier] = nil }
             try write(objects)
+        }
+    }
+
+    /// The request names each object once: no identifier twice among the inserted or the
+    /// updated, or among both the updated and the deleted; no insert or update refers to an
+    /// object the request deletes.
+    private func checkStatedOnce(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        func conflict(_ id: PersistentIdentifier, _ lists: String) -> DataStoreError {
+            DataStoreError(.conflictingChanges, "\(id) is \(lists) in one save; state each object once.", entityName: id.entityName, identifier: id)
+        }
+        var inserted: Set<PersistentIdentifier> = [], updated: Set<PersistentIdentifier> = []
+        for s in request.inserted where !inserted.insert(s.persistentIdentifier).inserted { throw conflict(s.persistentIdentifier, "inserted twice") }
+        for s in request.updated where !updated.insert(s.persistentIdentifier).inserted { throw conflict(s.persistentIdentifier, "updated twice") }
+        let deleted = Set(request.deleted.map(\.persistentIdentifier))
+        for s in request.updated where deleted.contains(s.persistentIdentifier) { throw conflict(s.persistentIdentifier, "both updated and deleted") }
+        for s in request.inserted + request.updated {
+            for (name, value) in s.values.sorted(by: { $0.key < $1.key }) {
+                guard let gone = value.referencedIdentifiers.first(where: deleted.contains) else { continue }
+                throw DataStoreError(
+                    .danglingReference, "\(s.persistentIdentifier.entityName).\(name) of \(s.persistentIdentifier) refers to \(gone), which the same save deletes; remove the reference, or keep the object.",
+                    entityName: s.persistentIdentifier.entityName, propertyName: name, identifier: s.persistentIdentifier, relatedIdentifiers: [gone])
+            }
         }
     }
 
