@@ -81,10 +81,12 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         public static let historyTokenExpired = Code(.historyTokenExpired)
         /// One save request says two things of one object that cannot both hold: the same
         /// identifier twice among the inserted or the updated, or among both the updated and the
-        /// deleted; or an insert whose unique value is held by an object the same request
-        /// updates. ``DataStoreError/identifier`` names the object (and
-        /// ``DataStoreError/relatedIdentifiers`` the other one, when there are two); the message
-        /// says which lists name it. State each object once per save.
+        /// deleted; an insert whose unique value is held by an object the same request updates
+        /// (``DataStoreError/constraint`` names the rule); an update of an object that a
+        /// cascade of the same request deletes. ``DataStoreError/identifier`` names the object
+        /// (and ``DataStoreError/relatedIdentifiers`` the other one: the updated object, the
+        /// cascading owner); the message says which lists name it. State each object once per
+        /// save.
         public static let conflictingChanges = Code(.conflictingChanges)
 
         public var description: String {
