@@ -69,6 +69,26 @@ import Testing
         }
     }
 
+    @Test func theFastPathsAgreeWithComparingNormalizedBytes() {
+        // ASCII before and after marks, so that strings first differ at every kind of place.
+        let tails = ["", "a", "b", "\u{301}", "a\u{301}", "b\u{323}", "\u{e9}"]
+        for x in Self.tricky {
+            for y in Self.tricky {
+                for s in tails {
+                    for t in tails {
+                        let (p, q) = ("ab" + x + s, "ab" + y + t)
+                        let (n, m) = (CanonicalStringOrder.normalizedUTF8(p), CanonicalStringOrder.normalizedUTF8(q))
+                        let bytes = n == m ? 0 : (n.lexicographicallyPrecedes(m) ? -1 : 1)
+                        if CanonicalStringOrder.compare(p, q) != bytes {
+                            Issue.record("\(p.debugDescription) vs \(q.debugDescription): \(CanonicalStringOrder.compare(p, q)), bytes say \(bytes)")
+                        }
+                        #expect(n == Array(String(decoding: n, as: UTF8.self)._nfcCodeUnits), "normalizedUTF8 is the standard library's NFC")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func urlsAndIdentifiersCompareTheirStringsInTheSameOrder() throws {
         let decomposed = try #require(URL(string: "https://example.com/a"))
         #expect(PropertyValue.url(decomposed) == .url(decomposed))
