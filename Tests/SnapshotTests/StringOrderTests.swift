@@ -268,6 +268,23 @@ import Testing
         try store.close()
     }
 
+    @Test func anUpdateToAnotherSpellingOfAnotherObjectsUniqueValueIsRefused() throws {
+        let home = WALHome()
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let (a, b) = (BlogModel.tag(name: "caf\u{e9}"), BlogModel.tag(name: "tea"))
+        let ids = try store.save(DataStoreSaveChangesRequest(inserted: [a, b])).remappedIdentifiers
+        let teaID = try #require(ids[b.persistentIdentifier])
+        var tea = try #require(try store.snapshot(teaID))
+        tea.values["name"] = .string("cafe\u{301}")
+        let files = try home.files()
+        #expect {
+            _ = try store.save(DataStoreSaveChangesRequest(updated: [tea]))
+        } throws: { ($0 as? DataStoreError)?.code == .uniqueness }
+        #expect(try home.files() == files, "the refused save wrote nothing")
+        try store.close()
+    }
+
     // MARK: Stores written before (header version 2)
 
     static let words: Schema = {
@@ -387,6 +404,40 @@ import Testing
                 && e.entityName == "Word"
         }
         #expect(try home.files() == files, "the files are byte-identical")
+    }
+
+    @Test func anUpgradeCutShortIsFinishedByTheNextOpen() throws {
+        let home = WALHome(Self.words)
+        defer { home.temporary.remove() }
+        let (done, pending) = ("\u{1113}\u{1161}", "\u{897}\u{323}x")
+        var store = try home.open()
+        _ = try store.save(DataStoreSaveChangesRequest(inserted: [Self.word("XXXXXX"), Self.word("YYYYYY")]))
+        // As a crash after the commit that upgraded the first word would leave it: the first
+        // word's keys current, the second's legacy, the header still version 2.
+        try Self.makeVersion2(store, [("YYYYYY", pending)])
+        _ = try store.engine.write { batch in
+            for prefix in [Self.uniquePrefix, Self.indexPrefix] {
+                for entry in try store.engine.scan(prefix: prefix + [0x40] + Array("XXXXXX".utf8) + [0]) {
+                    batch.delete(entry.key)
+                    batch.put(prefix + [0x40] + Array(done.utf8) + [0] + entry.key.dropFirst(prefix.count + 8), try entry.value())
+                }
+            }
+        }
+        for entry in try store.engine.scan(prefix: [UInt8(ascii: "R")] + Array("Word".utf8) + [0]) {
+            let value = try entry.value()
+            let patched = Self.replacing([6] + Array("XXXXXX".utf8), with: [6] + Array(done.utf8), in: value)
+            if patched != value { _ = try store.engine.write { $0.put(entry.key, patched) } }
+        }
+        try store.close()
+        store = try home.open()
+        let unique = try Self.stringKeys(store, Self.uniquePrefix), index = try Self.stringKeys(store, Self.indexPrefix)
+        let wanted = Set([done, pending].map(CanonicalStringOrder.normalizedUTF8))
+        #expect(Set(unique) == wanted && unique.count == 2)
+        #expect(Set(index) == wanted && index.count == 2)
+        for text in [done, "\u{323}\u{897}x"] {
+            #expect(try store.fetch(FetchDescriptor(entityName: "Word", predicate: .attribute("text") == text)).fetchedSnapshots.count == 1, "\(text.debugDescription)")
+        }
+        try store.close()
     }
 
     @Test func aVersion2StoreOfOrdinaryStringsKeepsItsKeys() throws {
