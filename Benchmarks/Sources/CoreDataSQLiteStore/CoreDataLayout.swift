@@ -168,7 +168,10 @@ struct CoreDataLayout: Sendable {
             let rank: [String: Int] = ["INTEGER": 0, "TIMESTAMP": 2, "FLOAT": 2, "DECIMAL": 2, "VARCHAR": 3, "BLOB": 4]
             let ints = columns.filter { rank[$0.sqlType] == 0 }.map { "\($0.name) INTEGER" }
             let fks = foreignKeys.map { "\($0.1) INTEGER" }
-            let rest = columns.filter { rank[$0.sqlType] != 0 }.sorted { rank[$0.sqlType]! < rank[$1.sqlType]! }.map { "\($0.name) \($0.sqlType)" }
+            // Strings and URLs compare in the package's string order (CanonicalCollation).
+            let rest = columns.filter { rank[$0.sqlType] != 0 }.sorted { rank[$0.sqlType]! < rank[$1.sqlType]! }.map { column in
+                column.sqlType == "VARCHAR" ? "\(column.name) VARCHAR COLLATE \(CanonicalCollation.name)" : "\(column.name) \(column.sqlType)"
+            }
             let definitions = ["Z_PK INTEGER PRIMARY KEY", "Z_ENT INTEGER", "Z_OPT INTEGER"] + ints + fks + rest
             statements.append("CREATE TABLE \(name) ( \(definitions.joined(separator: ", ")) )")
             for (_, column) in foreignKeys {
@@ -180,7 +183,12 @@ struct CoreDataLayout: Sendable {
             for (relationship, column) in foreignKeys { fkColumn[relationship] = column }
             for index in entity.indexes {
                 if index.properties.count == 1, fkColumn[index.properties[0]] != nil { continue }  // duplicates the FK index
-                let parts = index.properties.compactMap { columnsByAttribute[$0]?.name ?? fkColumn[$0] }.map { "\($0) COLLATE BINARY ASC" }
+                let parts = index.properties.compactMap { name -> String? in
+                    if let column = columnsByAttribute[name] {
+                        return "\(column.name) COLLATE \(column.sqlType == "VARCHAR" ? CanonicalCollation.name : "BINARY") ASC"
+                    }
+                    return fkColumn[name].map { "\($0) COLLATE BINARY ASC" }
+                }
                 statements.append("CREATE INDEX Z_\(entity.name)_\(index.properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
             }
             let uniqueness = schema.allUniquenessConstraints(of: entity.name).map(\.properties)

@@ -8,8 +8,9 @@ import SQLiteSupport
 /// platforms.
 ///
 /// **Layout** (``CoreDataLayout``): a table `Z<ENTITY>` per entity with `Z_PK`, `Z_ENT`, `Z_OPT`
-/// and a column per attribute and to-one, a join table per many-to-many, an index on every
-/// foreign key and one per declared index, a unique index per uniqueness constraint,
+/// and a column per attribute and to-one (string and URL columns `COLLATE ZCD_NFC`, the
+/// package's string order: ``CanonicalCollation``), a join table per many-to-many, an index on
+/// every foreign key and one per declared index, a unique index per uniqueness constraint,
 /// `Z_PRIMARYKEY` (one `Z_MAX` bump per entity and save), `Z_METADATA` (the store's UUID and a
 /// binary plist) and `Z_MODELCACHE` (here the schema's JSON, checked at open). Large values of
 /// `.externalStorage` attributes go to files under `.<name>_SUPPORT/_EXTERNAL_DATA/`, written
@@ -85,6 +86,7 @@ public final class CoreDataSQLiteStore: DataStoreBatching, @unchecked Sendable {
             try database.execute("PRAGMA mmap_size=\(configuration.mmapBytes)")
             try database.execute("PRAGMA temp_store=MEMORY")
             try StringMatchFunction.register(on: database)
+            try CanonicalCollation.register(on: database)
             return try CoreDataMetadata.loadOrCreate(database, layout: layout, schema: schema)
         }
     }

@@ -150,7 +150,8 @@ final class SaveTransaction {
             for properties in table.uniqueness {
                 let values = properties.map { snapshot.values[$0] ?? table.columnsByAttribute[$0]?.attribute.defaultValue ?? .null }
                 if values.contains(where: { $0.isNull || !$0.referencedIdentifiers.isEmpty }) { continue }
-                let claim = "\(table.name)|\(properties)|\(values)"
+                // Strings by their NFC form: canonically equivalent spellings are one value.
+                let claim = "\(table.name)|\(properties)|\(values.map(CanonicalCollation.claimForm))"
                 claims.append(claim)
                 if target != nil { continue }
                 if let earlier = claimed[claim] {

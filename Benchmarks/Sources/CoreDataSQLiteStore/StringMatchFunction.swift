@@ -6,8 +6,9 @@ import SQLiteSupport
 /// `ZCD_STRINGMATCH(haystack, needle, operation, options)`: the SQL function the store registers
 /// for string operations with options (case- or diacritic-insensitive), as Core Data registers
 /// its own (`NSCoreDataStringSearch`) for `CONTAINS[cd]` and the like. It follows
-/// ``PredicateEvaluator``'s rule: both sides folded with `folding(options:locale: nil)`, then
-/// matched by `Character`. Operations without options are plain SQL (`instr`, `substr`).
+/// ``PredicateEvaluator``'s rule: both sides brought to NFC and folded with
+/// `folding(options:locale: nil)`, then matched by `Character`. Operations without options are
+/// plain SQL (`instr`, `substr`).
 enum StringMatchFunction {
     /// The function's SQL name.
     static let name = "ZCD_STRINGMATCH"
@@ -48,8 +49,10 @@ enum StringMatchFunction {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
-        let text = Array(folding.isEmpty ? haystack : haystack.folding(options: folding, locale: nil))
-        let pattern = Array(folding.isEmpty ? needle : needle.folding(options: folding, locale: nil))
+        // In NFC before folding, as the evaluator does, so equivalent spellings fold alike.
+        func folded(_ s: String) -> String { String(decoding: CanonicalStringOrder.normalizedUTF8(s), as: UTF8.self).folding(options: folding, locale: nil) }
+        let text = Array(folding.isEmpty ? haystack : folded(haystack))
+        let pattern = Array(folding.isEmpty ? needle : folded(needle))
         if pattern.isEmpty { return true }
         guard pattern.count <= text.count else { return false }
         switch operation {

@@ -27,6 +27,7 @@ struct StoreMigrator {
             return header
         }
         try GenerationSweeper.discardAll(except: header.generation, in: engine)
+        if header.formatVersion < StoreHeader.currentVersion { header = try upgradeStringKeys(header) }
         guard let stored = header.schema else {
             guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else {
                 throw DataStoreError(
@@ -46,6 +47,25 @@ struct StoreMigrator {
         }
         let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
         return try migrate(header, through: steps, version: targetVersion)
+    }
+
+    /// A header of an older version, with its live generation's index and uniqueness keys
+    /// brought to the current string normalization (``StringKeyUpgrade``) and the header
+    /// rewritten in the current version, in one step before anything else. A version-1 header
+    /// whose fingerprint is not the configured schema's is returned as it is (refused below).
+    private func upgradeStringKeys(_ header: StoreHeader) throws -> StoreHeader {
+        var upgraded = header
+        if header.schema == nil {
+            guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else { return header }
+            upgraded = try StoreHeader(identifier: header.identifier, generation: header.generation, version: nil, schema: target)
+        }
+        upgraded.formatVersion = StoreHeader.currentVersion
+        guard let schema = upgraded.schema else { return header }
+        try StringKeyUpgrade(
+            schema: schema, space: RecordSpace(engine: engine, generation: header.generation), storeIdentifier: header.identifier,
+            assetThreshold: assetThreshold
+        ).run(header: try upgraded.encoded())
+        return upgraded
     }
 
     private func write(_ header: StoreHeader) throws {

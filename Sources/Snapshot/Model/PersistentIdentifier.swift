@@ -27,7 +27,7 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
         public static func < (lhs: PrimaryKey, rhs: PrimaryKey) -> Bool {
             switch (lhs, rhs) {
             case let (.uuid(a), .uuid(b)): return a.ordering(comparedTo: b) < 0
-            case let (.string(a), .string(b)): return a < b
+            case let (.string(a), .string(b)): return CanonicalStringOrder.compare(a, b) < 0
             case let (.integer(a), .integer(b)): return a < b
             default: return lhs.rank < rhs.rank
             }
@@ -109,10 +109,10 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
         switch (lhs.storeIdentifier, rhs.storeIdentifier) {
         case (nil, .some): return true
         case (.some, nil): return false
-        case let (.some(a), .some(b)) where a != b: return a < b
+        case let (.some(a), .some(b)) where a != b: return CanonicalStringOrder.compare(a, b) < 0
         default: break
         }
-        if lhs.entityName != rhs.entityName { return lhs.entityName < rhs.entityName }
+        if lhs.entityName != rhs.entityName { return CanonicalStringOrder.compare(lhs.entityName, rhs.entityName) < 0 }
         return lhs.primaryKey < rhs.primaryKey
     }
 

@@ -15,11 +15,14 @@ import Foundation
 ///   other converted to `Decimal`. NaN sorts after every number. Values of equal numeric value
 ///   are then ordered by case (`int, int8, int16, int32, int64, uint, …, uint64, float, double,
 ///   decimal`), then for floating point by sign (`-0.0 < 0.0`) and bit pattern.
-/// - Strings by Swift's `String` comparison (Unicode canonical ordering, independent of locale).
+/// - Strings by ``CanonicalStringOrder``: the byte order of their UTF-8 NFC forms, so
+///   canonically equivalent spellings (`"e\u{301}"`, `"\u{e9}"`) are equal, and the order is
+///   total and independent of locale.
 /// - Dates by their time interval, as doubles above.
-/// - UUIDs by their bytes; URLs by `absoluteString`; data by bytes, lexicographically.
-/// - Arrays and to-many lists lexicographically by this order; Codable values by type name,
-///   then bytes; identifiers by ``PersistentIdentifier``'s order.
+/// - UUIDs by their bytes; URLs by `absoluteString`, as strings; data by bytes,
+///   lexicographically.
+/// - Arrays and to-many lists lexicographically by this order; Codable values by type name (as
+///   strings), then bytes; identifiers by ``PersistentIdentifier``'s order.
 ///
 /// Two values compare equal in this order exactly when they are `==`.
 extension PropertyValue: Hashable, Comparable {
@@ -68,15 +71,16 @@ extension PropertyValue: Hashable, Comparable {
         switch (lhs, rhs) {
         case (.null, .null), (.toOne(nil), .toOne(nil)): return 0
         case let (.bool(a), .bool(b)): return a == b ? 0 : (!a ? -1 : 1)
-        case let (.string(a), .string(b)): return a == b ? 0 : (a < b ? -1 : 1)
+        case let (.string(a), .string(b)): return CanonicalStringOrder.compare(a, b)
         case let (.date(a), .date(b)):
             return Number.compareDoubles(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate, detail: true)
         case let (.uuid(a), .uuid(b)): return a.ordering(comparedTo: b)
-        case let (.url(a), .url(b)): return ordered(a.absoluteString, b.absoluteString)
+        case let (.url(a), .url(b)): return CanonicalStringOrder.compare(a.absoluteString, b.absoluteString)
         case let (.data(a), .data(b)): return orderedBytes(a, b)
         case let (.array(a), .array(b)): return lexicographic(a, b, totalOrder)
         case let (.codable(ta, da), .codable(tb, db)):
-            return ta != tb ? ordered(ta, tb) : orderedBytes(da, db)
+            let names = CanonicalStringOrder.compare(ta, tb)
+            return names != 0 ? names : orderedBytes(da, db)
         case let (.toOne(a?), .toOne(b?)): return ordered(a, b)
         case let (.toMany(a), .toMany(b)): return lexicographic(a, b, ordered)
         default:

@@ -4,7 +4,7 @@ extension PredicateEvaluator {
     ///
     /// Each key is read as ``value(at:of:)`` reads it (a to-one without a target reads as
     /// null) and compared in ``PropertyValue``'s total order, never failing on mixed kinds:
-    /// nulls first, strings by Swift's `String` order. Numbers compare by numeric value alone
+    /// nulls first, strings by ``CanonicalStringOrder`` (canonically equivalent spellings tie). Numbers compare by numeric value alone
     /// (across widths, `Float`, `Double`, `Decimal`; NaN last): `.int16(2)` and `.double(2)`
     /// tie, so the next key decides. `.reverse` reverses a key's order, so nulls come last.
     ///
@@ -30,12 +30,13 @@ extension PredicateEvaluator {
     }
 
     /// One sort key's values for every snapshot, kept unboxed when they are all of one kind
-    /// whose order needs no conversion (dates, strings), so that comparisons do not switch
-    /// over value kinds. Compares exactly as ``compareKeys(_:_:_:)`` does.
+    /// whose order needs no conversion (dates; strings, as the UTF-8 bytes of their NFC forms,
+    /// normalized once per value rather than once per comparison), so that comparisons do not
+    /// switch over value kinds. Compares exactly as ``compareKeys(_:_:_:)`` does.
     private struct SortColumn {
         enum Values {
             case dates([Double])
-            case strings([String])
+            case strings([[UInt8]])
             case mixed([PropertyValue])
         }
         let values: Values
@@ -44,11 +45,11 @@ extension PredicateEvaluator {
         init(_ column: [PropertyValue], _ descriptor: FetchSortDescriptor) {
             self.descriptor = descriptor
             var dates: [Double] = []
-            var strings: [String] = []
+            var strings: [[UInt8]] = []
             for value in column {
                 switch value {
                 case .date(let d) where strings.isEmpty: dates.append(d.timeIntervalSinceReferenceDate)
-                case .string(let s) where dates.isEmpty: strings.append(s)
+                case .string(let s) where dates.isEmpty: strings.append(CanonicalStringOrder.normalizedUTF8(s))
                 default:
                     values = .mixed(column)
                     return
@@ -61,7 +62,7 @@ extension PredicateEvaluator {
             let c: Int
             switch values {
             case .dates(let d): c = Number.compareDoubles(d[a], d[b], detail: true)
-            case .strings(let s): c = s[a] == s[b] ? 0 : (s[a] < s[b] ? -1 : 1)
+            case .strings(let s): c = s[a].withUnsafeBytes { x in s[b].withUnsafeBytes { CanonicalStringOrder.orderedBytes(x, $0) } }
             case .mixed(let v): c = PredicateEvaluator.compareKey(v[a], v[b])
             }
             return descriptor.order == .reverse ? -c : c

@@ -25,12 +25,16 @@ import Foundation
 /// `.int(1) < .double(1.5)` hold); NaN equals NaN and is above every number (the total order's
 /// rule, so filters and sorts agree). Other values compare only with values of their own kind,
 /// in ``PropertyValue``'s total order; comparing kinds that do not match (a string with a date,
-/// say) is ``DataStoreError/Code/typeMismatch``. Strings compare by Swift's `String` order.
+/// say) is ``DataStoreError/Code/typeMismatch``. Strings compare by ``CanonicalStringOrder``
+/// (the byte order of their NFC forms): `==` holds between canonically equivalent spellings,
+/// as Swift's `==` does, and `<`, `<=`, `>`, `>=` are consistent with it and with sorts.
 ///
 /// **Strings.** `contains`, `beginsWith` and `endsWith` match by `Character` (so canonically
-/// equivalent spellings match); with ``FetchPredicate/StringOptions``, both sides are first
-/// folded with Foundation's `folding(options:locale:)` (locale-independent: `nil` locale). An
-/// empty needle matches every string. A non-string value is a type mismatch.
+/// equivalent spellings match, as Foundation's `Predicate` matches them); with
+/// ``FetchPredicate/StringOptions``, both sides are first brought to NFC and folded with
+/// Foundation's `folding(options:locale:)` (locale-independent: `nil` locale), so canonically
+/// equivalent spellings fold alike. An empty needle matches every string. A non-string value
+/// is a type mismatch.
 ///
 /// **Sorting.** See ``sorted(_:by:)``.
 public struct PredicateEvaluator {
@@ -203,13 +207,20 @@ public struct PredicateEvaluator {
         }
     }
 
+    /// `string` in NFC, then folded: Foundation's folding does not treat every canonically
+    /// equivalent spelling alike (its Unicode data may be older than the standard library's),
+    /// so it is given one spelling of each.
+    static func folded(_ string: String, _ options: String.CompareOptions) -> String {
+        String(decoding: CanonicalStringOrder.normalizedUTF8(string), as: UTF8.self).folding(options: options, locale: nil)
+    }
+
     /// The string rule: fold when asked, then match by `Character`.
     static func matches(_ string: String, _ operation: FetchPredicate.StringOperation, _ needle: String, _ options: FetchPredicate.StringOptions) -> Bool {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
-        let haystack = Array(folding.isEmpty ? string : string.folding(options: folding, locale: nil))
-        let pattern = Array(folding.isEmpty ? needle : needle.folding(options: folding, locale: nil))
+        let haystack = Array(folding.isEmpty ? string : Self.folded(string, folding))
+        let pattern = Array(folding.isEmpty ? needle : Self.folded(needle, folding))
         if pattern.isEmpty { return true }
         guard pattern.count <= haystack.count else { return false }
         switch operation {

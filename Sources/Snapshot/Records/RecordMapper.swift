@@ -89,10 +89,7 @@ struct RecordMapper {
         fields.insert((RecordValue.entityNameField, .string(entity)), at: 0)
         result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(RecordValue(fields: fields).encoded())))
 
-        for index in layout.indexes(of: entity) {
-            let values = index.properties.map { snapshot.values[$0] ?? .null }
-            let key = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
-                + OrderedValueEncoding.encoded(values) + RecordKeys.bytes(of: pk)
+        for key in indexKeys(of: snapshot, primaryKey: pk) {
             result.append((key, .inline(Array(entity.utf8))))
         }
         for (key, _) in uniqueKeys(of: snapshot) {
@@ -122,14 +119,24 @@ struct RecordMapper {
         ]
     }
 
+    /// The index entries' keys of `snapshot` (of primary key `pk`), one per index covering its
+    /// entity, with strings normalized as `normalization` says.
+    func indexKeys(of snapshot: DefaultSnapshot, primaryKey pk: UUID, _ normalization: OrderedValueEncoding.Normalization = .canonical) -> [[UInt8]] {
+        layout.indexes(of: snapshot.persistentIdentifier.entityName).map { index in
+            let values = index.properties.map { snapshot.values[$0] ?? .null }
+            return RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
+                + OrderedValueEncoding.encoded(values, normalization) + RecordKeys.bytes(of: pk)
+        }
+    }
+
     /// The uniqueness entries of `snapshot` (none for a constraint with a null value: nulls do
     /// not collide), with the constraint's properties.
-    func uniqueKeys(of snapshot: DefaultSnapshot) -> [([UInt8], [String])] {
+    func uniqueKeys(of snapshot: DefaultSnapshot, _ normalization: OrderedValueEncoding.Normalization = .canonical) -> [([UInt8], [String])] {
         layout.uniquenessConstraints(of: snapshot.persistentIdentifier.entityName).compactMap { constraint in
             let values = constraint.properties.map { snapshot.values[$0] ?? .null }
             if values.contains(where: \.isNull) { return nil }
             return (RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
-                                      values: OrderedValueEncoding.encoded(values)), constraint.properties)
+                                      values: OrderedValueEncoding.encoded(values, normalization)), constraint.properties)
         }
     }
 }

@@ -4,13 +4,19 @@ import Foundation
 /// The store's header record under ``RecordKeys/meta`` (FORMAT.md, "Keys"): who the store is
 /// and which schema its records are written in.
 ///
-/// Version 2 holds the store identifier, the schema's fingerprint, the **live generation**
+/// Version 3 holds the store identifier, the schema's fingerprint, the **live generation**
 /// (whose record keys are the store's data, ``RecordSpace``), the schema's version identifier
 /// when it has one, and the schema itself (its sorted-keys JSON), so that a store opened with
-/// another schema can say what differs. Version 1 (identifier and fingerprint only) is still
-/// read: its schema is known only by fingerprint.
+/// another schema can say what differs. Version 2 is the same bytes under the version byte 2:
+/// its index and uniqueness keys normalize strings as ``OrderedValueEncoding/Normalization/legacy``
+/// says, and its first open rewrites those keys that differ (``StringKeyUpgrade``). Version 1
+/// (identifier and fingerprint only) is still read: its schema is known only by fingerprint.
 struct StoreHeader: Equatable {
-    static let currentVersion: UInt8 = 2
+    static let currentVersion: UInt8 = 3
+
+    /// The version byte the header was read with (``currentVersion`` for one made here): below
+    /// 3, the live generation's keys may hold strings in the legacy normalization.
+    var formatVersion: UInt8 = Self.currentVersion
 
     /// Made once, at the first open.
     var identifier: String
@@ -31,7 +37,8 @@ struct StoreHeader: Equatable {
         self.fingerprint = Self.fingerprint(of: try Self.json(schema))
     }
 
-    private init(identifier: String, generation: UInt32, version: Schema.Version?, schema: Schema?, fingerprint: UInt64) {
+    private init(identifier: String, generation: UInt32, version: Schema.Version?, schema: Schema?, fingerprint: UInt64, formatVersion: UInt8) {
+        self.formatVersion = formatVersion
         self.identifier = identifier
         self.generation = generation
         self.version = version
@@ -48,13 +55,13 @@ struct StoreHeader: Equatable {
     static func decode(_ bytes: [UInt8]) throws(RecordDecodingError) -> StoreHeader {
         var reader = ByteReader(bytes, key: RecordKeys.meta)
         let version = try reader.byte()
-        guard version == 1 || version == 2 else { throw reader.failure("header version \(version), expected 1 or 2") }
+        guard (1...currentVersion).contains(version) else { throw reader.failure("header version \(version), expected 1 to \(currentVersion)") }
         let identifier = try reader.string()
         guard !identifier.isEmpty else { throw reader.failure("an empty store identifier") }
         let fingerprint = try reader.bigEndian64()
         if version == 1 {
             guard reader.isAtEnd else { throw reader.failure("bytes after a version-1 header") }
-            return StoreHeader(identifier: identifier, generation: 0, version: nil, schema: nil, fingerprint: fingerprint)
+            return StoreHeader(identifier: identifier, generation: 0, version: nil, schema: nil, fingerprint: fingerprint, formatVersion: version)
         }
         let generation = try reader.take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         var schemaVersion: Schema.Version?
@@ -76,10 +83,11 @@ struct StoreHeader: Equatable {
         do { schema = try JSONDecoder().decode(Schema.self, from: Data(json)) } catch {
             throw reader.failure("a stored schema that does not decode (\(error))")
         }
-        return StoreHeader(identifier: identifier, generation: generation, version: schemaVersion, schema: schema, fingerprint: fingerprint)
+        return StoreHeader(
+            identifier: identifier, generation: generation, version: schemaVersion, schema: schema, fingerprint: fingerprint, formatVersion: version)
     }
 
-    /// The version-2 encoding (FORMAT.md, "The header").
+    /// The current version's encoding (FORMAT.md, "The header"), whatever version was read.
     func encoded() throws -> [UInt8] {
         guard let schema else { throw RecordDecodingError("a header without a schema cannot be written", key: RecordKeys.meta) }
         let json = try Self.json(schema)

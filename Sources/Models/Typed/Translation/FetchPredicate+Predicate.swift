@@ -30,7 +30,8 @@ extension FetchPredicate {
     ///   and `property ?? constant` in a comparison or string operation.
     ///
     /// Comparisons follow ``PredicateEvaluator``: numbers by value across widths, strings by
-    /// Swift's `String` order, `nil` compared with `<`/`>` never matches. Anything else —
+    /// ``CanonicalStringOrder`` (Swift's `==`, and a total order), `nil` compared with `<`/`>`
+    /// never matches. Anything else —
     /// arithmetic, ternaries, two properties compared with each other, a key path through a
     /// computed value (`$0.title.count`), a property the model does not declare — is refused.
     ///

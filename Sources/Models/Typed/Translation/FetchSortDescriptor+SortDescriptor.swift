@@ -7,7 +7,7 @@ extension FetchSortDescriptor {
     ///
     /// Foundation's `SortDescriptor` exposes its key path on Linux (`keyPath`), so the typed
     /// API takes `SortDescriptor(\.date, order: .reverse)` as is. The store orders values as
-    /// ``PredicateEvaluator/sorted(_:by:)`` says (strings by Swift's `String` order, nulls
+    /// ``PredicateEvaluator/sorted(_:by:)`` says (strings by ``CanonicalStringOrder``, nulls
     /// first in `.forward` order); a `String` key is sorted that way whatever the descriptor's
     /// comparator.
     ///
