@@ -1,5 +1,5 @@
-/// Where a table block lies: the table's id (the caller's choice, say its file number) and the
-/// block's offset.
+/// Where a table block lies: the table's id (the caller's choice, say its file number; tables
+/// sharing a cache must have distinct ids) and the block's offset.
 struct TableBlockID: Hashable, Sendable {
     var table: UInt64
     var offset: UInt64
