@@ -71,25 +71,19 @@ extension LogStore {
 }
 
 extension RecoveredLog {
-    /// Removes from `blobs/` every temporary file and every blob no live key references (blobs
-    /// of commits lost in a crash, or dropped by an interrupted collection), and sets
-    /// ``nextBlobID`` past every id seen. Removal is best effort: an unreferenced blob left
-    /// behind costs only space, and the next open or compaction tries again.
-    mutating func collectBlobs(directory: String, fileSystem: any FileSystem) throws(EngineError) {
+    /// Lists `blobs/` and finds the files no live key references (blobs of commits lost in a
+    /// crash, or left by an interrupted collection) and the temporary blob files, for the
+    /// collection that runs after open returns (``LogStore/collectBlobsFoundAtOpen()``), and sets
+    /// ``nextBlobID`` past every id seen, so that no blob written from now on takes the name of a
+    /// file found here. Removes nothing: open's cost does not grow with the garbage.
+    mutating func findUnreferencedBlobs(directory: String, fileSystem: any FileSystem) throws(EngineError) {
         let referenced = Set(index.blobs.values.map(\.id))
         var highest = referenced.max() ?? 0
-        var removed = false
         for name in try fileSystem.listDirectory(directory) {
             guard let id = BlobFile.id(fromName: name) else { continue }
             highest = max(highest, id)
-            if name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id),
-                (try? fileSystem.removeFile(directory + "/" + name)) != nil
-            {
-                removed = true
-                recovery.removedBlobs += 1
-            }
+            if name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id) { unreferencedBlobs.append(name) }
         }
-        if removed { try? fileSystem.syncDirectory(directory) }
         nextBlobID = highest + 1
     }
 }

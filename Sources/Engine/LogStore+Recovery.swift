@@ -11,6 +11,9 @@ struct RecoveredLog {
     var recovery = LogStore.Statistics.Recovery()
     /// Higher than the id of every blob file present at open and every referenced blob.
     var nextBlobID: UInt64 = 1
+    /// The names of the blob files in `blobs/` that no live key references, and of temporary
+    /// blob files: all with ids below ``nextBlobID``. Removed after open returns.
+    var unreferencedBlobs: [String] = []
 
     /// The manifest open found (an empty one before the first compaction).
     var manifest = Manifest()
@@ -31,7 +34,8 @@ struct RecoveredLog {
     /// one from its pack), loads each sealed segment's hint file (replaying the segment when its
     /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
-    /// header rewritten. Finally removes blob files no key references.
+    /// header rewritten. Finally lists the blob files no key references, which the store removes
+    /// in the background once open has returned.
     static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog()
         let names = try fileSystem.listDirectory(directory)
@@ -43,7 +47,7 @@ struct RecoveredLog {
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
         log.applyHintTombstones()
         log.index.finishLoading()
-        try log.collectBlobs(directory: blobDirectory, fileSystem: fileSystem)
+        try log.findUnreferencedBlobs(directory: blobDirectory, fileSystem: fileSystem)
         return log
     }
 

@@ -5,6 +5,7 @@ extension LogStore {
         let (hintBytes, manifestBytes, last) = compaction.withLock { c in
             (c.hintBytes.values.reduce(0, +) + c.segmentHintBytes.values.reduce(0, +), c.manifest.packs.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last)
         }
+        let blobCollection = blobCollectionStatistics
         return state.withLock { s in
             var segments: [Statistics.Segment] = []
             var packs: [Statistics.Segment] = []
@@ -34,7 +35,12 @@ extension LogStore {
                 lastSequence: s.lastSequence,
                 indexBytesPerKey: KeyDirectory.estimatedBytesPerKey(averageKeyLength: averageKey),
                 cacheBytes: s.cache.bytes, cacheHits: s.cache.hits, cacheMisses: s.cache.misses,
-                recovery: s.recovery)
+                recovery: {
+                    var recovery = s.recovery
+                    recovery.removedBlobs = blobCollection.removed
+                    return recovery
+                }(),
+                blobCollection: blobCollection)
         }
     }
 }

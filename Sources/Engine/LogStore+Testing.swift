@@ -12,3 +12,22 @@ extension LogStore {
     /// True on one of the engine's I/O threads (where the `async` methods do their work).
     package static var isEngineIOThread: Bool { IOThreads.isCurrentThread }
 }
+
+extension LogStore {
+    /// Hooks a test passes to the package `open`, to take the background jobs open starts out of
+    /// the scheduler's hands. The defaults do nothing.
+    package struct TestHooks: Sendable {
+        /// False: open does not start removing the unreferenced blob files it found; the test
+        /// calls ``LogStore/collectBlobsFoundAtOpen()`` itself, at the point it chooses.
+        package var startsBlobCollection = true
+        /// Called by the blob collector, on its own thread, before it removes each file open
+        /// found unreferenced (with the file's name under `blobs/`): a test can block here to
+        /// make a commit race the collector at a known point.
+        package var willRemoveBlob: (@Sendable (_ name: String) -> Void)?
+
+        package init(startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil) {
+            self.startsBlobCollection = startsBlobCollection
+            self.willRemoveBlob = willRemoveBlob
+        }
+    }
+}

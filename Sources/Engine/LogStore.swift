@@ -55,6 +55,14 @@ public final class LogStore: Sendable {
     /// Held by the job writing segment hints for its whole run; ``close()`` takes it to wait for
     /// the hint in hand to be installed. Lock order: `hintJob`, then `compactionGate`.
     let hintJob = Locked<Void>(())
+    /// The unreferenced blob files open found, and how far their removal has got.
+    let blobCollection: Locked<BlobCollectionState>
+    /// Held by whoever removes those files, for its whole run; ``close()`` takes it to wait for
+    /// the removal in hand. Lock order: `blobCollectionJob`, then `blobCollection`; the job takes
+    /// no other lock of the store (see ``collectBlobsFoundAtOpen()`` for why it needs none).
+    let blobCollectionJob = Locked<Void>(())
+    /// Hooks for tests (``TestHooks``); the defaults do nothing.
+    let testHooks: TestHooks
 
     struct CompactionState: Sendable {
         var manifest: Manifest
@@ -127,7 +135,10 @@ public final class LogStore: Sendable {
     /// I/O threads.
     ///
     /// When it returns, the store is open and every commit recovered from the log is readable;
-    /// a directory it created is durable.
+    /// a directory it created is durable. Blob files that no key references (left by commits a
+    /// crash cut off, or by a collection a crash interrupted) are removed in the background after
+    /// it returns, on the engine's I/O threads (``Statistics/blobCollection``), so open's cost
+    /// does not grow with them.
     ///
     /// - Throws: ``EngineError`` — ``EngineError/Code/locked`` when the store is open elsewhere;
     ///   ``EngineError/Code/corruption`` (naming file and offset) when a check fails where the
@@ -141,7 +152,7 @@ public final class LogStore: Sendable {
     }
 
     package static func open(
-        at path: String, options: Options, fileSystem: any FileSystem
+        at path: String, options: Options, fileSystem: any FileSystem, testHooks: TestHooks = TestHooks()
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
         try checkCreation(at: path, options.creation, fileSystem: fileSystem)
@@ -160,14 +171,20 @@ public final class LogStore: Sendable {
             lock.unlock()
             throw error
         }
-        let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log)
+        let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log, testHooks: testHooks)
         store.startDeferredSync()
         store.scheduleSegmentHints()
+        if testHooks.startsBlobCollection { store.scheduleBlobCollection() }
         return store
     }
 
-    private init(path: String, options: Options, fileSystem: any FileSystem, lock: any FileLock, log: RecoveredLog) {
+    private init(
+        path: String, options: Options, fileSystem: any FileSystem, lock: any FileLock, log: RecoveredLog,
+        testHooks: TestHooks
+    ) {
         self.path = path
+        self.testHooks = testHooks
+        self.blobCollection = Locked(BlobCollectionState(remaining: log.unreferencedBlobs))
         self.options = options
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
@@ -202,7 +219,8 @@ public final class LogStore: Sendable {
         }
     }
 
-    /// Waits for a running compaction (or segment hint) to stop, syncs what is unsynced, appends
+    /// Waits for a running compaction (or segment hint, or the removal of a blob file open found
+    /// unreferenced: the rest are left for the next open) to stop, syncs what is unsynced, appends
     /// a close frame (so that the next open can tell damage to the last commits from a torn
     /// write), writes the active segment's hint file (so that the next open replays nothing;
     /// ``LogStore/Options/writesSegmentHints``), then releases the directory lock, all on the
@@ -218,6 +236,8 @@ public final class LogStore: Sendable {
         }
         task?.cancel()
         compaction.withLock { $0.stopping = true }
+        blobCollection.withLock { $0.stopping = true }
+        blobCollectionJob.withLock { _ in }  // the collector finishes the removal in hand and syncs
         hintJob.withLock { _ in }  // the hint job installs the hint in hand and takes no other
         compactionGate.withLock { _ in }  // a running compaction notices `stopping` and ends
         // The sealed segments the background job had not reached yet get their hints now, so the

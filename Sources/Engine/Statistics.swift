@@ -33,7 +33,10 @@ extension LogStore {
             public var removedLeftovers = 0
             /// Hint files that were missing or failed a check, rebuilt by scanning their packs.
             public var rebuiltHints = 0
-            /// Blob files removed because no key references them (and temporary blob files).
+            /// Blob files removed because no key references them (and temporary blob files): those
+            /// open found, removed in the background after it returned; the same figure as
+            /// ``BlobCollection/removed`` in ``Statistics/blobCollection``, which also tells
+            /// whether the removal is still pending.
             public var removedBlobs = 0
             /// Segments whose keys open read from their hint files: sealed segments, and the
             /// newest when the store was last closed cleanly (then only the frames written since are
@@ -46,6 +49,22 @@ extension LogStore {
             /// Bytes of frames open replayed (verified and decoded one by one): what was written
             /// since the segments' hints were made.
             public var replayedBytes: UInt64 = 0
+        }
+
+        /// The removal of the blob files open found unreferenced (left by commits a crash cut off,
+        /// or by a collection a crash interrupted) and of temporary blob files. It runs after open
+        /// returned, on the engine's I/O threads, removing the files one by one and syncing the
+        /// blob directory once at the end; it never removes a blob that a key references or a
+        /// later commit writes. ``LogStore/close()`` stops it after the file in hand: the next
+        /// open finds the rest again.
+        public struct BlobCollection: Sendable, Equatable {
+            /// Unreferenced and temporary blob files open found.
+            public var found: Int
+            /// How many of them the collection has removed so far.
+            public var removed: Int
+            /// True until the collection has tried every file and synced the directory (false
+            /// once ``LogStore/close()`` has stopped it).
+            public var pending: Bool
         }
 
         /// What one compaction did (``LogStore/compact()``).
@@ -100,5 +119,7 @@ extension LogStore {
         public var cacheMisses: Int
         /// What open found at the end of the log.
         public var recovery: Recovery
+        /// The background removal of the unreferenced blob files open found.
+        public var blobCollection: BlobCollection
     }
 }

@@ -30,6 +30,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case blob
     /// A whole store directory (``StoreImage``) opened with `LogStore.open`, every key read.
     case store
+    /// A sorted table's stored data block: trailer, inflation, restart array, every entry.
+    case tableBlock = "table-block"
+    /// A sorted table's stored index block: flags, the data's end (8 bytes), then the block.
+    case tableIndex = "table-index"
+    /// A sorted table's stored filter block, probed with a few keys.
+    case tableFilter = "table-filter"
+    /// A sorted table's footer: flags, the table's size (8 bytes), then the 60-byte footer.
+    case tableFooter = "table-footer"
+    /// A whole sorted table opened with `TableReader`, scanned both ways, every key read.
+    case table
 
     public struct Flags: OptionSet, Sendable {
         public let rawValue: UInt8
@@ -62,6 +72,25 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 try DecoderHooks.readManifest(in: "/store", fileSystem: fileSystem)
             case .blob: try Self.blob(&bytes, flags)
             case .store: try StoreImage(bytes, repair: flags.contains(.repair)).openAndReadAll()
+            case .tableBlock:
+                if flags.contains(.repair) { Repair.trailingChecksum(&bytes) }
+                try DecoderHooks.tableDataBlock(bytes)
+            case .tableIndex:
+                guard bytes.count >= 8 else { throw Self.short }
+                var block = Array(bytes.dropFirst(8))
+                if flags.contains(.repair) { Repair.trailingChecksum(&block) }
+                try DecoderHooks.tableIndexBlock(block, dataEnd: Repair.load64(bytes, 0))
+            case .tableFilter:
+                if flags.contains(.repair) { Repair.trailingChecksum(&bytes) }
+                try DecoderHooks.tableFilterBlock(bytes, probing: (0..<16).map { [UInt8(truncatingIfNeeded: $0 * 37)] })
+            case .tableFooter:
+                guard bytes.count >= 8 else { throw Self.short }
+                var footer = Array(bytes.dropFirst(8))
+                if flags.contains(.repair) { Repair.trailingChecksum(&footer) }
+                try DecoderHooks.tableFooter(footer, fileSize: Repair.load64(bytes, 0))
+            case .table:
+                if flags.contains(.repair) { DecoderHooks.repairTable(&bytes) }
+                try DecoderHooks.readTable(bytes)
             }
         } catch {
             // Rejected with a typed error: what the engine must do with damaged bytes.

@@ -53,7 +53,37 @@ public enum Seeds {
             reference += fileLength + Array(blob.bytes[32..<40]) + [blob.bytes[10]]
             return ("blob-\(index)", [0] + reference + blob.bytes)
         }
+        seeds.merge(try tableSeeds()) { $1 }
         return seeds
+    }
+
+    /// Seeds for the table targets: a small table of every kind of entry in several blocks, and
+    /// its blocks and footer cut out of it.
+    static func tableSeeds() throws -> [FuzzTarget: [(name: String, bytes: [UInt8])]] {
+        var random = SeededGenerator(seed: 4)
+        var entries: [(key: [UInt8], sequence: UInt64, kind: UInt8, value: [UInt8])] = []
+        for i in 0..<120 {
+            let kind: UInt8 = i % 11 == 0 ? 2 : (i % 17 == 0 ? 3 : 1)
+            let value = i % 5 == 0 ? [UInt8](repeating: UInt8(i), count: 300) : random.bytes(i % 40)
+            entries.append((Array("user/\(1000 + i)/name".utf8), UInt64(i + 1), kind, value))
+        }
+        let table = try DecoderHooks.buildTable(entries, blockSize: 1024)
+        let handles = try DecoderHooks.tableBlockHandles(table)
+        func cut(_ handle: (offset: UInt64, length: UInt64)) -> [UInt8] {
+            Array(table[Int(handle.offset)..<Int(handle.offset + handle.length)])
+        }
+        var size = [UInt8](repeating: 0, count: 8)
+        Repair.store64(&size, 0, UInt64(table.count))
+        var dataEnd = [UInt8](repeating: 0, count: 8)
+        Repair.store64(&dataEnd, 0, handles[0].offset)
+        let empty = try DecoderHooks.buildTable([])
+        return [
+            .table: [("table", [0] + table), ("empty", [0] + empty)],
+            .tableBlock: [("first", [0] + cut(handles[2])), ("last", [0] + cut(handles.last!))],
+            .tableIndex: [("index", [0] + dataEnd + cut(handles[1]))],
+            .tableFilter: [("filter", [0] + cut(handles[0]))],
+            .tableFooter: [("footer", [0] + size + Array(table.suffix(60)))],
+        ]
     }
 
     /// The payloads of a segment's frames.

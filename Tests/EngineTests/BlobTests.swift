@@ -641,6 +641,7 @@ import Testing
 
             let leftBehind = fs.names(in: Self.blobDir).filter { $0.hasSuffix(".blob") || $0.hasSuffix(".blob-tmp") }
             let reopened = try LogStore.open(at: Self.dir, options: Self.options(threshold: 1000), fileSystem: fs)
+            reopened.collectBlobsFoundAtOpen()  // the background collection, done by now
             let contents = try reopened.contents()
             #expect(contents == old || contents == new, "\(label): neither the old state nor the new")
             if acknowledged { #expect(contents == new, "\(label): an acknowledged commit is lost") }
@@ -648,13 +649,15 @@ import Testing
                 #expect(try Self.readEveryWay(reopened, key) == contents[key], "\(label)")
             }
 
-            // Exactly the referenced blob files remain; open removed the rest and counted them.
+            // Exactly the referenced blob files remain; the collection open started removed the rest
+            // and counted them.
             let names = fs.names(in: Self.blobDir)
             let stats = reopened.statistics
             #expect(!names.contains { $0.hasSuffix(".blob-tmp") }, "\(label): temporary files left: \(names)")
             #expect(names.count == 2 && stats.blobCount == 2, "\(label): blob files \(names)")
             #expect(stats.blobBytes == names.reduce(0) { $0 + UInt64(fs.contents(of: Self.blobDir + "/" + $1)!.count) }, "\(label)")
             #expect(stats.recovery.removedBlobs == leftBehind.count - names.count, "\(label): left \(leftBehind)")
+            #expect(stats.blobCollection == .init(found: leftBehind.count - names.count, removed: leftBehind.count - names.count, pending: false), "\(label)")
 
             // The store takes new blobs where recovery left it.
             try reopened.write { $0.putExternal(bytes("later"), bytes("later blob")) }
@@ -717,6 +720,7 @@ import Testing
             try? store.close()
 
             let reopened = try LogStore.open(at: Self.dir, options: Self.options(threshold: 1000), fileSystem: fs)
+            reopened.collectBlobsFoundAtOpen()  // the background collection, done by now
             let contents = try reopened.contents()
             #expect(contents == old || contents == new, "\(label): reopened")
             let names = fs.names(in: Self.blobDir)
