@@ -255,10 +255,12 @@ import Testing
         let again = BlogModel.tag(name: "cafe\u{301}", colour: "blue")
         let result = try store.save(DataStoreSaveChangesRequest(inserted: [again]))
         #expect(result.remappedIdentifiers[again.persistentIdentifier] == first, "the other spelling upserts the stored tag")
-        // Two spellings inserted in one save are one object.
+        // Two spellings inserted in one save are one value: refused as two inserts of it.
         let (a, b) = (BlogModel.tag(name: "\u{1ead}"), BlogModel.tag(name: "a\u{302}\u{323}"))
-        let both = try store.save(DataStoreSaveChangesRequest(inserted: [a, b]))
-        #expect(both.remappedIdentifiers[a.persistentIdentifier] == both.remappedIdentifiers[b.persistentIdentifier])
+        let refusal = #expect(throws: DataStoreError.self) { try store.save(DataStoreSaveChangesRequest(inserted: [a, b])) }
+        #expect(refusal?.code == .uniqueness)
+        #expect(Set([refusal?.identifier].compactMap { $0 } + (refusal?.relatedIdentifiers ?? [])) == [a.persistentIdentifier, b.persistentIdentifier])
+        _ = try store.save(DataStoreSaveChangesRequest(inserted: [a]))
         let tags = try store.all("Tag")
         #expect(tags.count == 2)
         #expect(tags.first { $0.persistentIdentifier == first }?.values["colour"] == .string("blue"))
