@@ -109,7 +109,7 @@ extension StoreContext {
     static func readsRelationships(_ descriptor: Snapshot.FetchDescriptor) -> Bool {
         func reads(_ p: FetchPredicate) -> Bool {
             switch p {
-            case .constant, .identifierIn: false
+            case .constant, .identifierIn, .entity: false
             case let .compare(path, _, _), let .string(path, _, _, _), let .isNull(path), let .oneOf(path, _): path.components.count > 1
             case .and(let list), .or(let list): list.contains(where: reads)
             case .not(let q): reads(q)

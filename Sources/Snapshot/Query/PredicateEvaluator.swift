@@ -27,6 +27,16 @@ import Foundation
 /// in ``PropertyValue``'s total order; comparing kinds that do not match (a string with a date,
 /// say) is ``DataStoreError/Code/typeMismatch``. Strings compare by Swift's `String` order.
 ///
+/// **Entities.** ``FetchPredicate/entity(_:includesSubentities:)`` reads the object's concrete
+/// entity from its identifier; sub-entities are known only with a ``schema`` (without one, only
+/// the entity itself matches).
+///
+/// **Checked before reading.** With a schema, ``check(_:against:)`` refuses a malformed request
+/// (an unknown name, a path that cannot be followed, a value of another kind than the property
+/// it is compared with, a sort by a to-many relationship) before any object is read, so whether
+/// a request is refused depends on the request alone, not on the objects a store holds;
+/// ``run(_:over:)`` and the stores of this package check first.
+///
 /// **Strings.** `contains`, `beginsWith` and `endsWith` match by `Character` (so canonically
 /// equivalent spellings match); with ``FetchPredicate/StringOptions``, both sides are first
 /// folded with Foundation's `folding(options:locale:)` (locale-independent: `nil` locale). An
@@ -90,7 +100,19 @@ public struct PredicateEvaluator {
         case let .all(path, p):
             for target in try targets(at: path, of: snapshot) where try !evaluate(p, on: target) { return false }
             return true
+        case let .entity(name, includesSubentities):
+            return try isOfEntity(snapshot.persistentIdentifier.entityName, name, includesSubentities: includesSubentities)
         }
+    }
+
+    /// Whether an object of the concrete entity `concrete` is of `name` (or, with
+    /// `includesSubentities`, of a sub-entity of it). Without a schema, only the name itself
+    /// matches.
+    func isOfEntity(_ concrete: String, _ name: String, includesSubentities: Bool) throws -> Bool {
+        if concrete == name { return true }
+        guard includesSubentities, let schema else { return false }
+        _ = try schema.requireEntity(named: name)
+        return schema.isEntity(concrete, kindOf: name)
     }
 
     /// The one value at `path` of `snapshot`, following to-one relationships (null when one has
