@@ -178,6 +178,23 @@ enum LibraryModel {
             FetchDescriptor(entityName: "Item", relationshipKeyPathsForPrefetching: ["album.colour"]), .unknownProperty, entity: "Album", property: "colour")
     }
 
+    @Test func theEvaluatorsOwnRefusalsWithoutASchemaNameTheEntityPropertyAndObject() throws {
+        let item = LibraryModel.make("Item", ["name": "a", "level": 3, "album": .toOne(.temporary(entityName: "Album"))])
+        let evaluator = PredicateEvaluator { _ in nil }
+        let cases: [(FetchPredicate, DataStoreError.Code, String)] = [
+            (.attribute("level") >= "a", .typeMismatch, "level"),
+            (.attribute("level").isIn(["x"]), .typeMismatch, "level"),
+            (.attribute("level").contains("3"), .typeMismatch, "level"),
+            (.attribute("album..title") == "x", .invalidPredicate, "album..title"),
+            (.attribute("album.title") == "x", .danglingReference, "album.title"),
+        ]
+        for (predicate, code, property) in cases {
+            let error = refusal { try evaluator.evaluate(predicate, on: item) }
+            #expect(error?.code == code && error?.entityName == "Item" && error?.propertyName == property, "\(predicate): \(error.map { "\($0)" } ?? "")")
+        }
+        #expect(refusal { try evaluator.evaluate(.attribute("album.title") == "x", on: item) }?.identifier?.entityName == "Album")
+    }
+
     @Test func aSubEntityPropertyIsReadOnlyAfterATestOfThatEntity() throws {
         // Without the test, `width` is not a property of every Item: refused, data or not.
         try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", predicate: .attribute("width") > 1000), .unknownProperty, entity: "Item", property: "width")

@@ -68,7 +68,7 @@ public struct PredicateEvaluator {
         case .constant(let value):
             return value
         case let .compare(path, comparison, value):
-            return try Self.holds(try self.value(at: path, of: snapshot), comparison, value, path: path)
+            return try Self.holds(try self.value(at: path, of: snapshot), comparison, value, path: path, entityName: snapshot.persistentIdentifier.entityName)
         case let .string(path, operation, needle, options):
             let value = try self.value(at: path, of: snapshot)
             if value.isNull { return false }
@@ -82,7 +82,7 @@ public struct PredicateEvaluator {
             return try value(at: path, of: snapshot).isNull
         case let .oneOf(path, values):
             let value = try self.value(at: path, of: snapshot)
-            for candidate in values where try Self.holds(value, .equal, candidate, path: path) { return true }
+            for candidate in values where try Self.holds(value, .equal, candidate, path: path, entityName: snapshot.persistentIdentifier.entityName) { return true }
             return false
         case .identifierIn(let identifiers):
             return identifiers.contains(snapshot.persistentIdentifier)
@@ -171,7 +171,7 @@ public struct PredicateEvaluator {
         if path.components.isEmpty || path.components.contains(where: \.isEmpty) {
             throw DataStoreError(
                 .invalidPredicate, "The key path \"\(path)\" has an empty component; write property names joined by single dots.",
-                entityName: snapshot.persistentIdentifier.entityName)
+                entityName: snapshot.persistentIdentifier.entityName, propertyName: path.description)
         }
     }
 
@@ -191,13 +191,15 @@ public struct PredicateEvaluator {
         guard let target = try resolve(id) else {
             throw DataStoreError(
                 .danglingReference, "\(path) reaches \(id), which the store does not hold; the reference was left behind by a delete or never saved.",
-                entityName: snapshot.persistentIdentifier.entityName, identifier: id)
+                entityName: snapshot.persistentIdentifier.entityName, propertyName: path.description, identifier: id)
         }
         return target
     }
 
     /// Whether `lhs comparison rhs` holds under the documented null and coercion rules.
-    static func holds(_ lhs: PropertyValue, _ comparison: FetchPredicate.Comparison, _ rhs: PropertyValue, path: PropertyPath) throws -> Bool {
+    static func holds(
+        _ lhs: PropertyValue, _ comparison: FetchPredicate.Comparison, _ rhs: PropertyValue, path: PropertyPath, entityName: String? = nil
+    ) throws -> Bool {
         if lhs.isNull || rhs.isNull {
             switch comparison {
             case .equal: return lhs.isNull && rhs.isNull
@@ -213,7 +215,7 @@ public struct PredicateEvaluator {
         } else {
             throw DataStoreError(
                 .typeMismatch, "\(path) holds a \(lhs.caseName), compared with a \(rhs.caseName); compare it with a value of its own type.",
-                propertyName: path.description)
+                entityName: entityName, propertyName: path.description)
         }
         switch comparison {
         case .equal: return order == 0
