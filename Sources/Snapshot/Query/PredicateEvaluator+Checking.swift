@@ -21,7 +21,8 @@ extension PredicateEvaluator {
     /// Properties are looked up in the fetched entity (a superentity's fetch may not read a
     /// property only a sub-entity declares), except after an entity test: inside an `and`,
     /// the conjuncts after ``FetchPredicate/entity(_:includesSubentities:)`` for a sub-entity
-    /// are checked in that sub-entity, and inside an `or`, the disjuncts after its negation.
+    /// (or an unrelated entity, which no object passes) are checked in that entity, and inside
+    /// an `or`, the disjuncts after its negation.
     public static func check(_ descriptor: FetchDescriptor, against schema: Schema) throws {
         let entity = try schema.requireEntity(named: descriptor.entityName).name
         let checker = RequestChecker(schema: schema)
@@ -141,9 +142,12 @@ struct RequestChecker {
         }
     }
 
-    /// The entity the later operands are checked in once an entity test of `name` held.
+    /// The entity the later operands are checked in once an entity test of `name` held: `name`
+    /// when it is a sub-entity of `context` or unrelated to it (then no object passes the test,
+    /// and the later operands are never evaluated), else `context` (a test for a superentity
+    /// holds of every object and narrows nothing).
     private func narrowed(_ context: String, to name: String) -> String {
-        name != context && schema.isEntity(name, kindOf: context) ? name : context
+        schema.entity(named: name) == nil || schema.isEntity(context, kindOf: name) ? context : name
     }
 
     private func checkComparable(_ property: Schema.Property, with value: PropertyValue, path: PropertyPath, owner: String) throws {
