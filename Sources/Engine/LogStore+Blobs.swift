@@ -75,14 +75,15 @@ extension RecoveredLog {
     /// of commits lost in a crash, or dropped by an interrupted collection), and sets
     /// ``nextBlobID`` past every id seen. Removal is best effort: an unreferenced blob left
     /// behind costs only space, and the next open or compaction tries again.
-    mutating func collectBlobs(directory: String, fileSystem: any FileSystem) throws(EngineError) {
+    /// With `removing` false, only sets ``nextBlobID``.
+    mutating func collectBlobs(directory: String, fileSystem: any FileSystem, removing: Bool = true) throws(EngineError) {
         let referenced = Set(index.blobs.values.map(\.id))
         var highest = referenced.max() ?? 0
         var removed = false
         for name in try fileSystem.listDirectory(directory) {
             guard let id = BlobFile.id(fromName: name) else { continue }
             highest = max(highest, id)
-            if name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id),
+            if removing, name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id),
                 (try? fileSystem.removeFile(directory + "/" + name)) != nil
             {
                 removed = true

@@ -258,7 +258,10 @@ extension LogStore {
     /// Removes blob files that no live key references and no commit in flight is writing. The
     /// references are read after a sync, so an overwrite that a power loss could still undo never
     /// costs the blob it replaced. Best effort: returns how many were removed.
-    private func collectUnreferencedBlobs() -> Int {
+    /// (Also called by an opener that opened with `collectingBlobs: false`, once its open is known
+    /// to succeed.)
+    @discardableResult
+    package func collectUnreferencedBlobs() -> Int {
         guard let names = try? fileSystem.listDirectory(blobDirectory) else { return 0 }
         let keep = try? writer.withLock { w throws(EngineError) -> Set<UInt64> in
             guard !w.closed, w.failure == nil else { throw Self.closedError }

@@ -32,7 +32,7 @@ struct RecoveredLog {
     /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
     /// header rewritten. Finally removes blob files no key references.
-    static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
+    static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem, collectingBlobs: Bool = true) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog()
         let names = try fileSystem.listDirectory(directory)
         let stored = try Manifest.read(in: directory, names: names, fileSystem: fileSystem)
@@ -43,7 +43,7 @@ struct RecoveredLog {
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
         log.applyHintTombstones()
         log.index.finishLoading()
-        try log.collectBlobs(directory: blobDirectory, fileSystem: fileSystem)
+        try log.collectBlobs(directory: blobDirectory, fileSystem: fileSystem, removing: collectingBlobs)
         return log
     }
 

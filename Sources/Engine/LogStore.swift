@@ -140,8 +140,11 @@ public final class LogStore: Sendable {
         try open(at: path, options: options, fileSystem: PosixFileSystem())
     }
 
+    /// As ``open(at:options:)``, on `fileSystem`; with `collectingBlobs` false, the blob files no
+    /// key references are left in place until `collectUnreferencedBlobs()` (for a caller whose
+    /// open may still be refused, and must then leave the files as they were).
     package static func open(
-        at path: String, options: Options, fileSystem: any FileSystem
+        at path: String, options: Options, fileSystem: any FileSystem, collectingBlobs: Bool = true
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
         try checkCreation(at: path, options.creation, fileSystem: fileSystem)
@@ -155,7 +158,7 @@ public final class LogStore: Sendable {
         do {
             let blobDirectory = path + "/" + LogFormat.blobDirectoryName
             if try fileSystem.createDirectory(blobDirectory) { try fileSystem.syncDirectory(path) }
-            log = try RecoveredLog.recover(directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem)
+            log = try RecoveredLog.recover(directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem, collectingBlobs: collectingBlobs)
         } catch {
             lock.unlock()
             throw error

@@ -255,6 +255,38 @@ import Testing
 
     // MARK: Leftovers
 
+    struct Refusal: Error {}
+
+    /// V2 → V3 through a custom stage whose willMigrate saves a large attachment, then throws.
+    enum FailingPlan: SchemaMigrationPlan {
+        static var schemas: [any VersionedSchema.Type] { [V2.self, V3.self] }
+        static var stages: [MigrationStage] {
+            [.custom(fromVersion: V2.self, toVersion: V3.self, willMigrate: { store in
+                _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.attachment(imageData: Data((0..<6000).map { UInt8($0 % 251) }), post: nil)]))
+                throw Refusal()
+            }, didMigrate: nil)]
+        }
+    }
+
+    @Test func aRefusedOpenAfterAFailedMigrationLeavesItsBlobFilesInPlace() throws {
+        let home = MigrationHome()
+        _ = try store(home, try V2.schema(), plan: CustomPlan.self)
+        #expect(refusal { try home.open(try V3.schema(), plan: FailingPlan.self) }?.code == .migrationFailed)
+        let files = try home.files()
+        // A refused open: the blob files the failed migration left (unreferenced) stay.
+        #expect(refusal { try home.open(try F.blog { $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = [] }) }?.code == .schemaMismatch)
+        #expect(try home.files() == files, "the files are byte-identical")
+        var required = V2.entities
+        required[named: "Post"].attributes[1].isOptional = false
+        #expect(refusal { try home.open(try Schema(required)) }?.code == .missingValue)
+        #expect(try home.files() == files, "the files are byte-identical")
+        // An open that goes ahead collects them.
+        let store = try home.open(try V2.schema(), plan: LaterPlan.self)
+        try store.close()
+        let after = try home.files()
+        #expect(after.keys.filter { $0.hasPrefix("blobs/") }.count < files.keys.filter { $0.hasPrefix("blobs/") }.count)
+    }
+
     @Test func aRefusedOpenLeavesTheLeftoversOfAnEarlierMigrationAndTheirBlobsInPlace() throws {
         let home = MigrationHome()
         _ = try store(home, BlogModel.schema)
@@ -279,6 +311,21 @@ import Testing
         for (label, schema, plan) in refusals {
             _ = refusal { try home.open(schema, plan: plan) }
             #expect(try home.files() == files, "\(label): the files are byte-identical, the leftover blob too")
+        }
+        // A history state that does not decode is found before the sweep, too.
+        do {
+            let store = try home.open(BlogModel.schema)
+            try store.engine.write { $0.put([0x00] + Array("history".utf8), [1, 0, 0]) }
+            try store.close()
+        }
+        let damaged = try home.files()
+        #expect(refusal { try home.open(BlogModel.schema) }?.code == .engine)
+        let after = try home.files()
+        #expect(after == damaged, "a damaged history state: the files are byte-identical, the leftovers too: \(Set(after.keys).symmetricDifference(damaged.keys)) \(after.keys.filter { after[$0] != damaged[$0] })")
+        do {
+            let engine = try LogStore.open(at: home.path, options: F.configuration(BlogModel.schema, path: home.path).options)
+            try engine.write { $0.delete([0x00] + Array("history".utf8)) }
+            try engine.close()
         }
         // An open that goes ahead sweeps the leftovers.
         let store = try home.open(BlogModel.schema)

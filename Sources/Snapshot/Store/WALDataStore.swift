@@ -110,7 +110,8 @@ public final class WALDataStore: DataStoreBatching {
         }
         try configuration.history.validate()
         let engine = try Self.engineCall("Opening the store") {
-            try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem)
+            // Unreferenced blob files are collected only once the open is known to succeed.
+            try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem, collectingBlobs: false)
         }
         let header: StoreHeader
         do {
@@ -141,6 +142,7 @@ public final class WALDataStore: DataStoreBatching {
             try? engine.close()
             throw error
         }
+        engine.collectUnreferencedBlobs()
     }
 
     /// A custom migration stage's store: `schema` over the generation `space` of `engine`. Its
