@@ -14,6 +14,8 @@ extension StoreContext {
     /// - Throws: the store's errors (``DataStoreError``), and the predicate's, for pending
     ///   objects too; ``ContainerError/Code/unknownEntity``.
     public func fetch(_ descriptor: Snapshot.FetchDescriptor, includePendingChanges: Bool = true) throws -> [DefaultSnapshot] {
+        // Refused before anything is read, whatever is pending or stored (the store checks too).
+        if schema.entity(named: descriptor.entityName) != nil { try PredicateEvaluator.check(descriptor, against: schema) }
         guard includePendingChanges, let pending = try pendingObjects(affecting: descriptor) else {
             let fetched = try container.fetch(descriptor).fetchedSnapshots
             if descriptor.propertiesToFetch.isEmpty {
