@@ -4,7 +4,8 @@ import Snapshot
 /// `Z<ENTITY>` per root entity (`Z_PK`, `Z_ENT`, `Z_OPT`, a `Z<ATTRIBUTE>` column per attribute
 /// and a `Z<RELATIONSHIP>` column per to-one), a join table `Z_<n><RELATIONSHIP>` per
 /// many-to-many, the default index on every foreign key and join table, one index per declared
-/// index, and the metadata tables `Z_PRIMARYKEY`, `Z_METADATA` and `Z_MODELCACHE`.
+/// index and per uniqueness rule (which each save checks once all its statements have run), and
+/// the metadata tables `Z_PRIMARYKEY`, `Z_METADATA` and `Z_MODELCACHE`.
 ///
 /// Entities are numbered (`Z_ENT`) from 1 in alphabetical order, as in the stores Core Data
 /// made that were examined. Sub-entities (which Core Data keeps in their root's table), and
@@ -186,9 +187,11 @@ struct CoreDataLayout: Sendable {
             let uniqueness = schema.allUniquenessConstraints(of: entity.name).map(\.properties)
             for properties in uniqueness {
                 let parts = properties.compactMap { columnsByAttribute[$0]?.name ?? fkColumn[$0] }
-                // How Core Data enforces a uniqueness constraint in SQLite is not documented; a
-                // unique index is what the upsert's lookup needs.
-                statements.append("CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
+                // How Core Data enforces a uniqueness constraint in SQLite is not documented. An
+                // index is what the upsert's lookup and the save's check need; it is not a UNIQUE
+                // index, which SQLite checks statement by statement, because a save is checked
+                // as it leaves the objects (one update may take a value another moves away from).
+                statements.append("CREATE INDEX Z_\(entity.name)_UNIQUE_\(properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
             }
             var linksByName: [String: Link] = [:]
             for link in links { linksByName[link.relationship.name] = link }

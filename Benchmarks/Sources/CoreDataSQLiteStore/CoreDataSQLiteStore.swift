@@ -9,7 +9,8 @@ import SQLiteSupport
 ///
 /// **Layout** (``CoreDataLayout``): a table `Z<ENTITY>` per entity with `Z_PK`, `Z_ENT`, `Z_OPT`
 /// and a column per attribute and to-one, a join table per many-to-many, an index on every
-/// foreign key and one per declared index, a unique index per uniqueness constraint,
+/// foreign key and one per declared index, an index per uniqueness constraint (each save checks
+/// the objects it wrote once all its statements have run),
 /// `Z_PRIMARYKEY` (one `Z_MAX` bump per entity and save), `Z_METADATA` (the store's UUID and a
 /// binary plist) and `Z_MODELCACHE` (here the schema's JSON, checked at open). Large values of
 /// `.externalStorage` attributes go to files under `.<name>_SUPPORT/_EXTERNAL_DATA/`, written

@@ -238,7 +238,10 @@ final class SaveTransaction {
                 try updateRow(table, write, log: &log)
             }
         }
-        for move in moves {
+        // A target one write adds is not detached by another that drops it (both statements
+        // hold once it has moved to the one that adds it).
+        let added = Set(moves.filter { $0.owner != nil }.map { "\($0.table).\($0.column)#\($0.target)" })
+        for move in moves where move.owner != nil || !added.contains("\(move.table).\(move.column)#\(move.target)") {
             if let owner = move.owner {
                 try store.run("UPDATE \(move.table) SET \(move.column) = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", [.integer(owner), .integer(move.target)])
             } else {
@@ -254,6 +257,41 @@ final class SaveTransaction {
 
         for snapshot in request.deleted {
             try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
+        }
+        try checkUniqueness(writes)
+    }
+
+    /// Refuses the save when an object it wrote shares the values of a uniqueness rule with
+    /// another object, as the save leaves them: checked once every statement has run, so that
+    /// an update may take a value the same save moves away from, or deletes (each rule's index
+    /// makes this one lookup per written object and rule).
+    private func checkUniqueness(_ writes: [Write]) throws {
+        let temporaries = Dictionary(remapped.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        for write in writes {
+            let id = try store.identifier(write.entity, write.key)
+            if deleted.contains(id) { continue }
+            let table = try layout.table(write.entity)
+            for properties in table.uniqueness {
+                let columns = properties.compactMap { name -> String? in
+                    if let column = table.columnsByAttribute[name] { return column.name }
+                    if case .foreignKey(let column)? = table.linksByName[name]?.storage { return column }
+                    return nil
+                }
+                guard columns.count == properties.count else { continue }
+                let matches = columns.map { "o.\($0) = t.\($0)" }.joined(separator: " AND ")
+                var other: Int64?
+                try store.query(
+                    "SELECT o.Z_PK FROM \(table.name) t JOIN \(table.name) o ON \(matches) AND o.Z_PK <> t.Z_PK WHERE t.Z_PK = ? LIMIT 1",
+                    [.integer(write.key)]
+                ) { other = $0.integer(0) }
+                guard let other else { continue }
+                let otherID = try store.identifier(write.entity, other)
+                throw DataStoreError(
+                    .uniqueness,
+                    "The save would give \(id) the same \(properties.joined(separator: ", ")) as the stored \(otherID); change one of them, or update \(otherID) instead.",
+                    entityName: write.entity, propertyName: properties.count == 1 ? properties[0] : nil,
+                    identifier: temporaries[id] ?? id, constraint: properties, relatedIdentifiers: [temporaries[otherID] ?? otherID])
+            }
         }
     }
 
@@ -418,11 +456,29 @@ final class SaveTransaction {
                 break
             }
         }
+        // To-one references without an inverse lose the deleted object too (each column has its
+        // index), as a relationship's inverse would be nullified: a fetch never returns a
+        // reference to an object that is gone, which a save of the same snapshot would refuse.
+        for (sourceTable, column) in toOnesWithoutInverse(to: entity) {
+            try store.run("UPDATE \(sourceTable) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) = ?", [.integer(key)])
+        }
         log.dropped += try externalFiles(table, table.columns, key)
         try store.run("DELETE FROM \(table.name) WHERE Z_PK = ?", [.integer(key)])
         for (joinTable, column) in joinColumns(referencing: entity) {
             try store.run("DELETE FROM \(joinTable) WHERE \(column) = ?", [.integer(key)])
         }
+    }
+
+    /// The table and foreign-key column of every to-one relationship without an inverse whose
+    /// destination is `entity`.
+    private func toOnesWithoutInverse(to entity: String) -> [(String, String)] {
+        var result: [(String, String)] = []
+        for table in layout.tables.values.sorted(by: { $0.number < $1.number }) {
+            for link in table.links where link.relationship.inverse == nil && link.relationship.destination == entity {
+                if case .foreignKey(let column) = link.storage { result.append((table.name, column)) }
+            }
+        }
+        return result
     }
 
     /// Every join-table column that holds `Z_PK`s of `entity`.

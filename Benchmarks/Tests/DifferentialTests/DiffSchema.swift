@@ -1,0 +1,85 @@
+import Foundation
+import Snapshot
+
+/// The schema both stores run the differential test on: every kind of relationship the two
+/// stores share, unique attributes, a compound uniqueness constraint and declared indexes.
+///
+/// - `Author` (`handle` unique, `age` indexed) → `posts`: one-to-many, inverse `Post.author`,
+///   delete rule **cascade**.
+/// - `Post` (`title`, `body?`, `score` indexed, `rating?`, `published`, `date`, `slug` + `year`
+///   unique together) → `author` (to-one with inverse, nullify), `tags` (many-to-many with
+///   `Tag.posts`, nullify), `comments` (one-to-many, inverse `Comment.post`, delete rule
+///   **deny**), `related` (to-many **without inverse**, to other posts).
+/// - `Tag` (`name` unique, `colour?`) → `posts`.
+/// - `Comment` (`text`, `votes`) → `post` (to-one with inverse), `replyTo` (to-one **without
+///   inverse**, to another comment).
+///
+/// Every entity has `uid`, an integer the harness sets to the logical number of the insert that
+/// made (or last upserted) the object: the last key of every generated sort, so that sorts are
+/// total and both stores must return the same order.
+///
+/// Not here: sub-entities and one-to-one relationships with an inverse (the Core Data-shaped
+/// SQLite store refuses both, `unsupportedFeature`), and minimum and maximum counts (it does
+/// not check them).
+enum DiffSchema {
+    static let schema: Schema = {
+        do {
+            return try Schema([
+                .init(
+                    "Author",
+                    attributes: [.init("uid", .int), .init("handle", .string, options: .unique), .init("age", .int)],
+                    relationships: [.init("posts", destination: "Post", .toMany, inverse: "author", deleteRule: .cascade)],
+                    indexes: [["age"]]),
+                .init(
+                    "Post",
+                    attributes: [
+                        .init("uid", .int), .init("title", .string), .init("body", .string, isOptional: true), .init("score", .int),
+                        .init("rating", .double, isOptional: true), .init("published", .bool), .init("date", .date),
+                        .init("slug", .string), .init("year", .int),
+                    ],
+                    relationships: [
+                        .init("author", destination: "Author", inverse: "posts"),
+                        .init("tags", destination: "Tag", .toMany, inverse: "posts"),
+                        .init("comments", destination: "Comment", .toMany, inverse: "post", deleteRule: .deny),
+                        .init("related", destination: "Post", .toMany),
+                    ],
+                    uniquenessConstraints: [["slug", "year"]],
+                    indexes: [["score"], ["title", "date"]]),
+                .init(
+                    "Tag",
+                    attributes: [.init("uid", .int), .init("name", .string, options: .unique), .init("colour", .string, isOptional: true)],
+                    relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
+                .init(
+                    "Comment",
+                    attributes: [.init("uid", .int), .init("text", .string), .init("votes", .int)],
+                    relationships: [
+                        .init("post", destination: "Post", inverse: "comments"),
+                        .init("replyTo", destination: "Comment"),
+                    ]),
+            ])
+        } catch {
+            preconditionFailure("the differential schema is fixed and consistent: \(error)")
+        }
+    }()
+
+    static var entityNames: [String] { schema.entities.map(\.name) }
+
+    static func entity(_ name: String) -> Schema.Entity {
+        schema.entities.first { $0.name == name }!
+    }
+
+    /// The attributes of `entity` the generator writes (all but `uid`, which it sets itself).
+    static func attributes(_ entity: String) -> [Schema.Attribute] {
+        self.entity(entity).attributes.filter { $0.name != "uid" }
+    }
+
+    static func relationships(_ entity: String) -> [Schema.Relationship] { self.entity(entity).relationships }
+
+    /// The unique values of each uniqueness rule of `entity` (unique attributes and compound
+    /// constraints), for the generator's avoidance of two inserts sharing one.
+    static func uniquenessRules(_ entity: String) -> [[String]] {
+        var rules = self.entity(entity).attributes.filter { $0.options.contains(.unique) }.map { [$0.name] }
+        rules += self.entity(entity).uniquenessConstraints.map(\.properties)
+        return rules
+    }
+}
