@@ -23,12 +23,10 @@ struct DiffShapes: OptionSet, Sendable {
     static let toManySorts = DiffShapes(rawValue: 1 << 3)
     /// Doubles of value `-0.0` beside `0.0` (`negativeZero`).
     static let negativeZero = DiffShapes(rawValue: 1 << 4)
-    /// Updates of objects already deleted (`stale`).
-    static let staleUpdates = DiffShapes(rawValue: 1 << 5)
 
     static let names: [(String, DiffShapes)] = [
         ("twice", .namesAnObjectTwice), ("combining", .combiningMarks), ("mismatch", .typeMismatches),
-        ("toManySort", .toManySorts), ("negativeZero", .negativeZero), ("stale", .staleUpdates),
+        ("toManySort", .toManySorts), ("negativeZero", .negativeZero),
     ]
 
     /// The shapes `text` names (`twice,combining`, or `all`).
@@ -149,7 +147,7 @@ struct DiffGenerator {
         for _ in 0..<rng.below(4) {
             let stale = lastKnown.keys.filter { current[$0] == nil }.sorted()
             var pool = current.keys.sorted()
-            if shapes.contains(.staleUpdates) && !stale.isEmpty && chance(15) { pool = stale }
+            if !stale.isEmpty && chance(10) { pool = stale }  // an update of a deleted object
             if !twice { pool.removeAll { updatedIDs.contains($0) } }
             guard !pool.isEmpty else { break }
             let id = pick(pool)
