@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "DifferentialTests",
             dependencies: [
-                "BenchSupport", "CoreDataSQLiteStore",
+                "BenchSupport", "CoreDataSQLiteStore", "SQLiteSupport",
                 .product(name: "Snapshot", package: "WALStore"),
             ]
         ),

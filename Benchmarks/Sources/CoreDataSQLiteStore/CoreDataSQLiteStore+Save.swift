@@ -49,7 +49,7 @@ extension CoreDataSQLiteStore {
         try lock.withLock {
             try Self.sqlite("Erasing") {
                 try transaction { _ in
-                    for table in layout.tables.values.sorted(by: { $0.number < $1.number }) { try run("DELETE FROM \(table.name)", []) }
+                    for table in layout.rootTables { try run("DELETE FROM \(table.name)", []) }
                     for table in Set(layout.tables.values.flatMap { $0.links.compactMap(\.joinTable) }).sorted() {
                         try run("DELETE FROM \(table)", [])
                     }

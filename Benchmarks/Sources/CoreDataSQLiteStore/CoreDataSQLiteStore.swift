@@ -7,8 +7,10 @@ import SQLiteSupport
 /// benchmarks' stand-in for SwiftData's default store, which does not exist off Apple's
 /// platforms.
 ///
-/// **Layout** (``CoreDataLayout``): a table `Z<ENTITY>` per entity with `Z_PK`, `Z_ENT`, `Z_OPT`
-/// and a column per attribute and to-one, a join table per many-to-many, an index on every
+/// **Layout** (``CoreDataLayout``): a table `Z<ENTITY>` per root entity with `Z_PK`, `Z_ENT`,
+/// `Z_OPT` and a column per attribute and to-one of every entity of its tree (a sub-entity's
+/// objects are rows of its root's table, `Z_ENT` naming their entity), a join table per
+/// many-to-many, an index on every
 /// foreign key and one per declared index, an index per uniqueness constraint (each save checks
 /// the objects it wrote once all its statements have run),
 /// `Z_PRIMARYKEY` (one `Z_MAX` bump per entity and save), `Z_METADATA` (the store's UUID and a

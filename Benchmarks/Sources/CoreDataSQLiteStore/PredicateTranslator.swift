@@ -158,7 +158,7 @@ final class PredicateTranslator {
             return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
         case .identifierIn(let identifiers):
             let keys = identifiers.compactMap { id -> Int64? in
-                guard id.storeIdentifier == storeIdentifier, id.entityName == scope.entity, case .integer(let key) = id.primaryKey else { return nil }
+                guard id.storeIdentifier == storeIdentifier, schema.isEntity(id.entityName, kindOf: scope.entity), case .integer(let key) = id.primaryKey else { return nil }
                 return key
             }.sorted()
             if keys.isEmpty { return "0" }

@@ -169,14 +169,15 @@ final class SaveTransaction {
         // The objects to write, references remapped; later statements of one object merge
         // over earlier ones.
         var writes: [Write] = []
-        var position: [String: Int] = [:]  // "Entity#Z_PK" → index in writes
+        var position: [String: Int] = [:]  // "ZTABLE#Z_PK" → index in writes
         func add(_ id: PersistentIdentifier, isNew: Bool, _ values: [String: PropertyValue]) throws {
             let key = try key(of: id)
-            if let i = position["\(id.entityName)#\(key)"] {
+            let place = "\(try layout.table(id.entityName).name)#\(key)"
+            if let i = position[place] {
                 for (name, value) in values { writes[i].values[name] = value }
                 return
             }
-            position["\(id.entityName)#\(key)"] = writes.count
+            position[place] = writes.count
             writes.append(Write(entity: id.entityName, key: key, isNew: isNew, values: values))
         }
         for snapshot in request.inserted {
@@ -214,10 +215,9 @@ final class SaveTransaction {
                 switch link.storage {
                 case .foreignKey: break
                 case let .inverseForeignKey(targetTable, column):
-                    let destination = link.relationship.destination
                     let inverse = link.relationship.inverse ?? ""
                     func statesItself(_ key: Int64) -> Bool {
-                        guard let i = position["\(destination)#\(key)"] else { return false }
+                        guard let i = position["\(link.destinationTable)#\(key)"] else { return false }
                         return writes[i].values[inverse] != nil
                     }
                     for target in wanted.subtracting(stored) where !statesItself(target) { moves.append((targetTable, column, target, write.key)) }
@@ -279,13 +279,12 @@ final class SaveTransaction {
                 }
                 guard columns.count == properties.count else { continue }
                 let matches = columns.map { "o.\($0) = t.\($0)" }.joined(separator: " AND ")
-                var other: Int64?
+                var other: PersistentIdentifier?
                 try store.query(
-                    "SELECT o.Z_PK FROM \(table.name) t JOIN \(table.name) o ON \(matches) AND o.Z_PK <> t.Z_PK WHERE t.Z_PK = ? LIMIT 1",
+                    "SELECT o.Z_PK, o.Z_ENT FROM \(table.name) t JOIN \(table.name) o ON \(matches) AND o.Z_PK <> t.Z_PK WHERE t.Z_PK = ? LIMIT 1",
                     [.integer(write.key)]
-                ) { other = $0.integer(0) }
-                guard let other else { continue }
-                let otherID = try store.identifier(write.entity, other)
+                ) { other = try store.identifier(try layout.entityName($0.integer(1)), $0.integer(0)) }
+                guard let otherID = other else { continue }
                 throw DataStoreError(
                     .uniqueness,
                     "The save would give \(id) the same \(properties.joined(separator: ", ")) as the stored \(otherID); change one of them, or update \(otherID) instead.",
@@ -297,12 +296,13 @@ final class SaveTransaction {
 
     // MARK: Keys
 
-    /// The next `Z_PK` of `table`'s entity; `Z_PRIMARYKEY` is read once per save.
+    /// The next `Z_PK` of `table`'s tree (its root's `Z_PRIMARYKEY` row, since the tree's rows
+    /// share one table); `Z_PRIMARYKEY` is read once per save.
     private func newKey(_ table: CoreDataLayout.Table) throws -> Int64 {
-        let entity = table.entity.name
+        let entity = try layout.entityName(Int64(table.rootNumber))
         if maxKeys[entity] == nil {
             var max: Int64 = 0
-            try store.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(table.number))]) { max = $0.integer(0) }
+            try store.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(table.rootNumber))]) { max = $0.integer(0) }
             maxKeys[entity] = max
             firstKeys[entity] = max
         }
@@ -310,7 +310,7 @@ final class SaveTransaction {
         return maxKeys[entity]!
     }
 
-    /// One `Z_MAX` bump per entity that inserted, as Core Data reserves a range of keys.
+    /// One `Z_MAX` bump per tree that inserted, as Core Data reserves a range of keys.
     private func bumpPrimaryKeys() throws {
         for (entity, max) in maxKeys {
             let table = try layout.table(entity)
@@ -329,15 +329,24 @@ final class SaveTransaction {
             conditions.append("\(column.name) = ?")
             arguments.append(try ColumnValues.argument(value))
         }
-        var found: Int64?
-        try store.query("SELECT Z_PK FROM \(table.name) WHERE \(conditions.joined(separator: " AND "))", arguments) { found = $0.integer(0) }
-        return try found.map { try store.identifier(table.entity.name, $0) }
+        var found: PersistentIdentifier?
+        try store.query("SELECT Z_PK, Z_ENT FROM \(table.name) WHERE \(conditions.joined(separator: " AND "))", arguments) {
+            found = try store.identifier(try layout.entityName($0.integer(1)), $0.integer(0))
+        }
+        if let found, found.entityName != table.entity.name {
+            // An upsert never changes an object's entity.
+            throw DataStoreError(
+                .uniqueness, "An inserted \(table.entity.name) has the same \(properties.joined(separator: ", ")) as the stored \(found), a \(found.entityName); change the value, or update that object instead.",
+                entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, constraint: properties,
+                relatedIdentifiers: [found])
+        }
+        return found
     }
 
     private func exists(_ id: PersistentIdentifier) throws -> Bool {
         let table = try layout.table(id.entityName)
         var found = false
-        try store.query("SELECT 1 FROM \(table.name) WHERE Z_PK = ?", [.integer(try key(of: id))]) { _ in found = true }
+        try store.query("SELECT 1 FROM \(table.name) WHERE Z_PK = ? AND Z_ENT = ?", [.integer(try key(of: id)), .integer(Int64(table.number))]) { _ in found = true }
         return found
     }
 
@@ -438,16 +447,17 @@ final class SaveTransaction {
                 targets = try store.toMany(link, owners: [key])[key] ?? []
             }
             let destination = link.relationship.destination
+            let entities = try concreteEntities(link, targets)
             switch rule {
             case .deny:
-                let remaining = try targets.filter { !deleted.contains(try store.identifier(destination, $0)) }
+                let remaining = try targets.filter { !deleted.contains(try store.identifier(entities[$0] ?? destination, $0)) }
                 if !remaining.isEmpty {
                     throw DataStoreError(
                         .deleteDenied, "\(id) still has \(link.relationship.name), whose rule is deny; remove them first.",
                         entityName: entity, propertyName: link.relationship.name, identifier: id)
                 }
             case .cascade:
-                for target in targets { try deleteObject(destination, target, log: &log) }
+                for target in targets { try deleteObject(entities[target] ?? destination, target, log: &log) }
             case .nullify:
                 if case let .inverseForeignKey(targetTable, column) = link.storage {
                     try store.run("UPDATE \(targetTable) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) = ?", [.integer(key)])
@@ -469,16 +479,27 @@ final class SaveTransaction {
         }
     }
 
-    /// The table and foreign-key column of every to-one relationship without an inverse whose
-    /// destination is `entity`.
-    private func toOnesWithoutInverse(to entity: String) -> [(String, String)] {
-        var result: [(String, String)] = []
-        for table in layout.tables.values.sorted(by: { $0.number < $1.number }) {
-            for link in table.links where link.relationship.inverse == nil && link.relationship.destination == entity {
-                if case .foreignKey(let column) = link.storage { result.append((table.name, column)) }
-            }
+    /// The entity of each of `keys`, rows of `link`'s destination table (its destination, or
+    /// one of its sub-entities).
+    private func concreteEntities(_ link: CoreDataLayout.Link, _ keys: [Int64]) throws -> [Int64: String] {
+        guard !keys.isEmpty, try layout.table(link.relationship.destination).isShared else { return [:] }
+        var result: [Int64: String] = [:]
+        for key in keys {
+            try store.query("SELECT Z_ENT FROM \(link.destinationTable) WHERE Z_PK = ?", [.integer(key)]) { result[key] = try layout.entityName($0.integer(0)) }
         }
         return result
+    }
+
+    /// The table and foreign-key column of every to-one relationship without an inverse whose
+    /// destination `entity` is (or inherits from).
+    private func toOnesWithoutInverse(to entity: String) -> [(String, String)] {
+        var result: Set<[String]> = []
+        for table in layout.tables.values {
+            for link in table.links where link.relationship.inverse == nil && store.schema.isEntity(entity, kindOf: link.relationship.destination) {
+                if case .foreignKey(let column) = link.storage { result.insert([table.name, column]) }
+            }
+        }
+        return result.sorted { $0.joined() < $1.joined() }.map { ($0[0], $0[1]) }
     }
 
     /// Every join-table column that holds `Z_PK`s of `entity`.
@@ -487,8 +508,8 @@ final class SaveTransaction {
         for table in layout.tables.values {
             for link in table.links {
                 guard case let .join(joinTable, own, other) = link.storage else { continue }
-                if table.entity.name == entity { result.insert([joinTable, own]) }
-                if link.relationship.destination == entity { result.insert([joinTable, other]) }
+                if store.schema.isEntity(entity, kindOf: table.entity.name) { result.insert([joinTable, own]) }
+                if store.schema.isEntity(entity, kindOf: link.relationship.destination) { result.insert([joinTable, other]) }
             }
         }
         return result.sorted { $0.joined() < $1.joined() }.map { ($0[0], $0[1]) }

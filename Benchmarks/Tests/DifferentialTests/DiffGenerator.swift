@@ -119,7 +119,7 @@ struct DiffGenerator {
     // MARK: Objects
 
     private func objects(_ entity: String, in state: [PersistentIdentifier: DefaultSnapshot]) -> [PersistentIdentifier] {
-        state.keys.filter { $0.entityName == entity }.sorted()
+        state.keys.filter { DiffSchema.schema.isEntity($0.entityName, kindOf: entity) }.sorted()
     }
 
     /// The next step, given the agreed state (`current`) and every object ever agreed on.
@@ -256,7 +256,7 @@ struct DiffGenerator {
 
     /// Key paths through to-one relationships from `entity` to an attribute, up to two hops.
     private func paths(_ entity: String, hops: Int = 2) -> [(path: String, attribute: Schema.Attribute)] {
-        var result = DiffSchema.entity(entity).attributes.map { ($0.name, $0) }
+        var result = DiffSchema.allAttributes(entity).map { ($0.name, $0) }
         guard hops > 0 else { return result }
         for relationship in DiffSchema.relationships(entity) where !relationship.isToMany {
             result += paths(relationship.destination, hops: hops - 1).map { (relationship.name + "." + $0.path, $0.attribute) }
@@ -281,8 +281,9 @@ struct DiffGenerator {
             if chance(35) { descriptor.fetchOffset = rng.below(4) }
             if chance(35) { descriptor.fetchLimit = rng.below(5) }
         }
+        if chance(10) { descriptor.includesSubentities = false }
         if chance(10) {
-            let names = DiffSchema.entity(entity).attributes.map(\.name) + DiffSchema.relationships(entity).map(\.name)
+            let names = DiffSchema.allAttributes(entity).map(\.name) + DiffSchema.relationships(entity).map(\.name)
             descriptor.propertiesToFetch = some(names, atMost: 3)
         }
         if chance(10) { descriptor.relationshipKeyPathsForPrefetching = [PropertyPath(pick(DiffSchema.relationships(entity)).name)] }

@@ -294,7 +294,8 @@ final class DiffRun {
     private func state(side s: Int) throws -> [PersistentIdentifier: DefaultSnapshot] {
         var state: [PersistentIdentifier: DefaultSnapshot] = [:]
         for entity in DiffSchema.entityNames {
-            for snapshot in try sides[s].fetch(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: entity))).fetchedSnapshots {
+            let descriptor = FetchDescriptor(entityName: entity, includesSubentities: false)
+            for snapshot in try sides[s].fetch(DataStoreFetchRequest(descriptor: descriptor)).fetchedSnapshots {
                 let logical = logical(snapshot, side: s)
                 state[logical.persistentIdentifier] = logical
             }

@@ -13,14 +13,17 @@ import Snapshot
 /// - `Tag` (`name` unique, `colour?`) → `posts`.
 /// - `Comment` (`text`, `votes`) → `post` (to-one with inverse), `replyTo` (to-one **without
 ///   inverse**, to another comment).
+/// - `Review`, a **sub-entity** of `Comment` (`stars`, indexed) → `reviewer` (to-one without
+///   inverse, to an author), declared on the sub-entity; comments' relationships reach reviews
+///   too.
 ///
 /// Every entity has `uid`, an integer the harness sets to the logical number of the insert that
 /// made (or last upserted) the object: the last key of every generated sort, so that sorts are
 /// total and both stores must return the same order.
 ///
-/// Not here: sub-entities and one-to-one relationships with an inverse (the Core Data-shaped
-/// SQLite store refuses both, `unsupportedFeature`), and minimum and maximum counts (it does
-/// not check them).
+/// Not here: one-to-one relationships with an inverse (the Core Data-shaped SQLite store
+/// refuses them, `unsupportedFeature`), and minimum and maximum counts (it does not check
+/// them).
 enum DiffSchema {
     static let schema: Schema = {
         do {
@@ -56,6 +59,11 @@ enum DiffSchema {
                         .init("post", destination: "Post", inverse: "comments"),
                         .init("replyTo", destination: "Comment"),
                     ]),
+                .init(
+                    "Review", superentity: "Comment",
+                    attributes: [.init("stars", .int)],
+                    relationships: [.init("reviewer", destination: "Author")],
+                    indexes: [["stars"]]),
             ])
         } catch {
             preconditionFailure("the differential schema is fixed and consistent: \(error)")
@@ -68,18 +76,24 @@ enum DiffSchema {
         schema.entities.first { $0.name == name }!
     }
 
-    /// The attributes of `entity` the generator writes (all but `uid`, which it sets itself).
-    static func attributes(_ entity: String) -> [Schema.Attribute] {
-        self.entity(entity).attributes.filter { $0.name != "uid" }
+    /// Every attribute of `entity`, inherited ones included.
+    static func allAttributes(_ entity: String) -> [Schema.Attribute] {
+        schema.allProperties(of: entity).compactMap { if case .attribute(let a) = $0 { a } else { nil } }
     }
 
-    static func relationships(_ entity: String) -> [Schema.Relationship] { self.entity(entity).relationships }
+    /// The attributes of `entity` the generator writes (all but `uid`, which it sets itself).
+    static func attributes(_ entity: String) -> [Schema.Attribute] {
+        allAttributes(entity).filter { $0.name != "uid" }
+    }
+
+    /// Every relationship of `entity`, inherited ones included.
+    static func relationships(_ entity: String) -> [Schema.Relationship] {
+        schema.allProperties(of: entity).compactMap { if case .relationship(let r) = $0 { r } else { nil } }
+    }
 
     /// The unique values of each uniqueness rule of `entity` (unique attributes and compound
     /// constraints), for the generator's avoidance of two inserts sharing one.
     static func uniquenessRules(_ entity: String) -> [[String]] {
-        var rules = self.entity(entity).attributes.filter { $0.options.contains(.unique) }.map { [$0.name] }
-        rules += self.entity(entity).uniquenessConstraints.map(\.properties)
-        return rules
+        schema.allUniquenessConstraints(of: entity).map(\.properties)
     }
 }
