@@ -139,6 +139,13 @@ final class SaveTransaction {
     }
 
     func apply(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, log: inout CoreDataSQLiteStore.FileLog) throws {
+        // Updated objects must be stored: checked before anything else is looked up, so that a
+        // request refused for several reasons is refused for this one, as WALDataStore's
+        // checks come before its plan.
+        for snapshot in request.updated where !(try exists(snapshot.persistentIdentifier)) {
+            let id = snapshot.persistentIdentifier
+            throw DataStoreError(.danglingReference, "The updated \(id) is not in the store; it was deleted. Insert it again instead.", entityName: id.entityName, identifier: id)
+        }
         // Permanent identifiers: an upsert's target, or a new key from Z_PRIMARYKEY.
         var claimed: [String: PersistentIdentifier] = [:]
         var existing: Set<PersistentIdentifier> = []

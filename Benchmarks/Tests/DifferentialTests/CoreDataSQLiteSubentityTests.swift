@@ -52,7 +52,7 @@ import Testing
         let database = try SQLiteDatabase(path: directory + "/Diff.sqlite", create: false)
         defer { database.close() }
         #expect(try database.text("SELECT count(*) FROM sqlite_master WHERE name = 'ZREVIEW'") == "0")
-        #expect(try database.text("SELECT group_concat(Z_ENT, ',') FROM (SELECT Z_ENT FROM ZCOMMENT ORDER BY Z_PK)") == "2,2")
+        #expect(try database.text("SELECT group_concat(Z_ENT, ',') FROM (SELECT Z_ENT FROM ZCOMMENT ORDER BY Z_PK)") == "3,3")
         #expect(try database.text("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Comment'") == "3")
     }
 }

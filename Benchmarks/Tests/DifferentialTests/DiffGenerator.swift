@@ -179,7 +179,8 @@ struct DiffGenerator {
             if !twice {
                 // No two inserts share a unique value, and none upserts into an object the save
                 // updates.
-                let keys = DiffSchema.uniquenessRules(entity).map { "\(entity)|\($0)|\($0.map { values[$0].map(Describe.value) ?? "nil" })" }
+                let root = DiffSchema.schema.rootEntity(of: entity)?.name ?? entity
+                let keys = DiffSchema.uniquenessRules(entity).map { "\(root)|\($0)|\($0.map { values[$0].map(Describe.value) ?? "nil" })" }
                 if keys.contains(where: claimed.contains) { continue }
                 if upsertTarget(entity, values, in: current).map(updatedIDs.contains) == true { continue }
                 claimed.formUnion(keys)
@@ -233,7 +234,8 @@ struct DiffGenerator {
         for rule in DiffSchema.uniquenessRules(entity) {
             let wanted = rule.map { values[$0] ?? .null }
             if wanted.contains(where: \.isNull) { continue }
-            for id in objects(entity, in: state) where rule.map({ state[id]?.values[$0] ?? .null }) == wanted { return id }
+            let root = DiffSchema.schema.rootEntity(of: entity)?.name ?? entity
+            for id in objects(root, in: state) where rule.map({ state[id]?.values[$0] ?? .null }) == wanted { return id }
         }
         return nil
     }

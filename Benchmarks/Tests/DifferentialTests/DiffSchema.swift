@@ -10,7 +10,9 @@ import Snapshot
 ///   unique together) → `author` (to-one with inverse, nullify), `tags` (many-to-many with
 ///   `Tag.posts`, nullify), `comments` (one-to-many, inverse `Comment.post`, delete rule
 ///   **deny**), `related` (to-many **without inverse**, to other posts).
-/// - `Tag` (`name` unique, `colour?`) → `posts`.
+/// - `Tag` (`name` unique, `colour?`) → `posts`; `Category`, a sub-entity of `Tag` (`rank`),
+///   shares the uniqueness of `name` with tags (an insert of one with a stored other's name is
+///   refused, not upserted across entities).
 /// - `Comment` (`text`, `votes`) → `post` (to-one with inverse), `replyTo` (to-one **without
 ///   inverse**, to another comment).
 /// - `Review`, a **sub-entity** of `Comment` (`stars`, indexed) → `reviewer` (to-one without
@@ -59,6 +61,7 @@ enum DiffSchema {
                         .init("post", destination: "Post", inverse: "comments"),
                         .init("replyTo", destination: "Comment"),
                     ]),
+                .init("Category", superentity: "Tag", attributes: [.init("rank", .int)]),
                 .init(
                     "Review", superentity: "Comment",
                     attributes: [.init("stars", .int)],
