@@ -146,8 +146,23 @@ final class SaveTransaction {
             let id = snapshot.persistentIdentifier
             throw DataStoreError(.danglingReference, "The updated \(id) is not in the store; it was deleted. Insert it again instead.", entityName: id.entityName, identifier: id)
         }
-        // Permanent identifiers: an upsert's target, or a new key from Z_PRIMARYKEY.
-        var claimed: [String: PersistentIdentifier] = [:]
+        // No insert or update may refer to an object the same save deletes.
+        let deletedIDs = Set(request.deleted.map(\.persistentIdentifier))
+        for snapshot in request.inserted + request.updated {
+            for (name, value) in snapshot.values.sorted(by: { $0.key < $1.key }) {
+                for target in value.referencedIdentifiers where deletedIDs.contains(target) {
+                    let id = snapshot.persistentIdentifier
+                    throw DataStoreError(
+                        .danglingReference, "\(id.entityName).\(name) of \(id) refers to \(target), which the same save deletes; drop the reference, or keep the object.",
+                        entityName: id.entityName, propertyName: name, identifier: id, relatedIdentifiers: [target])
+                }
+            }
+        }
+        let updatedByID = Dictionary(request.updated.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { _, last in last })
+        // Permanent identifiers: an upsert's target, or a new key from Z_PRIMARYKEY. Inserts are
+        // matched against the stored objects as the save leaves them: not one it deletes, nor
+        // one whose update moves the value away.
+        var claimed: [String: PersistentIdentifier] = [:]  // claim → the temporary identifier
         var existing: Set<PersistentIdentifier> = []
         for snapshot in request.inserted {
             let temporary = snapshot.persistentIdentifier
@@ -159,17 +174,25 @@ final class SaveTransaction {
                 if values.contains(where: { $0.isNull || !$0.referencedIdentifiers.isEmpty }) { continue }
                 let claim = "\(table.name)|\(properties)|\(values)"
                 claims.append(claim)
-                if target != nil { continue }
                 if let earlier = claimed[claim] {
-                    target = earlier
-                } else if let stored = try storedOwner(table, properties, values) {
-                    target = stored
-                    existing.insert(stored)
+                    throw DataStoreError(
+                        .uniqueness, "Two inserted \(table.entity.name) objects have the same \(properties.joined(separator: ", ")); change one of them, or insert one.",
+                        entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
+                        constraint: properties, relatedIdentifiers: [earlier])
                 }
+                if target != nil { continue }
+                guard let stored = try storedOwner(table, properties, values), !deletedIDs.contains(stored) else { continue }
+                if let update = updatedByID[stored],
+                    zip(properties, values).contains(where: { property, value in update.values[property].map { $0 != value } ?? false })
+                {
+                    continue  // the update moves the value away: the insert is a new object
+                }
+                target = stored
+                existing.insert(stored)
             }
             let permanent = try target ?? store.identifier(table.entity.name, try newKey(table))
             remapped[temporary] = permanent
-            for claim in claims where claimed[claim] == nil { claimed[claim] = permanent }
+            for claim in claims { claimed[claim] = temporary }
         }
         try bumpPrimaryKeys()
 
@@ -189,7 +212,12 @@ final class SaveTransaction {
         }
         for snapshot in request.inserted {
             let permanent = remapped[snapshot.persistentIdentifier]!
-            try add(permanent, isNew: !existing.contains(permanent), snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values)
+            let values = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
+            if existing.contains(permanent) {
+                try add(permanent, isNew: false, try upserted(values, into: permanent))
+            } else {
+                try add(permanent, isNew: true, values)
+            }
         }
         for snapshot in request.updated {
             try add(snapshot.persistentIdentifier, isNew: false, snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values)
@@ -299,6 +327,28 @@ final class SaveTransaction {
                     identifier: temporaries[id] ?? id, constraint: properties, relatedIdentifiers: [temporaries[otherID] ?? otherID])
             }
         }
+    }
+
+    /// An upserting insert's `values` as they update the stored `id`: its attributes win, a
+    /// to-one without a target keeps the stored one, and a to-many holds the stored links and
+    /// the inserted ones (an upsert never removes a link).
+    private func upserted(_ values: [String: PropertyValue], into id: PersistentIdentifier) throws -> [String: PropertyValue] {
+        let table = try layout.table(id.entityName)
+        let key = try key(of: id)
+        var result = values
+        for (name, value) in values {
+            guard let link = table.linksByName[name] else { continue }
+            if !link.relationship.isToMany {
+                if value.isNull { result[name] = nil }
+                continue
+            }
+            let inserted = value.referencedIdentifiers
+            let present = Set(inserted.compactMap { id -> Int64? in if case .integer(let k) = id.primaryKey { k } else { nil } })
+            let stored = (try store.toMany(link, owners: [key])[key] ?? []).filter { !present.contains($0) }
+            let entities = try concreteEntities(link, stored)
+            result[name] = .toMany(inserted + (try stored.map { try store.identifier(entities[$0] ?? link.relationship.destination, $0) }))
+        }
+        return result
     }
 
     // MARK: Keys

@@ -23,10 +23,15 @@ struct DiffShapes: OptionSet, Sendable {
     static let toManySorts = DiffShapes(rawValue: 1 << 3)
     /// Doubles of value `-0.0` beside `0.0` (`negativeZero`).
     static let negativeZero = DiffShapes(rawValue: 1 << 4)
+    /// Upserting inserts as drawn (`upsertMerge`). Without it, an insert that upserts into a
+    /// stored object states the stored object's to-one target where it has none and the
+    /// stored links of each to-many with its own, so that merging (a to-one without a target
+    /// keeps the stored one, to-manys are united) and replacing give the same result.
+    static let upsertMerges = DiffShapes(rawValue: 1 << 5)
 
     static let names: [(String, DiffShapes)] = [
         ("twice", .namesAnObjectTwice), ("combining", .combiningMarks), ("mismatch", .typeMismatches),
-        ("toManySort", .toManySorts), ("negativeZero", .negativeZero),
+        ("toManySort", .toManySorts), ("negativeZero", .negativeZero), ("upsertMerge", .upsertMerges),
     ]
 
     /// The shapes `text` names (`twice,combining`, or `all`).
@@ -164,6 +169,15 @@ struct DiffGenerator {
         }
         // Inserts.
         var claimed: Set<String> = []
+        // Objects the save mentions (updates and their references, earlier inserts' references),
+        // and the stored objects its inserts upsert into.
+        var mentioned = Set(updatedIDs)
+        for change in save.updated {
+            var values = current[change.id]?.values ?? [:]
+            for (name, value) in change.values { values[name] = value }
+            mentioned.formUnion(values.values.flatMap(\.referencedIdentifiers))
+        }
+        var upserted: Set<PersistentIdentifier> = []
         for _ in 0..<rng.below(5) {
             let entity = pick(DiffSchema.entityNames)
             let id = Logical.id(entity, nextNumber)
@@ -176,6 +190,33 @@ struct DiffGenerator {
             for relationship in DiffSchema.relationships(entity) where chance(60) {
                 values[relationship.name] = propertyValue(entity, relationship.name, current: current, newInRequest: save.inserted)
             }
+            if !shapes.contains(.upsertMerges) {
+                // No other statement of the save about an object an insert upserts into (the
+                // insert's unstated to-one would then mean "keep" to one store and "none" to
+                // another).
+                values = values.mapValues { value in
+                    switch value {
+                    case .toOne(let id?) where upserted.contains(id): .toOne(nil)
+                    case .toMany(let ids): .toMany(ids.filter { !upserted.contains($0) })
+                    default: value
+                    }
+                }
+            }
+            if !shapes.contains(.upsertMerges), let target = upsertTarget(entity, values, in: current), target.entityName == entity,
+                let stored = current[target]
+            {
+                if mentioned.contains(target) { continue }
+                upserted.insert(target)
+                for relationship in DiffSchema.relationships(entity) {
+                    let name = relationship.name
+                    if relationship.isToMany {
+                        let mine = values[name]?.referencedIdentifiers ?? []
+                        values[name] = .toMany(mine + (stored.values[name]?.referencedIdentifiers ?? []).filter { !mine.contains($0) })
+                    } else if values[name]?.isNull ?? true {
+                        values[name] = stored.values[name] ?? .toOne(nil)
+                    }
+                }
+            }
             if !twice {
                 // No two inserts share a unique value, and none upserts into an object the save
                 // updates.
@@ -186,6 +227,7 @@ struct DiffGenerator {
                 claimed.formUnion(keys)
             }
             nextNumber += 1
+            mentioned.formUnion(values.values.flatMap(\.referencedIdentifiers))
             save.inserted.append(DefaultSnapshot(persistentIdentifier: id, values: values))
         }
         // Deletes: without `twice`, of objects the save neither changes nor refers to, whose
@@ -195,7 +237,12 @@ struct DiffGenerator {
             touched.formUnion(snapshot.referencedIdentifiers)
             if let target = upsertTarget(snapshot.persistentIdentifier.entityName, snapshot.values, in: current) { touched.insert(target) }
         }
-        for change in save.updated { touched.formUnion(change.values.values.flatMap(\.referencedIdentifiers)) }
+        for change in save.updated {
+            // The whole snapshot the update sends: the stored values with the changes applied.
+            var values = current[change.id]?.values ?? [:]
+            for (name, value) in change.values { values[name] = value }
+            touched.formUnion(values.values.flatMap(\.referencedIdentifiers))
+        }
         for _ in 0..<rng.below(3) {
             var pool = current.keys.sorted()
             if !twice { pool.removeAll { save.deleted.contains($0) || !Self.reach($0, in: current).isDisjoint(with: touched) } }

@@ -171,6 +171,53 @@ import Testing
         #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
     }
 
+    @Test(.disabled("WALDataStore bug: an upsert replaces the stored object's to-many links instead of uniting them (the decided upsert rule)"))
+    func anUpsertUnitesTheStoredAndTheInsertedLinks() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.post(1, slug: "a"), Self.post(2, slug: "b")])),
+            .save(SaveStep(inserted: [Self.insert("Tag", 3, ["name": "blue", "colour": "red", "posts": .toMany([Self.id("Post", 1)])])])),
+            .save(SaveStep(inserted: [Self.insert("Tag", 4, ["name": "blue", "posts": .toMany([Self.id("Post", 2)])])])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state[Self.id("Tag", 3)]?.values["posts"] == .toMany([Self.id("Post", 1), Self.id("Post", 2)]))
+    }
+
+    @Test(.disabled("WALDataStore bug: a cascade reaches a post the same save moves to another author, and the post's deny rule refuses the save (delete rules apply to the relationships as the save leaves them)"))
+    func aCascadeSkipsAChildTheSameSaveMovesAway() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.insert("Review", 9, ["text": "", "votes": .int(-2), "stars": .int(-1)]), Self.author(7, "dée")])),
+            .save(SaveStep(inserted: [Self.post(13, ["author": .toOne(Self.id("Author", 7)), "comments": .toMany([Self.id("Review", 9)])])])),
+            .save(SaveStep(inserted: [Self.author(23, "cy", ["posts": .toMany([Self.id("Post", 13)])])], deleted: [Self.id("Author", 7)])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state[Self.id("Post", 13)]?.values["author"] == .toOne(Self.id("Author", 23)))
+        #expect(state[Self.id("Author", 7)] == nil)
+    }
+
+    @Test(.disabled("WALDataStore bug: an update whose snapshot refers to an object the same save deletes is saved instead of refused as danglingReference"))
+    func anUpdateReferringToAnObjectTheSaveDeletesIsRefused() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.author(2, "cy"), Self.insert("Review", 3, ["text": "x y", "votes": .int(3), "stars": .int(1)])])),
+            .save(SaveStep(updated: [.init(id: Self.id("Review", 3), values: ["reviewer": .toOne(Self.id("Author", 2))])])),
+            .save(SaveStep(updated: [.init(id: Self.id("Review", 3), values: ["votes": .int(-2)])], deleted: [Self.id("Author", 2)])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state[Self.id("Author", 2)] != nil)
+        #expect(state[Self.id("Review", 3)]?.values["votes"] == .int(3))
+    }
+
+    @Test(.disabled("WALDataStore bug: two inserts with one slug and year are merged into one object instead of refused as uniqueness"))
+    func twoInsertsWithOneUniqueValueAreRefused() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.post(3, slug: "c")])),
+            .save(SaveStep(inserted: [
+                Self.post(21, slug: "b", year: 2021, ["related": .toMany([Self.id("Post", 3)])]), Self.post(22, slug: "b", year: 2021),
+            ])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state.keys.sorted() == [Self.id("Post", 3)])
+    }
+
     // MARK: The harness itself
 
     /// A side that miscounts, for checking that the harness finds and shrinks a disagreement.

@@ -10,7 +10,7 @@ import Testing
 /// - `WALSTORE_DIFF_FIRST_SEED` — the first seed of a timed run (default 1); seeds go up by one.
 /// - `WALSTORE_DIFF_STEPS` — steps per program (default 60).
 /// - `WALSTORE_DIFF_INCLUDE` — shapes left out by default (``DiffShapes``): `twice`,
-///   `combining`, `mismatch`, `toManySort`, `negativeZero`, or `all`.
+///   `combining`, `mismatch`, `toManySort`, `negativeZero`, `upsertMerge`, or `all`.
 /// - `WALSTORE_DIFF_SHRINK_SECONDS` — the most time shrinking a failure may take (default 60).
 struct DiffSettings {
     var seconds: Double = 20
