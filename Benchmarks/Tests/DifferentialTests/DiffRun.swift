@@ -126,6 +126,8 @@ final class DiffRun {
 
     let directory: String
     let sides: [any DiffSide]
+    /// Each side's files, for checking that a refused call leaves them byte-identical.
+    let sideDirectories: [String]
     private(set) var maps: [Mapping]
     /// The state both stores agree on after the last step, by logical identifier.
     private(set) var current: [PersistentIdentifier: DefaultSnapshot] = [:]
@@ -151,6 +153,7 @@ final class DiffRun {
             open: { try CoreDataSQLiteStore(CoreDataSQLiteConfiguration(name: "Diff", schema: schema, directory: sqliteDirectory, synchronous: .normal)) },
             close: { $0.close() })
         sides = [wal, tamper?(sqlite) ?? sqlite]
+        sideDirectories = [walPath, sqliteDirectory]
         maps = [Mapping(), Mapping()]
     }
 
@@ -187,6 +190,11 @@ final class DiffRun {
     func execute(_ step: Step, index: Int) -> Disagreement? {
         let kind: String
         var answers: [Answer] = []
+        var before: [[String: Data]] = []
+        switch step {
+        case .save, .batchDelete: before = sideDirectories.map(Self.files)
+        case .fetch, .reopen: break
+        }
         switch step {
         case .save(let save):
             kind = "save"
@@ -213,6 +221,17 @@ final class DiffRun {
             return Disagreement(
                 stepIndex: index, signature: "\(kind): \(answers[0].shape) vs \(answers[1].shape)",
                 detail: "  \(step)\n  \(sides[0].name): \(answers[0])\n  \(sides[1].name): \(answers[1])")
+        }
+        // A refused save or batch delete leaves the store's files byte-identical.
+        for (s, answer) in answers.enumerated() where !before.isEmpty {
+            guard case .failed = answer else { continue }
+            let after = Self.files(sideDirectories[s])
+            if after != before[s] {
+                let changed = Set(after.keys).union(before[s].keys).filter { after[$0] != before[s][$0] }.sorted()
+                return Disagreement(
+                    stepIndex: index, signature: "\(kind): \(sides[s].name) refused and changed its files",
+                    detail: "  \(step)\n  \(sides[s].name): \(answer)\n  and changed \(changed.joined(separator: ", "))")
+            }
         }
         if case .fetch = step { return nil }
         return compareStates(step, index: index, kind: kind)
@@ -286,6 +305,18 @@ final class DiffRun {
                 return .identifiers(ids)
             }
         }
+    }
+
+    /// Every file under `directory`, by relative path, with its bytes.
+    static func files(_ directory: String) -> [String: Data] {
+        var result: [String: Data] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: directory) else { return result }
+        while let path = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            result[path] = FileManager.default.contents(atPath: directory + "/" + path) ?? Data()
+        }
+        return result
     }
 
     // MARK: States
