@@ -18,6 +18,17 @@ final class SaveTransaction {
     private var maxKeys: [String: Int64] = [:]
     private var firstKeys: [String: Int64] = [:]
     private var deleted: Set<PersistentIdentifier> = []
+    /// Rows deleted by the save, as "ZTABLE#Z_PK".
+    private var deletedRows: Set<String> = []
+    /// Objects whose bounded to-many relationships the save may have changed.
+    private var countOwners: Set<Owner> = []
+
+    /// An object by entity and `Z_PK`.
+    private struct Owner: Hashable, Comparable {
+        var entity: String
+        var key: Int64
+        static func < (a: Owner, b: Owner) -> Bool { (a.entity, a.key) < (b.entity, b.key) }
+    }
 
     init(store: CoreDataSQLiteStore) {
         self.store = store
@@ -240,7 +251,7 @@ final class SaveTransaction {
         // Relationship changes, measured against the state before the save.
         var joinAdds: [JoinChange] = []
         var joinRemoves: [JoinChange] = []
-        var moves: [(table: String, column: String, target: Int64, owner: Int64?)] = []
+        var moves: [(table: String, column: String, target: Int64, owner: Int64?, ownerEntity: String)] = []
         for write in writes {
             let table = try layout.table(write.entity)
             for link in table.links {
@@ -255,13 +266,24 @@ final class SaveTransaction {
                         guard let i = position["\(link.destinationTable)#\(key)"] else { return false }
                         return writes[i].values[inverse] != nil
                     }
-                    for target in wanted.subtracting(stored) where !statesItself(target) { moves.append((targetTable, column, target, write.key)) }
-                    for target in stored.subtracting(wanted) where !statesItself(target) { moves.append((targetTable, column, target, nil)) }
+                    for target in wanted.subtracting(stored) where !statesItself(target) { moves.append((targetTable, column, target, write.key, write.entity)) }
+                    for target in stored.subtracting(wanted) where !statesItself(target) { moves.append((targetTable, column, target, nil, write.entity)) }
                 case let .join(joinTable, own, other):
                     for target in wanted.subtracting(stored) { joinAdds.append(JoinChange(table: joinTable, own: own, other: other, ownKey: write.key, otherKey: target)) }
                     for target in stored.subtracting(wanted) { joinRemoves.append(JoinChange(table: joinTable, own: own, other: other, ownKey: write.key, otherKey: target)) }
                 }
             }
+        }
+
+        // The objects on the other side of bounded to-many relationships, before the save.
+        for write in writes where !write.isNew { try noteBoundedNeighbours(write.entity, write.key) }
+        for move in moves {
+            // A moved target's former owner loses it.
+            var former: Int64?
+            try store.query("SELECT \(move.column) FROM \(move.table) WHERE Z_PK = ?", [.integer(move.target)]) { row in
+                if !row.isNull(0) { former = row.integer(0) }
+            }
+            if let former { countOwners.insert(Owner(entity: move.ownerEntity, key: former)) }
         }
 
         // Rows.
@@ -293,14 +315,78 @@ final class SaveTransaction {
         for snapshot in request.deleted {
             try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
         }
-        try checkUniqueness(writes)
+        for write in writes where !deletedRows.contains("\(try layout.table(write.entity).name)#\(write.key)") {
+            countOwners.insert(Owner(entity: write.entity, key: write.key))
+            try noteBoundedNeighbours(write.entity, write.key)
+        }
+        // In WALDataStore's order, so that a save refused for several reasons is refused for
+        // the same one: the written objects' counts, uniqueness among them, the other objects'
+        // counts, then uniqueness against the objects the save did not write.
+        var written: Set<String> = []
+        for write in writes { written.insert("\(try layout.table(write.entity).name)#\(write.key)") }
+        try checkCounts { written.contains($0) }
+        try checkUniqueness(writes) { written.contains($0) }
+        try checkCounts { !written.contains($0) }
+        try checkUniqueness(writes) { !written.contains($0) }
+    }
+
+    /// The relationships of `entity` whose inverse is a to-many with a minimum or maximum count.
+    private func boundedInverses(_ entity: String) throws -> [(link: CoreDataLayout.Link, inverse: String)] {
+        try layout.table(entity).links.compactMap { link in
+            guard let inverse = link.relationship.inverse, let other = store.schema.relationship(named: inverse, in: link.relationship.destination),
+                other.isToMany, other.minimumCount != nil || other.maximumCount != nil
+            else { return nil }
+            return (link, link.relationship.destination)
+        }
+    }
+
+    /// Notes the objects row `key` of `entity` reaches through relationships whose inverse is
+    /// bounded: their counts change when this object's links do.
+    private func noteBoundedNeighbours(_ entity: String, _ key: Int64) throws {
+        let table = try layout.table(entity)
+        for (link, destination) in try boundedInverses(entity) {
+            switch link.storage {
+            case .foreignKey(let column):
+                try store.query("SELECT \(column) FROM \(table.name) WHERE Z_PK = ? AND \(column) IS NOT NULL", [.integer(key)]) {
+                    countOwners.insert(Owner(entity: destination, key: $0.integer(0)))
+                }
+            case .inverseForeignKey, .join:
+                for target in try store.toMany(link, owners: [key])[key] ?? [] { countOwners.insert(Owner(entity: destination, key: target)) }
+            }
+        }
+    }
+
+    /// Refuses the save when an object it changed (one whose "ZTABLE#Z_PK" `includes`
+    /// accepts) holds fewer or more objects in a to-many relationship than the relationship's
+    /// minimum or maximum count, as the save leaves it.
+    func checkCounts(of includes: (String) -> Bool = { _ in true }) throws {
+        for owner in countOwners.sorted() {
+            let table = try layout.table(owner.entity)
+            let row = "\(table.name)#\(owner.key)"
+            if deletedRows.contains(row) || !includes(row) { continue }
+            // The row's own entity: a sub-entity may declare bounded relationships of its own.
+            var kind = table
+            if table.isShared {
+                try store.query("SELECT Z_ENT FROM \(table.name) WHERE Z_PK = ?", [.integer(owner.key)]) { kind = try layout.table(try layout.entityName($0.integer(0))) }
+            }
+            for link in kind.links where link.relationship.isToMany && (link.relationship.minimumCount != nil || link.relationship.maximumCount != nil) {
+                let count = (try store.toMany(link, owners: [owner.key])[owner.key] ?? []).count
+                let r = link.relationship
+                guard count < (r.minimumCount ?? 0) || count > (r.maximumCount ?? Int.max) else { continue }
+                let id = try store.identifier(kind.entity.name, owner.key)
+                throw DataStoreError(
+                    .cardinality,
+                    "\(id) would hold \(count) objects in \(r.name), outside \(r.minimumCount ?? 0)...\(r.maximumCount.map(String.init) ?? "∞"); add or remove some.",
+                    entityName: kind.entity.name, propertyName: r.name, identifier: id)
+            }
+        }
     }
 
     /// Refuses the save when an object it wrote shares the values of a uniqueness rule with
-    /// another object, as the save leaves them: checked once every statement has run, so that
+    /// another object (one whose "ZTABLE#Z_PK" `includes` accepts), as the save leaves them: checked once every statement has run, so that
     /// an update may take a value the same save moves away from, or deletes (each rule's index
     /// makes this one lookup per written object and rule).
-    private func checkUniqueness(_ writes: [Write]) throws {
+    private func checkUniqueness(_ writes: [Write], against includes: (String) -> Bool) throws {
         let temporaries = Dictionary(remapped.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
         for write in writes {
             let id = try store.identifier(write.entity, write.key)
@@ -319,7 +405,7 @@ final class SaveTransaction {
                     "SELECT o.Z_PK, o.Z_ENT FROM \(table.name) t JOIN \(table.name) o ON \(matches) AND o.Z_PK <> t.Z_PK WHERE t.Z_PK = ? LIMIT 1",
                     [.integer(write.key)]
                 ) { other = try store.identifier(try layout.entityName($0.integer(1)), $0.integer(0)) }
-                guard let otherID = other else { continue }
+                guard let otherID = other, case .integer(let otherKey) = otherID.primaryKey, includes("\(table.name)#\(otherKey)") else { continue }
                 throw DataStoreError(
                     .uniqueness,
                     "The save would give \(id) the same \(properties.joined(separator: ", ")) as the stored \(otherID); change one of them, or update \(otherID) instead.",
@@ -491,6 +577,8 @@ final class SaveTransaction {
         let id = try store.identifier(entity, key)
         guard deleted.insert(id).inserted else { return }
         let table = try layout.table(entity)
+        deletedRows.insert("\(table.name)#\(key)")
+        try noteBoundedNeighbours(entity, key)
         for link in table.links {
             let rule = link.relationship.deleteRule
             if rule == .noAction { continue }

@@ -90,6 +90,36 @@ import Testing
         #expect(names == [newBlueID: "blue", newRedID: "red", redID: "green"])
     }
 
+    @Test func aToManyOverItsMaximumCountIsRefusedFromEitherSide() throws {
+        let home = try Home()
+        let tags = (0..<3).map { Self.tag("t\($0)") }
+        var post = Self.post("a")
+        post["tags"] = .toMany(tags.map(\.persistentIdentifier))
+        do {
+            _ = try home.store.save(DataStoreSaveChangesRequest(inserted: tags + [post]))
+            Issue.record("a post with three tags was saved (at most two)")
+        } catch let error as DataStoreError {
+            #expect(error.code == .cardinality)
+            #expect(error.entityName == "Post" && error.propertyName == "tags")
+        }
+        #expect(try home.all("Tag").isEmpty && home.all("Post").isEmpty)
+
+        // Two tags on the post, then a third tag that lists the post: the post's side overflows.
+        post["tags"] = .toMany(Array(tags.prefix(2)).map(\.persistentIdentifier))
+        let saved = try home.store.save(DataStoreSaveChangesRequest(inserted: Array(tags.prefix(2)) + [post]))
+        let postID = saved.remappedIdentifiers[post.persistentIdentifier]!
+        let third = Self.tag("t2", posts: [postID])
+        do {
+            _ = try home.store.save(DataStoreSaveChangesRequest(inserted: [third]))
+            Issue.record("a third tag of the post was saved")
+        } catch let error as DataStoreError {
+            #expect(error.code == .cardinality)
+            #expect(error.identifier == postID && error.propertyName == "tags")
+        }
+        #expect(try home.all("Tag").count == 2)
+        #expect(try home.all("Post")[postID]?["tags"]?.referencedIdentifiers.count == 2)
+    }
+
     @Test func aReferenceToAnObjectTheSaveDeletesIsRefusedAndNothingIsWritten() throws {
         let home = try Home()
         let blue = Self.tag("blue")

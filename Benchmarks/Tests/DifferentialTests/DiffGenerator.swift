@@ -223,7 +223,11 @@ struct DiffGenerator {
                 let root = DiffSchema.schema.rootEntity(of: entity)?.name ?? entity
                 let keys = DiffSchema.uniquenessRules(entity).map { "\(root)|\($0)|\($0.map { values[$0].map(Describe.value) ?? "nil" })" }
                 if keys.contains(where: claimed.contains) { continue }
-                if upsertTarget(entity, values, in: current).map(updatedIDs.contains) == true { continue }
+                // Matched against the objects as the save leaves them (rule: an insert matching
+                // an object the save updates is refused as two statements about one object).
+                var left = current
+                for change in save.updated { for (name, value) in change.values { left[change.id]?.values[name] = value } }
+                if upsertTarget(entity, values, in: left).map(updatedIDs.contains) == true { continue }
                 claimed.formUnion(keys)
             }
             nextNumber += 1

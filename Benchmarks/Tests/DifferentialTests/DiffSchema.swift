@@ -8,7 +8,7 @@ import Snapshot
 ///   delete rule **cascade**.
 /// - `Post` (`title`, `body?`, `score` indexed, `rating?`, `published`, `date`, `slug` + `year`
 ///   unique together) → `author` (to-one with inverse, nullify), `tags` (many-to-many with
-///   `Tag.posts`, nullify), `comments` (one-to-many, inverse `Comment.post`, delete rule
+///   `Tag.posts`, nullify, counts bounded), `comments` (one-to-many, inverse `Comment.post`, delete rule
 ///   **deny**), `related` (to-many **without inverse**, to other posts).
 /// - `Tag` (`name` unique, `colour?`) → `posts`; `Category`, a sub-entity of `Tag` (`rank`),
 ///   shares the uniqueness of `name` with tags (an insert of one with a stored other's name is
@@ -23,9 +23,9 @@ import Snapshot
 /// made (or last upserted) the object: the last key of every generated sort, so that sorts are
 /// total and both stores must return the same order.
 ///
-/// Not here: one-to-one relationships with an inverse (the Core Data-shaped SQLite store
-/// refuses them, `unsupportedFeature`), and minimum and maximum counts (it does not check
-/// them).
+/// `Post.tags` holds at most 2 tags and `Tag.posts` at most 3 posts (maximum counts, checked
+/// from either side). Not here: one-to-one relationships with an inverse (the Core Data-shaped
+/// SQLite store refuses them, `unsupportedFeature`).
 enum DiffSchema {
     static let schema: Schema = {
         do {
@@ -44,7 +44,7 @@ enum DiffSchema {
                     ],
                     relationships: [
                         .init("author", destination: "Author", inverse: "posts"),
-                        .init("tags", destination: "Tag", .toMany, inverse: "posts"),
+                        .init("tags", destination: "Tag", .toMany, inverse: "posts", maximumCount: 2),
                         .init("comments", destination: "Comment", .toMany, inverse: "post", deleteRule: .deny),
                         .init("related", destination: "Post", .toMany),
                     ],
@@ -53,7 +53,7 @@ enum DiffSchema {
                 .init(
                     "Tag",
                     attributes: [.init("uid", .int), .init("name", .string, options: .unique), .init("colour", .string, isOptional: true)],
-                    relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
+                    relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags", maximumCount: 3)]),
                 .init(
                     "Comment",
                     attributes: [.init("uid", .int), .init("text", .string), .init("votes", .int)],
