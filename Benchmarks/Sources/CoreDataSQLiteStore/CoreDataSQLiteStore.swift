@@ -24,10 +24,14 @@ import SQLiteSupport
 ///
 /// **Saves** are one SQLite transaction (`BEGIN IMMEDIATE` … `COMMIT`): all of a save or none
 /// of it. With ``CoreDataSQLiteConfiguration/Synchronous/full`` a save that returned survives
-/// power loss; with `normal` a power loss can take the last saves. Inserts colliding with a
-/// stored object on a unique attribute update that object (an upsert, as ``WALDataStore``
-/// does); delete rules (cascade, nullify, deny) run in the same transaction; updates bump
-/// `Z_OPT`. ``DataStoreSaveChangesResult/snapshotsToReregister`` is left empty: Core Data's
+/// power loss; with `normal` a power loss can take the last saves. Deletes and updates state
+/// the result; an insert colliding with a stored object on a unique attribute or constraint,
+/// as the save leaves the objects, updates that object (an upsert: its attributes win, a to-one
+/// it leaves without a target keeps the stored one, to-manys are united); two inserts with one
+/// unique value, and a reference to an object the save deletes, are refused. Delete rules
+/// (cascade, nullify, deny) run in the same transaction, on the relationships as the save
+/// leaves them, and a to-one without inverse to a deleted object is cleared; uniqueness and
+/// relationship counts are checked once every statement has run; updates bump `Z_OPT`. ``DataStoreSaveChangesResult/snapshotsToReregister`` is left empty: Core Data's
 /// context updates the other side of a relationship in memory, not from the store.
 ///
 /// **Fetches** are one SQL query (predicate, sort, limit and offset in SQL, by
