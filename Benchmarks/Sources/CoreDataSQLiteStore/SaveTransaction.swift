@@ -192,7 +192,7 @@ final class SaveTransaction {
                         constraint: properties, relatedIdentifiers: [earlier])
                 }
                 if target != nil { continue }
-                guard let stored = try storedOwner(table, properties, values), !deletedIDs.contains(stored) else { continue }
+                guard let stored = try storedOwner(table, properties, values, inserting: temporary), !deletedIDs.contains(stored) else { continue }
                 if let update = updatedByID[stored],
                     zip(properties, values).contains(where: { property, value in update.values[property].map { $0 != value } ?? false })
                 {
@@ -464,7 +464,9 @@ final class SaveTransaction {
         }
     }
 
-    private func storedOwner(_ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue]) throws -> PersistentIdentifier? {
+    private func storedOwner(
+        _ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue], inserting temporary: PersistentIdentifier
+    ) throws -> PersistentIdentifier? {
         var conditions: [String] = []
         var arguments: [SQLArgument] = []
         for (name, value) in zip(properties, values) {
@@ -480,8 +482,8 @@ final class SaveTransaction {
             // An upsert never changes an object's entity.
             throw DataStoreError(
                 .uniqueness, "An inserted \(table.entity.name) has the same \(properties.joined(separator: ", ")) as the stored \(found), a \(found.entityName); change the value, or update that object instead.",
-                entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, constraint: properties,
-                relatedIdentifiers: [found])
+                entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
+                constraint: properties, relatedIdentifiers: [found])
         }
         return found
     }

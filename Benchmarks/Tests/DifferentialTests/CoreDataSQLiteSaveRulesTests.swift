@@ -90,6 +90,28 @@ import Testing
         #expect(names == [newBlueID: "blue", newRedID: "red", redID: "green"])
     }
 
+    @Test func anUpdateOfADeletedObjectIsRefusedAsDanglingBeforeAnInsertsUniqueness() throws {
+        let home = try Home()
+        let (blue, red) = (Self.tag("blue"), Self.tag("red"))
+        let saved = try home.store.save(DataStoreSaveChangesRequest(inserted: [blue, red]))
+        let blueID = saved.remappedIdentifiers[blue.persistentIdentifier]!
+        let stale = try #require(try home.all("Tag")[blueID])
+        _ = try home.store.save(DataStoreSaveChangesRequest(deleted: [stale]))
+        do {
+            // A category named like a stored tag is refused (uniqueness across the tree).
+            var category = Self.tag("red")
+            category.persistentIdentifier = .temporary(entityName: "Category")
+            category["rank"] = .int(1)
+            _ = try home.store.save(DataStoreSaveChangesRequest(inserted: [category], updated: [stale]))
+            Issue.record("an update of a deleted tag was saved")
+        } catch let error as DataStoreError {
+            // WALDataStore checks the request before it plans the upserts; so does this store.
+            #expect(error.code == .danglingReference)
+            #expect(error.identifier == blueID)
+        }
+        #expect(try home.all("Tag").count == 1)
+    }
+
     @Test func aToManyOverItsMaximumCountIsRefusedFromEitherSide() throws {
         let home = try Home()
         let tags = (0..<3).map { Self.tag("t\($0)") }

@@ -98,17 +98,6 @@ import Testing
         #expect(state[Self.id("Tag", 1)]?.values["uid"] == .int(1))
     }
 
-    @Test func anUpdateOfADeletedObjectIsRefusedAsDanglingBeforeAnInsertsUniqueness() throws {
-        let (disagreement, state) = try Self.replay([
-            .save(SaveStep(inserted: [Self.insert("Tag", 7, ["name": "blue", "colour": "blue"])])),
-            .save(SaveStep(inserted: [Self.insert("Category", 13, ["name": "red", "rank": .int(0)])], deleted: [Self.id("Tag", 7)])),
-            .save(SaveStep(inserted: [Self.insert("Tag", 21, ["name": "red"])], updated: [.init(id: Self.id("Tag", 7), values: ["posts": .toMany([])])])),
-        ])
-        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
-        #expect(state[Self.id("Tag", 21)] == nil)
-        #expect(state[Self.id("Category", 13)] != nil)
-    }
-
     @Test func aSQLiteUniquenessRefusalNamesTheRuleAndBothObjectsAndChangesNothing() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("walstore-diff-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
