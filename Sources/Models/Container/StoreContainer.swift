@@ -30,6 +30,8 @@ public final class StoreContainer: Sendable {
     private let storeIndexByIdentifierMap: [String: Int]
     /// Set when a save across stores failed after its commit point: every later call throws.
     private let interruption = Mutex<ContainerError?>(nil)
+    /// Where ``mainContext`` is kept.
+    let mainContextStorage = MainContextStorage()
 
     /// Opens (creating if needed) one store per configuration, after checking that every entity
     /// of `schema` belongs to exactly one configuration and no relationship crosses stores, and
