@@ -34,7 +34,8 @@ public protocol SerialModelExecutor: ModelExecutor, SerialExecutor {}
 /// ``StoreActor`` never queue behind one another: a job blocked on one does not hold up the
 /// others (the stores' locks are shared, each held for one call).
 public protocol ModelActor: Actor {
-    /// The executor the actor runs on, holding its context.
+    /// The executor the actor runs on, holding its context. (SwiftData's is `any
+    /// ModelExecutor`; this one is serial by type, so ``unownedExecutor`` needs no cast.)
     nonisolated var modelExecutor: any SerialModelExecutor { get }
     /// The container of the actor's context.
     nonisolated var modelContainer: StoreContainer { get }
