@@ -77,9 +77,9 @@ public final class WALDataStore: DataStoreBatching {
     ///
     /// A migration runs inside this initializer, while this process holds the store's lock
     /// file, so no other reader or writer of the store exists meanwhile: a second opener, in
-    /// this process or another, fails at once with ``DataStoreError/Code/engine`` wrapping the
-    /// engine's ``EngineError/Code/locked`` (it does not wait); it can open the store once this
-    /// one is closed. There is no reader that sees the store half migrated.
+    /// this process or another, fails at once with ``DataStoreError/Code/locked`` (it does not
+    /// wait; the engine's ``EngineError/Code/locked`` is its cause); it can open the store once
+    /// this one is closed. There is no reader that sees the store half migrated.
     ///
     /// Removing an entity that holds objects deletes them, so a lightweight migration without a
     /// plan refuses it (``DataStoreError/Code/schemaMismatch`` naming the entity); a plan's stage
@@ -89,8 +89,12 @@ public final class WALDataStore: DataStoreBatching {
     ///   retention out of range; ``DataStoreError/Code/schemaMismatch`` naming the changes no
     ///   migration can make; `uniqueness` or `missingValue` naming the objects a migration
     ///   cannot bring into the new schema; ``DataStoreError/Code/migrationFailed`` when a custom
-    ///   stage's closure throws; ``DataStoreError/Code/engine`` wrapping the engine's error
-    ///   (locked, corrupted, …) or a header that does not decode.
+    ///   stage's closure throws; ``DataStoreError/Code/locked`` when another opener has the
+    ///   store open; ``DataStoreError/Code/notAStore`` for a directory of other files;
+    ///   ``DataStoreError/Code/permissionDenied`` when the system refuses access;
+    ///   ``DataStoreError/Code/corrupted`` for damaged files or a header that does not decode;
+    ///   ``DataStoreError/Code/engine`` for any other engine failure. Each keeps the engine's
+    ///   error as its cause.
     public convenience init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil) throws {
         try self.init(configuration, migrationPlan: migrationPlan, fileSystem: PosixFileSystem())
     }
@@ -151,7 +155,7 @@ public final class WALDataStore: DataStoreBatching {
 
     func countRecordRead() { recordsReadCounter.add(1, ordering: .relaxed) }
 
-    /// Closes the engine store; later calls throw ``DataStoreError/Code/engine``. Everything
+    /// Closes the engine store; later calls throw ``DataStoreError/Code/closed``. Everything
     /// saved is already durable (in the durable sync mode) when its save returned. (The store a
     /// custom migration stage is given is not closed: the migration goes on with its engine.)
     public func close() throws {
@@ -212,13 +216,45 @@ public final class WALDataStore: DataStoreBatching {
         case let e as DataStoreError:
             return e
         case let e as EngineError:
-            return DataStoreError(.engine, "\(action) failed in the engine: \(e). See the engine error's code for what to do.", underlying: e)
+            return DataStoreError(Self.code(of: e), Self.message(action, e), underlying: e)
         case let e as RecordDecodingError:
             return DataStoreError(
-                .engine, "\(action) read a stored record that does not decode (\(e.reason)); the store is damaged: salvage or restore it.",
+                .corrupted, "\(action) read a stored record that does not decode (\(e.reason)); the store is damaged: salvage or restore it.",
                 underlying: e)
         default:
-            return DataStoreError(.engine, "\(action) failed: \(error).")
+            return DataStoreError(.engine, "\(action) failed.", underlying: error)
+        }
+    }
+
+    /// The store's code for an engine failure: one a program can switch on for each condition
+    /// a user meets (``DataStoreError/Code/engine`` for the rest).
+    package static func code(of error: EngineError) -> DataStoreError.Code {
+        switch error.code {
+        case .locked: return .locked
+        case .notAStore: return .notAStore
+        case .closed: return .closed
+        case .corruption, .missingBlob: return .corrupted
+        case .io where [EACCES, EPERM, EROFS].contains(error.errno ?? 0): return .permissionDenied
+        default: return .engine
+        }
+    }
+
+    /// What went wrong and what to do next, for `error` met while doing `action`; the engine's
+    /// own text is in the cause (``DataStoreError/underlying``), not repeated here.
+    package static func message(_ action: String, _ error: EngineError) -> String {
+        switch code(of: error) {
+        case .locked:
+            return "\(action) failed: another opener, in this process or another, has the store open; close it first, or open another directory."
+        case .notAStore:
+            return "\(action) failed: the directory holds other files and no store; choose an empty or new directory."
+        case .closed:
+            return "\(action) failed: the store is closed; open it again."
+        case .corrupted:
+            return "\(action) failed: the store's files are damaged; salvage the store (LogStore.salvage(at:)) or restore it from a copy."
+        case .permissionDenied:
+            return "\(action) failed: the operating system refused access to the store's files; fix the permissions or choose another directory."
+        default:
+            return "\(action) failed in the engine; the engine error's code says what to do."
         }
     }
 }
