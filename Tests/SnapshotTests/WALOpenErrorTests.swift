@@ -66,6 +66,21 @@ enum DeniedDirectory {
         #expect(try home.files() == ["notes.txt": Data("my notes".utf8)])
     }
 
+    @Test func anEngineStoreWithKeysButNoHeaderIsNotAStoreAndIsLeftByteIdentical() throws {
+        let home = WALHome()
+        defer { home.temporary.remove() }
+        let engine = try LogStore.open(at: home.path)
+        try engine.write { $0.put(Array("user:1".utf8), Array("Ada".utf8)) }
+        try engine.close()
+        let before = try home.files()
+        let error = try #require(storeError { _ = try home.open() })
+        #expect(error.code == .notAStore, "\(error)")
+        #expect(try home.files() == before)
+        let reopened = try LogStore.open(at: home.path)
+        defer { try? reopened.close() }
+        #expect(try reopened.value(forKey: [0x00] + Array("store".utf8)) == nil)
+    }
+
     @Test(.enabled(if: DeniedDirectory.isAvailable, "as root, only sysfs refuses a mkdir; this system has none"))
     func aDirectoryTheSystemRefusesIsPermissionDenied() throws {
         let home = WALHome()

@@ -90,7 +90,8 @@ public final class WALDataStore: DataStoreBatching {
     ///   migration can make; `uniqueness` or `missingValue` naming the objects a migration
     ///   cannot bring into the new schema; ``DataStoreError/Code/migrationFailed`` when a custom
     ///   stage's closure throws; ``DataStoreError/Code/locked`` when another opener has the
-    ///   store open; ``DataStoreError/Code/notAStore`` for a directory of other files;
+    ///   store open; ``DataStoreError/Code/notAStore`` for a directory of other files, or an
+    ///   engine store with keys but no header (nothing is written to it);
     ///   ``DataStoreError/Code/permissionDenied`` when the system refuses access;
     ///   ``DataStoreError/Code/corrupted`` for damaged files or a header that does not decode;
     ///   ``DataStoreError/Code/engine`` for any other engine failure. Each keeps the engine's
@@ -110,6 +111,7 @@ public final class WALDataStore: DataStoreBatching {
         }
         let header: StoreHeader
         do {
+            try Self.refuseForeignKeys(in: engine, at: configuration.path)
             header = try Self.engineCall("Reading the store's header") {
                 try StoreMigrator(engine: engine, configuration: configuration, target: schema, plan: migrationPlan).open()
             }
@@ -202,6 +204,19 @@ public final class WALDataStore: DataStoreBatching {
             do { return .success(try body()) } catch { return .failure(Self.wrapped(error, "The call")) }
         }
         return try result.get()
+    }
+
+    /// Refuses an engine store that holds keys but no header record: its keys were written by
+    /// something else (the engine directly, another program), and opening would write a header
+    /// beside them and read them as records. From the in-memory index: no I/O.
+    static func refuseForeignKeys(in engine: LogStore, at path: String) throws {
+        try engineCall("Opening the store") {
+            guard try !engine.contains(RecordKeys.meta) else { return }
+            guard let first = try engine.scan(limit: 1).first(where: { _ in true }) else { return }
+            throw DataStoreError(
+                .notAStore,
+                "The engine store at \(path) holds keys (the first is \(first.key.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))) but no WALDataStore header: it was written through the engine directly or by another program. Nothing was changed; open it with LogStore, or give the WALDataStore an empty or new directory.")
+        }
     }
 
     // MARK: Errors
