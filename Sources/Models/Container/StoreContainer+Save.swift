@@ -37,7 +37,8 @@ extension StoreContainer {
     /// the save, as the durable records say).
     ///
     /// - Returns: the remapped identifiers and changed objects of every store touched.
-    /// - Throws: ``ContainerError`` (`unknownEntity`, `foreignIdentifier`, `interruptedSave`);
+    /// - Throws: ``ContainerError`` (`unknownEntity`, `foreignIdentifier`, `interruptedSave`,
+    ///   `saveNotAllowed` for a configuration opened with `allowsSave: false`, `closed`);
     ///   a store's ``DataStoreError`` as ``WALDataStore/save(_:)`` throws them.
     @discardableResult
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> SaveResult {
@@ -56,6 +57,12 @@ extension StoreContainer {
                     entityName: id.entityName, configurationNames: [configurations[i].name])
             }
             if isDelete { parts[i, default: empty].deleted.append(s) } else { parts[i, default: empty].updated.append(s) }
+        }
+        if let i = parts.keys.sorted().first(where: { !configurations[$0].allowsSave }) {
+            throw ContainerError(
+                .saveNotAllowed,
+                "The save changes objects of the configuration \(configurations[i].name), opened with allowsSave false; nothing was written to any store. Save only objects of other configurations, or open it with allowsSave true.",
+                configurationNames: [configurations[i].name])
         }
         let ordered = parts.sorted { $0.key < $1.key }
         switch ordered.count {
@@ -112,10 +119,11 @@ extension StoreContainer {
                     store.didCommit(planned[k + 1])
                 }
             } catch {
+                let names = indices.map { configurations[$0].name }
                 let interrupted = ContainerError(
                     .interruptedSave,
-                    "A save across the stores \(indices.map { configurations[$0].name }) failed at or after its commit point (\(error)); its stores may disagree until the container is opened again, which completes or undoes the save. Close and reopen the container.",
-                    configurationNames: indices.map { configurations[$0].name }, underlying: Self.wrapped(error, "Committing a save across stores"))
+                    "A save across the stores \(names.joined(separator: ", ")) failed at or after its commit point; its stores may disagree until the container is opened again, which completes or undoes the save. Close and reopen the container.",
+                    configurationNames: names, underlying: Self.wrapped(error, "Committing a save across stores"))
                 markInterrupted(interrupted)
                 throw interrupted
             }
@@ -140,15 +148,21 @@ extension StoreContainer {
         try durably(store, batch)
     }
 
-    /// `error` as a ``DataStoreError`` (engine failures wrapped as ``DataStoreError/Code/engine``).
+    /// `error` as a ``DataStoreError`` (engine failures get the store's code for them: `locked`,
+    /// `closed`, `corrupted`, …, else ``DataStoreError/Code/engine``), or as it is when it is
+    /// already a ``DataStoreError`` or ``ContainerError``.
     static func wrapped(_ error: any Error, _ action: String) -> any Error & Sendable {
         switch error {
         case let e as DataStoreError: return e
         case let e as ContainerError: return e
         case let e as EngineError:
-            return DataStoreError(.engine, "\(action) failed in the engine: \(e). See the engine error's code for what to do.", underlying: e)
+            return DataStoreError(WALDataStore.code(of: e), WALDataStore.message(action, e), underlying: e)
+        case let e as RecordDecodingError:
+            return DataStoreError(
+                .corrupted, "\(action) read a transaction record that does not decode; the store is damaged: salvage it or restore it from a copy.",
+                underlying: e)
         default:
-            return DataStoreError(.engine, "\(action) failed: \(error).")
+            return DataStoreError(.engine, "\(action) failed.", underlying: error)
         }
     }
 }

@@ -30,6 +30,10 @@ public final class StoreContainer: Sendable {
     private let storeIndexByIdentifierMap: [String: Int]
     /// Set when a save across stores failed after its commit point: every later call throws.
     private let interruption = Mutex<ContainerError?>(nil)
+    /// Set by ``close()``: every later call throws ``ContainerError/Code/closed``.
+    private let isClosed = Mutex(false)
+    /// The private directory of the in-memory configurations' stores, removed at close.
+    private let memoryDirectory: String?
 
     /// Opens (creating if needed) one store per configuration, after checking that every entity
     /// of `schema` belongs to exactly one configuration and no relationship crosses stores, and
@@ -38,9 +42,17 @@ public final class StoreContainer: Sendable {
     /// When it returns, every store is open, and every save across stores that had reached its
     /// commit point is complete in all its stores (and durable); any other is gone from all.
     ///
+    /// **All or nothing.** When one store is refused, none is left open: the stores opened so
+    /// far are closed, and the directories this call made (a new store's, missing parents) are
+    /// removed again. Missing parent directories of a configuration's path are made (unless
+    /// its engine options say ``LogStore/Creation/never``). A directory that holds other
+    /// files, or an engine store that no `WALDataStore` wrote, is refused and left untouched.
+    ///
     /// - Throws: ``ContainerError`` (`entityInNoConfiguration`, `entityInSeveralConfigurations`,
     ///   `unknownEntity`, `crossStoreRelationship`, `duplicateConfiguration`,
-    ///   `unresolvedTransaction`); a store's ``DataStoreError`` when it fails to open.
+    ///   `unresolvedTransaction`; `locked`, `notAStore`, `permissionDenied`, `corrupted` naming
+    ///   the configuration whose store was refused, the store's ``DataStoreError`` as the
+    ///   cause); a store's other ``DataStoreError``s (`schemaMismatch`, …) as they are.
     public convenience init(schema: Schema, configurations: [Configuration]) throws {
         try self.init(schema: schema, configurations: configurations, fileSystem: PosixFileSystem())
     }
@@ -48,11 +60,8 @@ public final class StoreContainer: Sendable {
     /// Opens the container's stores on `fileSystem` (tests inject faults through it).
     package init(schema: Schema, configurations: [Configuration], fileSystem: any FileSystem) throws {
         let layout = try Self.layout(schema: schema, configurations: configurations)
-        var stores: [WALDataStore] = []
-        for (i, c) in configurations.enumerated() {
-            let configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: c.path, options: c.options)
-            stores.append(try WALDataStore(configuration, fileSystem: fileSystem))
-        }
+        let opened = try Self.openStores(configurations, layout: layout, fileSystem: fileSystem)
+        let stores = opened.stores
         var byIdentifier: [String: Int] = [:]
         for (i, store) in stores.enumerated() { byIdentifier[store.identifier] = i }
         self.schema = schema
@@ -60,7 +69,18 @@ public final class StoreContainer: Sendable {
         self.stores = stores
         self.layout = layout
         self.storeIndexByIdentifierMap = byIdentifier
-        try resolveInterruptedSaves()
+        self.memoryDirectory = opened.memoryDirectory
+        do {
+            try resolveInterruptedSaves()
+        } catch {
+            try? close()
+            throw error
+        }
+    }
+
+    deinit {
+        // An in-memory store is the container's alone: nothing of it outlives the container.
+        if memoryDirectory != nil { try? close() }
     }
 
     /// The store of the configuration named `name`, or `nil`.
@@ -83,14 +103,18 @@ public final class StoreContainer: Sendable {
         stores[try storeIndex(for: identifier)]
     }
 
-    /// Closes every store (each one's saves are already durable as its sync mode says).
+    /// Closes every store (each one's saves are already durable as its sync mode says) and
+    /// removes the in-memory configurations' stores. Every later call of the container throws
+    /// ``ContainerError/Code/closed``; closing again does nothing.
     ///
     /// - Throws: the first store's error; the others are closed all the same.
     public func close() throws {
+        guard isClosed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         var first: (any Error)?
         for store in stores {
             do { try store.close() } catch { if first == nil { first = error } }
         }
+        if let memoryDirectory { try? FileManager.default.removeItem(atPath: memoryDirectory) }
         if let first { throw first }
     }
 
@@ -122,6 +146,9 @@ public final class StoreContainer: Sendable {
 
     /// Throws the interruption of an earlier save across stores, if there was one.
     func checkUsable() throws {
+        if isClosed.withLock({ $0 }) {
+            throw ContainerError(.closed, "The container is closed; open a new one to read or save.", configurationNames: configurations.map(\.name))
+        }
         if let error = interruption.withLock({ $0 }) { throw error }
     }
 
