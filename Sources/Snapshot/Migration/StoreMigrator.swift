@@ -167,7 +167,7 @@ struct StoreMigrator {
     }
 
     private func run(_ handler: MigrationStage.Handler, on store: WALDataStore, _ step: MigrationStep) throws {
-        do { try handler(store) } catch let error as DataStoreError where error.code == .engine {
+        do { try handler(store) } catch let error as DataStoreError where [.engine, .corrupted, .closed, .permissionDenied].contains(error.code) {
             throw error
         } catch {
             throw DataStoreError(
