@@ -193,4 +193,39 @@ import Testing
         try container.save(DataStoreSaveChangesRequest(inserted: [ContainerModel.setting("theme", "dark")]))
         #expect(try container.fetchCount(Snapshot.FetchDescriptor(entityName: "Setting")) == 1)
     }
+
+    @Test func aContextOfAClosedContainerThrowsTheContainersClosed() throws {
+        let temporary = TemporaryDirectory("walstore-open")
+        defer { temporary.remove() }
+        let container = try Self.open(Self.configurations(temporary.path))
+        let context = StoreContext(container)
+        try container.close()
+        let error = try #require(containerError { _ = try context.fetch(Snapshot.FetchDescriptor(entityName: "Setting")) })
+        #expect(error.code == .closed)
+    }
+
+    @Test func aModelContextSavingIntoAReadOnlyConfigurationGetsSaveNotAllowed() async throws {
+        let temporary = TemporaryDirectory("walstore-open")
+        defer { temporary.remove() }
+        let code = try await StoreActor.run { () throws -> String? in
+            let container = try StoreContainer(
+                schema: Schema(models: Post.self, Attachment.self, Tag.self, Draft.self),
+                configurations: [
+                    .init(name: "Local", entityNames: ["Draft"], path: temporary.path + "/Local", allowsSave: false),
+                    .init(name: "Cloud", entityNames: ["Post", "Attachment", "Tag"], path: temporary.path + "/Cloud"),
+                ])
+            defer { try? container.close() }
+            let context = ModelContext(container)
+            let draft = Draft()
+            draft.text = "not saved"
+            try context.insert(draft)
+            do {
+                try context.save()
+                return nil
+            } catch let error as ContainerError {
+                return "\(error.code) \(error.configurationNames)"
+            }
+        }
+        #expect(code == #"saveNotAllowed ["Local"]"#)
+    }
 }
