@@ -37,10 +37,16 @@ import Testing
         let temporary = TemporaryDirectory("walstore-open")
         defer { temporary.remove() }
         let configurations = Self.configurations(temporary.path)
-        try Self.open(configurations).close()
-        let holder = try WALDataStore(WALStoreConfiguration(name: "Cloud", schema: BlogModel.schema, path: configurations[1].path))
+        do {
+            let container = try Self.open(configurations)
+            try container.save(DataStoreSaveChangesRequest(inserted: [ContainerModel.setting("theme", "dark")]))
+            try container.close()
+        }
+        let holder = try LogStore.open(at: configurations[1].path)  // holds Cloud's lock
         defer { try? holder.close() }
+        let localFiles = try filesUnder(configurations[0].path)
         let error = try #require(containerError { _ = try Self.open(configurations) })
+        #expect(try filesUnder(configurations[0].path) == localFiles, "Local, opened and closed again, is byte-identical")
         switch error.code {
         case .locked: break
         default: Issue.record("expected locked, got \(error)")
