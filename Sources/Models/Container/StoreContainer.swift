@@ -43,8 +43,8 @@ public final class StoreContainer: Sendable {
     /// commit point is complete in all its stores (and durable); any other is gone from all.
     ///
     /// **All or nothing.** When one store is refused, none is left open: the stores opened so
-    /// far are closed, and the directories this call made (a new store's, missing parents) are
-    /// removed again. Missing parent directories of a configuration's path are made (unless
+    /// far are closed (as they were, unless opening one migrated it: a migration is not undone),
+    /// and the directories this call made (a new store's, missing parents) are removed again. Missing parent directories of a configuration's path are made (unless
     /// its engine options say ``LogStore/Creation/never``). A directory that holds other
     /// files, or an engine store that no `WALDataStore` wrote, is refused and left untouched.
     ///
@@ -104,8 +104,8 @@ public final class StoreContainer: Sendable {
     }
 
     /// Closes every store (each one's saves are already durable as its sync mode says) and
-    /// removes the in-memory configurations' stores. Every later call of the container throws
-    /// ``ContainerError/Code/closed``; closing again does nothing.
+    /// removes the in-memory configurations' stores. Every later fetch and save of the container
+    /// throws ``ContainerError/Code/closed``; closing again does nothing.
     ///
     /// - Throws: the first store's error; the others are closed all the same.
     public func close() throws {
