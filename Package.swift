@@ -56,9 +56,10 @@ let package = Package(
             name: "Models",
             dependencies: ["Snapshot"]
         ),
+        // The README's example: a blog app on the Models layer (`swift run walstore-example`).
         .executableTarget(
             name: "WALStoreExample",
-            dependencies: ["Engine"]
+            dependencies: ["Models", "Snapshot"]
         ),
         // A child process for the lock test: tries to open a store and reports by exit code.
         .executableTarget(
@@ -76,7 +77,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelsTests",
-            dependencies: ["Models", "Snapshot", "SnapshotTestSupport", "EngineTestSupport"]
+            dependencies: ["Models", "Snapshot", "SnapshotTestSupport", "EngineTestSupport", "WALStoreExample"]
         ),
     ],
     swiftLanguageModes: [.v6]

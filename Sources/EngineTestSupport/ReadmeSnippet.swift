@@ -4,14 +4,15 @@ import Foundation
 /// the compiled example unchanged.
 package enum ReadmeSnippet {
     /// The lines (trimmed) of the test source `sourcePath` between `// README:begin` and
-    /// `// README:end`, and those of the repository's README.md between the HTML comments
-    /// `<!-- <marker>:begin -->` and `<!-- <marker>:end -->` (code fences left out). The README
-    /// is found three directories above `sourcePath` (`Tests/<Target>/<File>.swift`).
-    package static func compiledAndShown(sourcePath: String, marker: String) throws -> (compiled: [String], shown: [String]) {
+    /// `// README:end`, and those of the repository's `document` (README.md, or a guide such as
+    /// `docs/engine.md`) between the HTML comments `<!-- <marker>:begin -->` and
+    /// `<!-- <marker>:end -->` (code fences left out). The repository's root is three directories
+    /// above `sourcePath` (`Tests/<Target>/<File>.swift`, `Sources/<Target>/<File>.swift`).
+    package static func compiledAndShown(sourcePath: String, marker: String, document: String = "README.md") throws -> (compiled: [String], shown: [String]) {
         let source = URL(fileURLWithPath: sourcePath)
         let root = source.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let code = try String(contentsOf: source, encoding: .utf8)
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
         return (
             lines(code, from: "// README" + ":begin", to: "// README" + ":end"),
             lines(readme, from: "<!-- \(marker):begin -->", to: "<!-- \(marker):end -->").filter { !$0.hasPrefix("```") }

@@ -1,92 +1,117 @@
-/// walstore-example: the Engine API in one short run — open, commit, reopen, read, scan, compact.
-///
-///     walstore-example [--dir PATH]    (makes a temporary store under PATH, default /tmp, and removes it)
-///
-/// It measures nothing: the figures (commit rates, reads, open times, memory per key) come from the
-/// benchmark harness, with repetitions and medians: `cd Benchmarks && swift run -c release walstore-bench`.
-/// `--quick` is accepted and ignored (the demo always takes well under a second).
-import Engine
+// walstore-example: a small blog app on the Models layer — typed models, a container of two
+// stores (`Local` for drafts kept on this device, `Cloud` for the blog), a context on
+// `@StoreActor`, one save across both stores, a `#Predicate` fetch, an update and a cascading
+// delete. It makes its stores in a fresh temporary directory and removes it at the end.
+//
+//     swift run -c release walstore-example
+//
+// README.md shows the lines between the markers, unchanged (Tests/ModelsTests/ReadmeModelsExampleTests.swift
+// checks it, and runs this program).
+// README:begin
 import Foundation
+import Models
+import Snapshot
 
-func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
-func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+final class Post: PersistentModel {
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Post")
+    var title = ""
+    var date = Date.distantPast
+    var attachments: [Attachment] = []
+    var tags: [Tag] = []
+    init() {}
 
-func demo(in directory: String) throws {
-    // Open creates the directory and takes its lock: one process at a time.
-    let store = try LogStore.open(at: directory)
-    defer { try? store.close() }
-
-    // One atomic, durable commit: when `write` returns, all four puts are on disk.
-    let first = try store.write { batch in
-        batch.put(bytes("user:1"), bytes(#"{"name":"Ada","lang":"swift"}"#))
-        batch.put(bytes("user:2"), bytes(#"{"name":"Grace","lang":"cobol"}"#))
-        batch.put(bytes("user:3"), bytes(#"{"name":"Barbara","lang":"clu"}"#))
-        batch.put(bytes("config:theme"), bytes("dark"))
-    }
-    print("commit \(first): user:1, user:2, user:3, config:theme")
-
-    // A later put of a key replaces its value; a delete removes the key. Same batch, same frame.
-    let second = try store.write { batch in
-        batch.put(bytes("user:1"), bytes(#"{"name":"Ada","lang":"swift","admin":true}"#))
-        batch.delete(bytes("user:2"))
-    }
-    print("commit \(second): user:1 replaced, user:2 deleted")
-
-    // A value over `blobThreshold` (64 KiB) becomes a blob file of its own, made durable before
-    // the commit that names it.
-    try store.write { batch in batch.put(bytes("photo:1"), [UInt8](repeating: 0xAB, count: 200_000)) }
-    try store.close()
-
-    // Reopening recovers: it replays the log and rebuilds the in-memory index.
-    let reopened = try LogStore.open(at: directory)
-    defer { try? reopened.close() }
-    for key in ["config:theme", "user:1", "user:2"] {
-        print("\(key) = \(try reopened.value(forKey: bytes(key)).map(text) ?? "(absent)")")
-    }
-    print("photo:1 has \(try reopened.value(forKey: bytes("photo:1"))?.count ?? 0) bytes")
-
-    // Scans go in key order; a range can be limited and walked backwards.
-    for entry in try reopened.scan(prefix: bytes("user:")) {
-        print("scan user: \(text(entry.key)) = \(text(try entry.value()))")
-    }
-    for entry in try reopened.scan(.prefix(bytes("user:")), limit: 1, reverse: true) {
-        print("last user: \(text(entry.key))")
-    }
-
-    // Compaction rewrites the live records into packs with hint files; nothing visible changes.
-    let compaction = try reopened.compact()
-    let statistics = reopened.statistics
-    print("compact(): \(compaction.recordsWritten) records into \(compaction.packsWritten) pack(s); "
-        + "now \(statistics.keyCount) keys, \(statistics.bytesOnDisk) bytes on disk")
+    static let properties: [ModelProperty<Post>] = [
+        .attribute(\.title, "title"),
+        .attribute(\.date, "date"),
+        .toMany(\.attachments, "attachments", inverse: "post", deleteRule: .cascade),
+        .toMany(\.tags, "tags", inverse: "posts"),
+    ]
 }
 
-var parent = "/tmp"
-var arguments = CommandLine.arguments.dropFirst().makeIterator()
-while let argument = arguments.next() {
-    switch argument {
-    case "--dir":
-        guard let path = arguments.next(), !path.isEmpty else {
-            FileHandle.standardError.write(Data("walstore-example: --dir needs a path\n".utf8))
-            exit(2)
-        }
-        parent = path
-    case "--quick":
-        break
-    case "-h", "--help":
-        print("usage: walstore-example [--dir PATH]")
-        exit(0)
-    default:
-        FileHandle.standardError.write(Data("walstore-example: unknown argument '\(argument)'\nusage: walstore-example [--dir PATH]\n".utf8))
-        exit(2)
-    }
+final class Attachment: PersistentModel {
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Attachment")
+    var imageData = Data()
+    var post: Post?
+    init() {}
+
+    static let properties: [ModelProperty<Attachment>] = [
+        .attribute(\.imageData, "imageData", options: .externalStorage),
+        .toOne(\.post, "post", inverse: "attachments"),
+    ]
 }
 
-let directory = parent + "/walstore-example-" + UUID().uuidString
-defer { try? FileManager.default.removeItem(atPath: directory) }
+final class Tag: PersistentModel {
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Tag")
+    var name = ""
+    var posts: [Post] = []
+    init() {}
+
+    static let properties: [ModelProperty<Tag>] = [
+        .attribute(\.name, "name", options: .unique),
+        .toMany(\.posts, "posts", inverse: "tags"),
+    ]
+}
+
+final class Draft: PersistentModel {  // kept on this device only
+    var persistentModelID = PersistentIdentifier.temporary(entityName: "Draft")
+    var text = ""
+    init() {}
+
+    static let properties: [ModelProperty<Draft>] = [.attribute(\.text, "text")]
+}
+
+@StoreActor
+func runBlog(in directory: URL) throws {
+    let container = try StoreContainer(
+        schema: Schema(models: Post.self, Attachment.self, Tag.self, Draft.self),
+        configurations: [
+            .init(name: "Local", entityNames: ["Draft"], directory: directory.appendingPathComponent("Local")),
+            .init(name: "Cloud", entityNames: ["Post", "Attachment", "Tag"], directory: directory.appendingPathComponent("Cloud")),
+        ])  // makes both directories (and missing parents), or throws a ContainerError and makes none
+    defer { try? container.close() }
+    let context = ModelContext(container)
+
+    let post = Post()
+    post.title = "Swift 6 on Linux"
+    post.date = .now
+    let swift = Tag()
+    swift.name = "swift"
+    post.tags = [swift]
+    let photo = Attachment()
+    photo.imageData = Data(count: 1 << 20)  // a blob file of its own, written once
+    photo.post = post
+    post.attachments = [photo]
+    let draft = Draft()
+    draft.text = "notes for the next post"
+    try context.insert(post)  // and the tag and attachment it reaches
+    try context.insert(draft)
+    try context.save()  // one atomic save across both stores, durable when it returns
+    print("saved a post with \(post.attachments.count) attachment and a draft")
+
+    let recent = try context.fetch(FetchDescriptor<Post>(
+        predicate: #Predicate { $0.title.contains("Swift") },
+        sortBy: [SortDescriptor(\.date, order: .reverse)]))
+    print("found \(recent.map(\.title)), tagged \(recent[0].tags.map(\.name))")
+    recent[0].title = "Swift 6.3 on Linux"  // found and staged by the next save
+    try context.save()
+
+    try context.delete(recent[0])  // its attachments go too (cascade); the tag stays
+    try context.save()
+    let counts = try [
+        context.fetchCount(FetchDescriptor<Post>()), context.fetchCount(FetchDescriptor<Attachment>()),
+        context.fetchCount(FetchDescriptor<Tag>()), context.fetchCount(FetchDescriptor<Draft>()),
+    ]
+    print("posts \(counts[0]), attachments \(counts[1]), tags \(counts[2]), drafts \(counts[3])")
+}
+
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("walstore-example-\(UUID().uuidString)")
+var failed = false
 do {
-    try demo(in: directory)
+    try await runBlog(in: directory)
 } catch {
-    FileHandle.standardError.write(Data("walstore-example: \(error)\n".utf8))
-    try? FileManager.default.removeItem(atPath: directory)
-    exit(1)
+    print("walstore-example: \(error)")  // a ContainerError or DataStoreError: its code says what failed
+    failed = true
 }
+try? FileManager.default.removeItem(at: directory)
+exit(failed ? 1 : 0)
+// README:end

@@ -3,7 +3,8 @@ import EngineTestSupport
 import Foundation
 import Testing
 
-/// README.md's usage example, compiled and run here; a test keeps the README's copy identical.
+/// The engine guide's usage example (docs/engine.md), compiled and run here; a test keeps the
+/// guide's copy identical.
 @Suite struct ReadmeExampleTests {
     static func readmeExample(directory: String) throws -> [UInt8]? {
         // README:begin
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func readmeShowsExactlyTheCompiledExample() throws {
-        let (compiled, shown) = try ReadmeSnippet.compiledAndShown(sourcePath: #filePath, marker: "readme-example")
+        let (compiled, shown) = try ReadmeSnippet.compiledAndShown(sourcePath: #filePath, marker: "readme-example", document: "docs/engine.md")
         #expect(!compiled.isEmpty)
         #expect(shown == compiled)
     }

@@ -4,7 +4,9 @@ import Models
 import Snapshot
 import Testing
 
-// README:begin
+// The blog model of the README's example program (Sources/WALStoreExample/main.swift), as it
+// declares it: the test below checks the two copies are the same. Other tests use it too.
+// EXAMPLE:begin
 final class Post: PersistentModel {
     var persistentModelID = PersistentIdentifier.temporary(entityName: "Post")
     var title = ""
@@ -52,6 +54,7 @@ final class Draft: PersistentModel {  // kept on this device only
 
     static let properties: [ModelProperty<Draft>] = [.attribute(\.text, "text")]
 }
+// EXAMPLE:end
 
 @StoreActor
 func runBlog(in directory: URL) throws -> ModelContext {
@@ -89,7 +92,6 @@ func runBlog(in directory: URL) throws -> ModelContext {
     try context.save()
     return context
 }
-// README:end
 
 /// The README's Models example, compiled and run; a test keeps the README's copy identical.
 @Suite struct ReadmeModelsExampleTests {
@@ -118,9 +120,43 @@ func runBlog(in directory: URL) throws -> ModelContext {
         #expect(try await reopened.store(named: "Cloud")?.fetchCount(DataStoreFetchRequest(descriptor: .init(entityName: "Tag"))) == 1)
     }
 
-    @Test func readmeShowsExactlyTheCompiledExample() throws {
-        let (compiled, shown) = try ReadmeSnippet.compiledAndShown(sourcePath: #filePath, marker: "models-example")
-        #expect(!compiled.isEmpty)
+    /// The example program's source, `Sources/WALStoreExample/main.swift`.
+    static var exampleSourcePath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/WALStoreExample/main.swift").path
+    }
+
+    @Test func readmeShowsExactlyTheExampleProgram() throws {
+        let (compiled, shown) = try ReadmeSnippet.compiledAndShown(sourcePath: Self.exampleSourcePath, marker: "models-example")
+        #expect(compiled.count > 50)
         #expect(shown == compiled)
+        #expect(compiled.first == "import Foundation" && compiled.contains("import Models") && compiled.contains("import Snapshot"))
+    }
+
+    @Test func theseModelsAreTheExampleProgramsModels() throws {
+        func lines(_ path: String, from begin: String, to end: String) throws -> [String] {
+            let all = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let start = all.firstIndex(where: { $0.hasPrefix(begin) }), let stop = all[start...].firstIndex(where: { $0.hasPrefix(end) }) else { return [] }
+            return Array(all[start..<stop])
+        }
+        let here = try lines(#filePath, from: "final class Post", to: "// EXAMPLE:end")
+        let there = try lines(Self.exampleSourcePath, from: "final class Post", to: "@StoreActor")
+        #expect(!here.isEmpty)
+        #expect(here == Array(there.dropLast()), "the models differ from Sources/WALStoreExample/main.swift's")
+    }
+
+    @Test func theExampleProgramRunsAndPrintsWhatItSaved() throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("walstore-example")
+        let process = Process()
+        process.executableURL = binary
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(printed)")
+        #expect(printed.contains("saved a post with 1 attachment and a draft"), "\(printed)")
+        #expect(printed.contains(#"found ["Swift 6 on Linux"], tagged ["swift"]"#), "\(printed)")
+        #expect(printed.contains("posts 0, attachments 0, tags 1, drafts 1"), "\(printed)")
     }
 }

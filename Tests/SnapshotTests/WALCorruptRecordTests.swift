@@ -17,7 +17,7 @@ import Testing
             _ = try store.all("Tag")
         } throws: { error in
             guard let e = error as? DataStoreError else { return false }
-            return e.code == .engine && e.underlying is RecordDecodingError
+            return e.code == .corrupted && e.underlying is RecordDecodingError
         }
     }
 }

@@ -235,11 +235,11 @@ import Testing
         let good = try #require(try store.engine.value(forKey: key))
         for damaged in [[UInt8](), [2] + good.dropFirst(), Array(good.dropLast()), good + [0], Array(good.prefix(10)) + [0xFF, 0xFF, 0xFF, 0x0F]] {
             try store.engine.write { $0.put(key, damaged) }
-            #expect(errorCode { try store.allHistory() } == .engine, "\(damaged)")
+            #expect(errorCode { try store.allHistory() } == .corrupted, "\(damaged)")
         }
         try store.engine.write { $0.put([0x00] + Array("history".utf8), [1, 0, 0]) }
         try store.close()
-        #expect(errorCode { try WALDataStore(home.historyConfiguration()) } == .engine)
+        #expect(errorCode { try WALDataStore(home.historyConfiguration()) } == .corrupted)
     }
 
     @Test func retentionOutOfRangeIsRefusedAtOpen() throws {

@@ -1,14 +1,18 @@
 import Snapshot
 
 /// What a ``StoreContainer`` throws for a problem of the container itself: its configurations,
-/// routing, or a save spread over several stores. A store's own refusal (a missing value, a
-/// denied delete, an engine failure) is rethrown as the store's ``DataStoreError``, unchanged.
+/// routing, opening its stores, or a save spread over several stores. A store's own refusal of
+/// a save or fetch (a missing value, a denied delete, an engine failure) is rethrown as the
+/// store's ``DataStoreError``, unchanged; a store that cannot be opened is reported as a
+/// ``ContainerError`` naming its configuration (``Code/locked``, ``Code/notAStore``,
+/// ``Code/permissionDenied``, ``Code/corrupted``), with the store's error as its cause.
 public struct ContainerError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added; switch with a `default` case.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case entityInNoConfiguration, entityInSeveralConfigurations, unknownEntity, crossStoreRelationship
             case duplicateConfiguration, foreignIdentifier, interruptedSave, unresolvedTransaction
+            case locked, notAStore, permissionDenied, closed, corrupted, saveNotAllowed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -36,6 +40,25 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
         /// A store holds a prepared part of a save whose coordinating store is not in the
         /// container: open the container with every configuration it had.
         public static let unresolvedTransaction = Code(.unresolvedTransaction)
+        /// A configuration's store is open elsewhere (another container or store, in this
+        /// process or another, holds its lock): no store was opened. Close the other first.
+        public static let locked = Code(.locked)
+        /// A configuration's directory holds something that is not a store of this kind
+        /// (other files, or an engine store with keys but no `WALDataStore` header): no store
+        /// was opened and nothing was written there. Choose an empty or new directory.
+        public static let notAStore = Code(.notAStore)
+        /// The operating system refused access to a configuration's directory or files (or to
+        /// make a missing parent directory): no store was opened. Fix the permissions or choose
+        /// another directory.
+        public static let permissionDenied = Code(.permissionDenied)
+        /// The container was closed (``StoreContainer/close()``); open a new one.
+        public static let closed = Code(.closed)
+        /// A configuration's store is damaged (a checksum failed, a record does not decode):
+        /// no store was opened. Salvage it (`LogStore.salvage(at:)`) or restore it from a copy.
+        public static let corrupted = Code(.corrupted)
+        /// A save that touches a configuration opened with `allowsSave: false`: nothing was
+        /// written to any store.
+        public static let saveNotAllowed = Code(.saveNotAllowed)
 
         public var description: String {
             switch value {
@@ -47,6 +70,12 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
             case .foreignIdentifier: "foreignIdentifier"
             case .interruptedSave: "interruptedSave"
             case .unresolvedTransaction: "unresolvedTransaction"
+            case .locked: "locked"
+            case .notAStore: "notAStore"
+            case .permissionDenied: "permissionDenied"
+            case .closed: "closed"
+            case .corrupted: "corrupted"
+            case .saveNotAllowed: "saveNotAllowed"
             }
         }
     }
@@ -92,8 +121,14 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    /// `ContainerError.<code>: <message>`, then the cause.
+    /// `ContainerError.<code>: <message>`, then the cause, once (a cause whose text the message
+    /// already holds is not repeated).
     public var description: String {
-        "ContainerError.\(code): \(message)" + (underlying.map { " (caused by \($0))" } ?? "")
+        var text = "ContainerError.\(code): \(message)"
+        if let underlying {
+            let cause = "\(underlying)"
+            if !message.contains(cause) { text += " (caused by \(cause))" }
+        }
+        return text
     }
 }

@@ -25,13 +25,15 @@ extension StoreContainer {
             guard names.insert(c.name).inserted else {
                 throw ContainerError(.duplicateConfiguration, "Two configurations are named \(c.name); give each store its own name.", configurationNames: [c.name])
             }
-            let path = standardized(c.path)
-            if let other = paths[path] {
-                throw ContainerError(
-                    .duplicateConfiguration, "The configurations \(other) and \(c.name) share the directory \(c.path); give each store its own.",
-                    configurationNames: [other, c.name])
+            if !c.isStoredInMemoryOnly {
+                let path = standardized(c.path)
+                if let other = paths[path] {
+                    throw ContainerError(
+                        .duplicateConfiguration, "The configurations \(other) and \(c.name) share the directory \(c.path); give each store its own.",
+                        configurationNames: [other, c.name])
+                }
+                paths[path] = c.name
             }
-            paths[path] = c.name
             if c.entityNames == nil {
                 if let catchAll {
                     throw ContainerError(

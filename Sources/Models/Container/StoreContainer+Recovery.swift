@@ -4,7 +4,8 @@ import Snapshot
 extension StoreContainer {
     /// Finishes or undoes every save across stores that a crash interrupted (see
     /// ``save(_:)``): each prepared record is rolled forward when its coordinator holds the
-    /// committed record, and rolled back otherwise; then the committed records are removed.
+    /// committed record (its staged blobs handed to their final keys), and rolled back otherwise
+    /// (its staged blobs deleted); then the committed records are removed.
     func resolveInterruptedSaves() throws {
         do {
             for store in stores {
@@ -17,14 +18,21 @@ extension StoreContainer {
                             "The store \(store.configuration.name) holds part of a save coordinated by the store \(prepared.coordinator), which is not in this container; open the container with every configuration it had.",
                             configurationNames: [store.configuration.name])
                     }
-                    var batch = WriteBatch()
                     let rollsForward = try stores[c].engine.contains(TransactionRecord.committedKey(transaction))
-                    if rollsForward { batch = WriteBatch(entries: prepared.entries) }
-                    batch.delete(entry.key)
+                    let batch = rollsForward
+                        ? try Self.commitBatch(prepared, of: store, transaction: transaction)
+                        : Self.rollbackBatch(prepared, transaction: transaction)
                     try Self.durably(store, batch)
                     // The batch may record a history transaction the store's log has not seen.
                     if rollsForward { try store.reloadHistory() }
                 }
+            }
+            for store in stores {
+                // Staged blobs of no prepared record: none is left by this build (a prepare
+                // commit writes them with their record, and resolving deletes them with it).
+                var orphans = WriteBatch()
+                for entry in try store.engine.scan(prefix: TransactionRecord.stagedBlobPrefix) { orphans.delete(entry.key) }
+                if !orphans.isEmpty { try Self.durably(store, orphans) }
             }
             for store in stores {
                 var done = WriteBatch()

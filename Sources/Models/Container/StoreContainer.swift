@@ -32,6 +32,10 @@ public final class StoreContainer: Sendable {
     private let interruption = Mutex<ContainerError?>(nil)
     /// Where ``mainContext`` is kept.
     let mainContextStorage = MainContextStorage()
+    /// Set by ``close()``: every later call throws ``ContainerError/Code/closed``.
+    private let isClosed = Mutex(false)
+    /// The private directory of the in-memory configurations' stores, removed at close.
+    private let memoryDirectory: String?
 
     /// Opens (creating if needed) one store per configuration, after checking that every entity
     /// of `schema` belongs to exactly one configuration and no relationship crosses stores, and
@@ -46,11 +50,20 @@ public final class StoreContainer: Sendable {
     /// of it per store. `history` says whether every store records the history of its saves
     /// (off by default; ``fetchHistory(_:)``).
     ///
+    /// **All or nothing.** When one store is refused, none is left open: the stores opened so
+    /// far are closed (as they were, unless opening one migrated it: a migration is not undone),
+    /// and the directories this call made (a new store's, missing parents) are removed again.
+    /// Missing parent directories of a configuration's path are made (unless its engine options
+    /// say ``LogStore/Creation/never``). A directory that holds other files, or an engine store
+    /// that no `WALDataStore` wrote, is refused and left untouched.
+    ///
     /// - Throws: ``ContainerError`` (`entityInNoConfiguration`, `entityInSeveralConfigurations`,
     ///   `unknownEntity`, `crossStoreRelationship`, `duplicateConfiguration`,
-    ///   `unresolvedTransaction`); a store's ``DataStoreError`` when it fails to open or to
-    ///   migrate (`schemaMismatch`, `migrationFailed`, …; ``WALDataStore/init(_:migrationPlan:)``);
-    ///   `invalidSchema` for a plan's model that would lose data.
+    ///   `unresolvedTransaction`; `locked`, `notAStore`, `permissionDenied`, `corrupted` naming
+    ///   the configuration whose store was refused, the store's ``DataStoreError`` as the
+    ///   cause); a store's other ``DataStoreError``s as they are (`schemaMismatch`,
+    ///   `migrationFailed`, …; ``WALDataStore/init(_:migrationPlan:)``); `invalidSchema` for a
+    ///   plan's model that would lose data.
     public convenience init(
         schema: Schema, configurations: [Configuration], migrationPlan: (any ModelMigrationPlan.Type)? = nil,
         history: WALStoreConfiguration.History = .disabled
@@ -64,15 +77,9 @@ public final class StoreContainer: Sendable {
         history: WALStoreConfiguration.History = .disabled, fileSystem: any FileSystem
     ) throws {
         let layout = try Self.layout(schema: schema, configurations: configurations)
-        var stores: [WALDataStore] = []
-        for (i, c) in configurations.enumerated() {
-            var configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: c.path, options: c.options)
-            configuration.history = history
-            stores.append(
-                try Self.openStore(
-                    configuration, index: i, plan: migrationPlan, configurations: configurations, schema: schema, layout: layout,
-                    fileSystem: fileSystem))
-        }
+        let opened = try Self.openStores(
+            configurations, layout: layout, schema: schema, migrationPlan: migrationPlan, history: history, fileSystem: fileSystem)
+        let stores = opened.stores
         var byIdentifier: [String: Int] = [:]
         for (i, store) in stores.enumerated() { byIdentifier[store.identifier] = i }
         self.schema = schema
@@ -80,7 +87,18 @@ public final class StoreContainer: Sendable {
         self.stores = stores
         self.layout = layout
         self.storeIndexByIdentifierMap = byIdentifier
-        try resolveInterruptedSaves()
+        self.memoryDirectory = opened.memoryDirectory
+        do {
+            try resolveInterruptedSaves()
+        } catch {
+            try? close()
+            throw error
+        }
+    }
+
+    deinit {
+        // An in-memory store is the container's alone: nothing of it outlives the container.
+        if memoryDirectory != nil { try? close() }
     }
 
     /// A container over the one store a custom migration stage is given
@@ -94,6 +112,7 @@ public final class StoreContainer: Sendable {
         for entity in store.schema.entities where entity.superentityName == nil { roots[entity.name] = 0 }
         layout = Layout(configurationOfRoot: roots, schemas: [store.schema])
         storeIndexByIdentifierMap = [store.identifier: 0]
+        memoryDirectory = nil
     }
 
     /// The store of the configuration named `name`, or `nil`.
@@ -116,14 +135,18 @@ public final class StoreContainer: Sendable {
         stores[try storeIndex(for: identifier)]
     }
 
-    /// Closes every store (each one's saves are already durable as its sync mode says).
+    /// Closes every store (each one's saves are already durable as its sync mode says) and
+    /// removes the in-memory configurations' stores. Every later fetch and save of the container
+    /// throws ``ContainerError/Code/closed``; closing again does nothing.
     ///
     /// - Throws: the first store's error; the others are closed all the same.
     public func close() throws {
+        guard isClosed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         var first: (any Error)?
         for store in stores {
             do { try store.close() } catch { if first == nil { first = error } }
         }
+        if let memoryDirectory { try? FileManager.default.removeItem(atPath: memoryDirectory) }
         if let first { throw first }
     }
 
@@ -155,6 +178,9 @@ public final class StoreContainer: Sendable {
 
     /// Throws the interruption of an earlier save across stores, if there was one.
     func checkUsable() throws {
+        if isClosed.withLock({ $0 }) {
+            throw ContainerError(.closed, "The container is closed; open a new one to read or save.", configurationNames: configurations.map(\.name))
+        }
         if let error = interruption.withLock({ $0 }) { throw error }
     }
 

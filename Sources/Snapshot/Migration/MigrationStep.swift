@@ -12,8 +12,9 @@ struct MigrationStep {
     var isPlanned = false
 
     var label: String {
-        let versions = [fromVersion, toVersion].map { $0.map(\.description) ?? "the stored schema" }
-        return "\(isCustom ? "custom" : "lightweight") stage \(versions[0]) → \(versions[1])"
+        let from = fromVersion.map(\.description) ?? "the stored schema"
+        let to = toVersion.map(\.description) ?? "the configured schema"
+        return "\(isCustom ? "custom" : "lightweight") stage \(from) → \(to)"
     }
 
     /// The steps from `stored` to `target`: one lightweight step without a plan; with one, the

@@ -220,7 +220,7 @@ struct StoreMigrator {
     private func space(_ g: UInt32) -> RecordSpace { RecordSpace(engine: engine, generation: g) }
 
     private func run(_ handler: MigrationStage.Handler, on store: WALDataStore, _ step: MigrationStep) throws {
-        do { try handler(store) } catch let error as DataStoreError where error.code == .engine {
+        do { try handler(store) } catch let error as DataStoreError where [.engine, .corrupted, .closed, .permissionDenied].contains(error.code) {
             throw error
         } catch {
             throw DataStoreError(

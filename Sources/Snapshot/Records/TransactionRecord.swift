@@ -3,8 +3,9 @@ import Foundation
 
 /// The records of a save spread over several stores (FORMAT.md, "Records (the Snapshot
 /// layer)", transaction records): a **prepared** record in each participant store that holds
-/// the participant's whole engine batch, and a **committed** record in the coordinator store
-/// whose presence decides the save.
+/// the participant's engine batch, naming each value to be written as a blob by a **staged
+/// blob** written beside it (so the bytes are written once), and a **committed** record in the
+/// coordinator store whose presence decides the save.
 package enum TransactionRecord {
     /// The tag byte of transaction records: `X`.
     package static let tag: UInt8 = 0x58
@@ -26,24 +27,52 @@ package enum TransactionRecord {
         return RecordKeys.uuid(from: Array(key[2...]))
     }
 
+    /// `X` `A`: every staged blob of a store (a value of a prepared part written as a blob file).
+    package static let stagedBlobPrefix: [UInt8] = [tag, 0x41]
+
+    /// `X` `A` transaction(16) index(4, big-endian): the blob a prepared part's entry `index`
+    /// names, written by the prepare commit, handed to its final key when the part commits.
+    package static func stagedBlobKey(_ transaction: UUID, _ index: UInt32) -> [UInt8] {
+        stagedBlobPrefix + RecordKeys.bytes(of: transaction) + [UInt8(index >> 24), UInt8((index >> 16) & 0xFF), UInt8((index >> 8) & 0xFF), UInt8(index & 0xFF)]
+    }
+
+    /// One operation of a participant's batch, as its prepared record keeps it.
+    package enum PreparedEntry: Sendable, Equatable {
+        /// Sets `key` to `value` (kept inline).
+        case put(key: [UInt8], value: [UInt8])
+        /// Sets `key` to `value`, written as a blob file when the part commits (read from
+        /// version-1 records only: this build stages blobs instead).
+        case putExternal(key: [UInt8], value: [UInt8])
+        /// Removes `key`.
+        case delete(key: [UInt8])
+        /// Sets `key` to the blob already written under ``TransactionRecord/stagedBlobKey(_:_:)``
+        /// of the transaction and `index`, without writing it again.
+        case stagedBlob(key: [UInt8], index: UInt32)
+    }
+
     /// A participant's part of a save: the store that coordinates it and the batch to commit
     /// once the coordinator holds the committed record.
     package struct Prepared: Sendable, Equatable {
         /// The identifier of the coordinator store.
         package var coordinator: String
         /// The participant's batch, operation by operation.
-        package var entries: [WriteBatch.Entry]
+        package var entries: [PreparedEntry]
 
-        package init(coordinator: String, entries: [WriteBatch.Entry]) {
+        package init(coordinator: String, entries: [PreparedEntry]) {
             self.coordinator = coordinator
             self.entries = entries
         }
 
-        /// `01`, coordinator (varint length + UTF-8), entry count (varint), entries: `01` key
-        /// value (put), `02` key value (put as a blob), `03` key (delete); keys and values are
-        /// varint length + bytes.
+        /// The indices of the staged blobs the entries name.
+        package var stagedBlobIndices: [UInt32] {
+            entries.compactMap { if case .stagedBlob(_, let index) = $0 { index } else { nil } }
+        }
+
+        /// `02`, coordinator (varint length + UTF-8), entry count (varint), entries: `01` key
+        /// value (put), `02` key value (put as a blob), `03` key (delete), `04` key index (varint:
+        /// the staged blob `X` `A` transaction index); keys and values are varint length + bytes.
         package var encoded: [UInt8] {
-            var bytes: [UInt8] = [1]
+            var bytes: [UInt8] = [2]
             bytes.appendLengthPrefixed(Array(coordinator.utf8))
             bytes.appendVarint(UInt64(entries.count))
             for entry in entries {
@@ -59,16 +88,22 @@ package enum TransactionRecord {
                 case .delete(let key):
                     bytes.append(3)
                     bytes.appendLengthPrefixed(key)
+                case let .stagedBlob(key, index):
+                    bytes.append(4)
+                    bytes.appendLengthPrefixed(key)
+                    bytes.appendVarint(UInt64(index))
                 }
             }
             return bytes
         }
 
-        /// Decodes ``encoded``; refuses an unknown version or kind, a bad length and trailing
-        /// bytes.
+        /// Decodes ``encoded`` (version 2) and version-1 records (no staged blobs); refuses an
+        /// unknown version or kind, a staged blob in a version-1 record, an index over 2³² − 1,
+        /// a bad length and trailing bytes.
         package init(decoding bytes: [UInt8], key: [UInt8]) throws(RecordDecodingError) {
             var reader = ByteReader(bytes, key: key)
-            guard try reader.byte() == 1 else { throw reader.failure("an unknown prepared-record version") }
+            let version = try reader.byte()
+            guard version == 1 || version == 2 else { throw reader.failure("an unknown prepared-record version \(version)") }
             coordinator = try reader.string()
             let count = try reader.varint()
             guard count <= UInt64(reader.remaining) else { throw reader.failure("\(count) entries in \(reader.remaining) bytes") }
@@ -80,6 +115,10 @@ package enum TransactionRecord {
                 case 1: entries.append(.put(key: entryKey, value: try reader.take(try reader.length())))
                 case 2: entries.append(.putExternal(key: entryKey, value: try reader.take(try reader.length())))
                 case 3: entries.append(.delete(key: entryKey))
+                case 4 where version == 2:
+                    let index = try reader.varint()
+                    guard index <= UInt64(UInt32.max) else { throw reader.failure("a staged blob index \(index) over 2^32 - 1") }
+                    entries.append(.stagedBlob(key: entryKey, index: UInt32(index)))
                 default: throw reader.failure("an unknown entry kind \(kind)")
                 }
             }

@@ -14,6 +14,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
             case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
             case historyTokenExpired, conflictingChanges
+            case locked, notAStore, permissionDenied, closed, corrupted
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -64,7 +65,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// A request or argument out of range: a negative fetch limit or offset, an empty store
         /// identifier or entity name.
         public static let invalidRequest = Code(.invalidRequest)
-        /// The storage underneath failed (the engine, or a simple store's file);
+        /// The storage underneath failed (the engine, or a simple store's file) in a way no other
+        /// code names (an I/O error, a full disk, a store read-only after a failed sync);
         /// ``DataStoreError/underlying`` is its error (an `EngineError`, say).
         public static let engine = Code(.engine)
         /// The store holds another schema than the one it was opened with, and no migration can
@@ -88,6 +90,25 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// cascading owner); the message says which lists name it. State each object once per
         /// save.
         public static let conflictingChanges = Code(.conflictingChanges)
+        /// Another opener, in this process or another, has the store open (it holds the
+        /// directory's lock); the store was not opened. Close the other one first, or open
+        /// another directory. ``DataStoreError/underlying`` is the engine's error.
+        public static let locked = Code(.locked)
+        /// The directory holds something that is not a store of this kind: other files and no
+        /// engine store, or an engine store with keys but no `WALDataStore` header (written
+        /// through the engine directly, or by another program). Nothing was changed; choose an
+        /// empty or new directory.
+        public static let notAStore = Code(.notAStore)
+        /// The operating system refused access to the store's files or directory (`EACCES`,
+        /// `EPERM`, or a read-only file system: `EROFS`). Fix the permissions or choose another
+        /// directory; ``DataStoreError/underlying`` names the system call and file.
+        public static let permissionDenied = Code(.permissionDenied)
+        /// The store was closed; open it again to use it.
+        public static let closed = Code(.closed)
+        /// Bytes on disk failed a checksum or do not decode (a damaged file, a missing blob, a
+        /// record that does not decode): ``DataStoreError/underlying`` names the file and
+        /// offset. Salvage the store (`LogStore.salvage(at:)`) or restore it from a copy.
+        public static let corrupted = Code(.corrupted)
 
         public var description: String {
             switch value {
@@ -112,6 +133,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .migrationFailed: "migrationFailed"
             case .historyTokenExpired: "historyTokenExpired"
             case .conflictingChanges: "conflictingChanges"
+            case .locked: "locked"
+            case .notAStore: "notAStore"
+            case .permissionDenied: "permissionDenied"
+            case .closed: "closed"
+            case .corrupted: "corrupted"
             }
         }
     }
@@ -162,7 +188,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         if let constraint { text += " [constraint (\(constraint.joined(separator: ", ")))]" }
         if let identifier { text += " [object \(identifier)]" }
         if !relatedIdentifiers.isEmpty { text += " [also \(relatedIdentifiers.map { "\($0)" }.joined(separator: ", "))]" }
-        if let underlying { text += " (caused by \(underlying))" }
+        if let underlying, !message.contains("\(underlying)") { text += " (caused by \(underlying))" }
         return text
     }
 }

@@ -83,9 +83,9 @@ public final class WALDataStore: DataStoreBatching {
     ///
     /// A migration runs inside this initializer, while this process holds the store's lock
     /// file, so no other reader or writer of the store exists meanwhile: a second opener, in
-    /// this process or another, fails at once with ``DataStoreError/Code/engine`` wrapping the
-    /// engine's ``EngineError/Code/locked`` (it does not wait); it can open the store once this
-    /// one is closed. There is no reader that sees the store half migrated.
+    /// this process or another, fails at once with ``DataStoreError/Code/locked`` (it does not
+    /// wait; the engine's ``EngineError/Code/locked`` is its cause); it can open the store once
+    /// this one is closed. There is no reader that sees the store half migrated.
     ///
     /// Removing an entity that holds objects deletes them, so a lightweight migration without a
     /// plan refuses it (``DataStoreError/Code/schemaMismatch`` naming the entity); a plan's stage
@@ -96,9 +96,15 @@ public final class WALDataStore: DataStoreBatching {
     ///   migration can make, or a stored schema that is none of the plan's versions (naming the
     ///   stored version and the plan's); `uniqueness` or `missingValue` naming every object a
     ///   migration cannot bring into the new schema (in ``DataStoreError/identifier`` and
-    ///   ``DataStoreError/relatedIdentifiers``, the rule in ``DataStoreError/constraint``); ``DataStoreError/Code/migrationFailed`` when a custom
-    ///   stage's closure throws; ``DataStoreError/Code/engine`` wrapping the engine's error
-    ///   (locked, corrupted, …) or a header that does not decode.
+    ///   ``DataStoreError/relatedIdentifiers``, the rule in ``DataStoreError/constraint``);
+    ///   ``DataStoreError/Code/migrationFailed`` when a custom stage's closure throws;
+    ///   ``DataStoreError/Code/locked`` when another opener has the store open;
+    ///   ``DataStoreError/Code/notAStore`` for a directory of other files, or an engine store
+    ///   with keys but no header (nothing is written to it);
+    ///   ``DataStoreError/Code/permissionDenied`` when the system refuses access;
+    ///   ``DataStoreError/Code/corrupted`` for damaged files or a header that does not decode;
+    ///   ``DataStoreError/Code/engine`` for any other engine failure. Each keeps the engine's
+    ///   error as its cause.
     public convenience init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil) throws {
         try self.init(configuration, migrationPlan: migrationPlan, fileSystem: PosixFileSystem())
     }
@@ -115,6 +121,7 @@ public final class WALDataStore: DataStoreBatching {
         }
         let header: StoreHeader
         do {
+            try Self.refuseForeignKeys(in: engine, at: configuration.path)
             // The history's state must decode before the open writes anything: a refused open
             // leaves the files byte-identical.
             _ = try Self.engineCall("Reading the store's history") {
@@ -166,7 +173,7 @@ public final class WALDataStore: DataStoreBatching {
 
     func countRecordRead() { recordsReadCounter.add(1, ordering: .relaxed) }
 
-    /// Closes the engine store; later calls throw ``DataStoreError/Code/engine``. Everything
+    /// Closes the engine store; later calls throw ``DataStoreError/Code/closed``. Everything
     /// saved is already durable (in the durable sync mode) when its save returned. (The store a
     /// custom migration stage is given is not closed: the migration goes on with its engine.)
     public func close() throws {
@@ -215,6 +222,19 @@ public final class WALDataStore: DataStoreBatching {
         return try result.get()
     }
 
+    /// Refuses an engine store that holds keys but no header record: its keys were written by
+    /// something else (the engine directly, another program), and opening would write a header
+    /// beside them and read them as records. From the in-memory index: no I/O.
+    static func refuseForeignKeys(in engine: LogStore, at path: String) throws {
+        try engineCall("Opening the store") {
+            guard try !engine.contains(RecordKeys.meta) else { return }
+            guard let first = try engine.scan(limit: 1).first(where: { _ in true }) else { return }
+            throw DataStoreError(
+                .notAStore,
+                "The engine store at \(path) holds keys (the first is \(first.key.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))) but no WALDataStore header: it was written through the engine directly or by another program. Nothing was changed; open it with LogStore, or give the WALDataStore an empty or new directory.")
+        }
+    }
+
     // MARK: Errors
 
     /// `body`'s result, with engine and decoding errors wrapped as ``DataStoreError/Code/engine``.
@@ -227,13 +247,45 @@ public final class WALDataStore: DataStoreBatching {
         case let e as DataStoreError:
             return e
         case let e as EngineError:
-            return DataStoreError(.engine, "\(action) failed in the engine: \(e). See the engine error's code for what to do.", underlying: e)
+            return DataStoreError(Self.code(of: e), Self.message(action, e), underlying: e)
         case let e as RecordDecodingError:
             return DataStoreError(
-                .engine, "\(action) read a stored record that does not decode (\(e.reason)); the store is damaged: salvage or restore it.",
+                .corrupted, "\(action) read a stored record that does not decode (\(e.reason)); the store is damaged: salvage or restore it.",
                 underlying: e)
         default:
-            return DataStoreError(.engine, "\(action) failed: \(error).")
+            return DataStoreError(.engine, "\(action) failed.", underlying: error)
+        }
+    }
+
+    /// The store's code for an engine failure: one a program can switch on for each condition
+    /// a user meets (``DataStoreError/Code/engine`` for the rest).
+    package static func code(of error: EngineError) -> DataStoreError.Code {
+        switch error.code {
+        case .locked: return .locked
+        case .notAStore: return .notAStore
+        case .closed: return .closed
+        case .corruption, .missingBlob: return .corrupted
+        case .io where [EACCES, EPERM, EROFS].contains(error.errno ?? 0): return .permissionDenied
+        default: return .engine
+        }
+    }
+
+    /// What went wrong and what to do next, for `error` met while doing `action`; the engine's
+    /// own text is in the cause (``DataStoreError/underlying``), not repeated here.
+    package static func message(_ action: String, _ error: EngineError) -> String {
+        switch code(of: error) {
+        case .locked:
+            return "\(action) failed: another opener, in this process or another, has the store open; close it first, or open another directory."
+        case .notAStore:
+            return "\(action) failed: the directory holds other files and no store; choose an empty or new directory."
+        case .closed:
+            return "\(action) failed: the store is closed; open it again."
+        case .corrupted:
+            return "\(action) failed: the store's files are damaged; salvage the store (LogStore.salvage(at:)) or restore it from a copy."
+        case .permissionDenied:
+            return "\(action) failed: the operating system refused access to the store's files; fix the permissions or choose another directory."
+        default:
+            return "\(action) failed in the engine; the engine error's code says what to do."
         }
     }
 }

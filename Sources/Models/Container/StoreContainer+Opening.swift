@@ -1,0 +1,145 @@
+import Engine
+import Foundation
+import Snapshot
+
+extension StoreContainer {
+    /// What opening a container's stores made.
+    struct OpenedStores {
+        /// One store per configuration, in order.
+        var stores: [WALDataStore]
+        /// The private directory of the in-memory configurations' stores, when there are any.
+        var memoryDirectory: String?
+    }
+
+    /// Opens one store per configuration, all or none.
+    ///
+    /// Stores whose directories already hold files are opened first, then the new ones are
+    /// made, each after its missing parent directories. When any store is refused, the stores
+    /// opened so far are closed, and every directory this call made is removed (on the POSIX
+    /// file system: another one cannot remove directories): nothing is left created behind.
+    static func openStores(
+        _ configurations: [Configuration], layout: Layout, schema: Schema, migrationPlan: (any ModelMigrationPlan.Type)?,
+        history: WALStoreConfiguration.History, fileSystem: any FileSystem
+    ) throws -> OpenedStores {
+        let removesDirectories = fileSystem is PosixFileSystem
+        let memoryDirectory = configurations.contains(where: \.isStoredInMemoryOnly)
+            ? (NSTemporaryDirectory() as NSString).appendingPathComponent("walstore-in-memory-\(UUID().uuidString)") : nil
+        let storeConfigurations = configurations.enumerated().map { i, c in
+            var options = c.options
+            var path = c.path
+            if c.isStoredInMemoryOnly, let memoryDirectory {
+                path = memoryDirectory + "/" + "\(i)"
+                options.syncMode = .none
+                options.creation = .ifMissing
+            }
+            var configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: path, options: options)
+            configuration.history = history
+            return configuration
+        }
+        var created: [String] = []
+        var opened: [Int: WALDataStore] = [:]
+        do {
+            let exists = try storeConfigurations.map { try holdsFiles($0.path, fileSystem) }
+            let order = storeConfigurations.indices.filter { exists[$0] } + storeConfigurations.indices.filter { !exists[$0] }
+            for i in order {
+                let configuration = storeConfigurations[i]
+                if !exists[i], configuration.options.creation != .never {
+                    created += try makeParents(of: configuration.path, configurationName: configuration.name, fileSystem: fileSystem)
+                    if try !directoryExists(configuration.path, fileSystem) { created.append(configuration.path) }
+                }
+                opened[i] = try open(configuration, fileSystem: fileSystem) {
+                    try openStore(
+                        configuration, index: i, plan: migrationPlan, configurations: configurations, schema: schema, layout: layout,
+                        fileSystem: fileSystem)
+                }
+            }
+        } catch {
+            for store in opened.values { try? store.close() }
+            if removesDirectories {
+                for directory in created + (memoryDirectory.map { [$0] } ?? []) { try? FileManager.default.removeItem(atPath: directory) }
+            }
+            throw error
+        }
+        return OpenedStores(stores: storeConfigurations.indices.map { opened[$0]! }, memoryDirectory: memoryDirectory)
+    }
+
+    /// Opens one store with `body` (migrating it), a refusal that names the configuration as a
+    /// ``ContainerError``.
+    private static func open(
+        _ configuration: WALStoreConfiguration, fileSystem: any FileSystem, _ body: () throws -> WALDataStore
+    ) throws -> WALDataStore {
+        do {
+            return try body()
+        } catch let error as DataStoreError {
+            let place = "The store of the configuration \(configuration.name) (\(configuration.path))"
+            let refusal: (ContainerError.Code, String)? =
+                switch error.code {
+                case .locked:
+                    (.locked, "\(place) is open elsewhere (another container or store, in this process or another, holds its lock); close that one first.")
+                case .notAStore:
+                    (.notAStore, "\(place) holds other files, or an engine store no WALDataStore wrote; nothing was written there. Choose an empty or new directory.")
+                case .permissionDenied:
+                    (.permissionDenied, "\(place) cannot be opened: the operating system refused access; fix the permissions or choose another directory.")
+                case .corrupted:
+                    (.corrupted, "\(place) is damaged; salvage it (LogStore.salvage(at:)) or restore it from a copy.")
+                default:
+                    nil
+                }
+            guard let (code, message) = refusal else { throw error }
+            throw ContainerError(code, message + " No store of the container was opened.", configurationNames: [configuration.name], underlying: error)
+        }
+    }
+
+    /// Makes the missing parent directories of `path` (not `path` itself: the engine makes
+    /// that), outermost first, each one's entry made durable; returns those it made.
+    private static func makeParents(of path: String, configurationName: String, fileSystem: any FileSystem) throws -> [String] {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).dropLast()
+        let absolute = path.hasPrefix("/")
+        var made: [String] = []
+        var current = ""
+        for (n, part) in parts.enumerated() {
+            let parent = n > 0 ? current : absolute ? "/" : "."
+            current = n > 0 ? current + "/" + part : (absolute ? "/" : "") + part
+            do {
+                if try !directoryExists(current, fileSystem), try fileSystem.createDirectory(current) {
+                    made.append(current)
+                    try fileSystem.syncDirectory(parent)
+                }
+            } catch let error as EngineError {
+                let wrapped = wrapped(error, "Making the directory \(current)")
+                if let store = wrapped as? DataStoreError, store.code == .permissionDenied {
+                    throw ContainerError(
+                        .permissionDenied,
+                        "The parent directory \(current) of the configuration \(configurationName)'s store cannot be made: the operating system refused; fix the permissions or choose another directory. No store of the container was opened.",
+                        configurationNames: [configurationName], underlying: wrapped)
+                }
+                throw wrapped
+            }
+        }
+        return made
+    }
+
+    /// Whether `path` is a directory that holds anything (a missing one does not).
+    private static func holdsFiles(_ path: String, _ fileSystem: any FileSystem) throws -> Bool {
+        do throws(EngineError) {
+            return try !fileSystem.listDirectory(path).isEmpty
+        } catch where error.errno == ENOENT {
+            return false
+        } catch {
+            // Not a directory, or not readable: the engine's open says so.
+            return true
+        }
+    }
+
+    /// Whether `path` exists (as a directory, or something the engine will refuse).
+    private static func directoryExists(_ path: String, _ fileSystem: any FileSystem) throws -> Bool {
+        do throws(EngineError) {
+            _ = try fileSystem.listDirectory(path)
+            return true
+        } catch where error.errno == ENOENT {
+            return false
+        } catch {
+            return true
+        }
+    }
+}
