@@ -27,7 +27,14 @@ struct StoreMigrator {
             return header
         }
         try GenerationSweeper.discardAll(except: header.generation, in: engine)
-        if header.formatVersion < StoreHeader.currentVersion { header = try upgradeStringKeys(header) }
+        if header.formatVersion < StoreHeader.currentVersion {
+            // The migration's checks come first, so that an open they refuse writes nothing.
+            if let stored = header.schema, stored != target {
+                let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
+                _ = try check(steps, live: RecordSpace(engine: engine, generation: header.generation))
+            }
+            header = try upgradeStringKeys(header)
+        }
         guard let stored = header.schema else {
             guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else {
                 throw DataStoreError(

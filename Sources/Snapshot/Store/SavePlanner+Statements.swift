@@ -128,15 +128,16 @@ extension SavePlanner {
                 guard let owner = try uniqueOwner(key), !gone.contains(owner), !updatedIDs.contains(owner) else { continue }
                 target = (owner, constraint.properties)
             }
-            if let target, target.id.entityName != temporary.entityName {
-                throw uniquenessError(
-                    temporary, target.id, target.constraint,
-                    "shares its unique \(target.constraint.joined(separator: ", ")) with \(target.id), a \(target.id.entityName); an upsert needs the same entity, so change the values or update that object")
+            if let t = target, t.id.entityName != temporary.entityName {
+                // Refused by ``plan(_:)`` unless a cascade of the save deletes the holder.
+                entityMismatches.append((temporary, t.id, t.constraint))
+                target = nil
             }
             let permanent: PersistentIdentifier
             if let target {
                 permanent = target.id
                 upserted.insert(permanent)
+                upsertConstraints[permanent, default: []].formUnion(target.constraint)
             } else {
                 permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
                 inserted.insert(permanent)
