@@ -171,4 +171,30 @@ import Testing
         #expect(try #require(try store.engine.value(forKey: headerKey))[0] == 3)
         try store.close()
     }
+
+    /// The refusal a migration's dry run makes (a uniqueness rule the stored objects break) is
+    /// promised byte-identical too (GenerationRewriter); for a version-2 store the upgrade has
+    /// committed by then.
+    @Test
+    func aMigrationRefusedByItsDryRunLeavesAVersion2StoreUnchanged() throws {
+        let loose = try Schema([.init("Word", attributes: [.init("text", .string)], indexes: [["text"]])])
+        let home = WALHome(loose)
+        defer { home.temporary.remove() }
+        var store = try home.open()
+        _ = try store.save(DataStoreSaveChangesRequest(inserted: [Self.make("Word", ["text": "same"]), Self.make("Word", ["text": "same"])]))
+        let headerKey = [0x00] + Array("store".utf8)
+        let header = try #require(try store.engine.value(forKey: headerKey))
+        _ = try store.engine.write { $0.put(headerKey, [2] + header.dropFirst()) }
+        try store.close()
+        let files = try home.files()
+        var options = LogStore.Options()
+        options.blobThreshold = 4096
+        let strict = WALStoreConfiguration(name: "Blog", schema: Self.words, path: home.path, options: options)
+        #expect { store = try WALDataStore(strict) } throws: { ($0 as? DataStoreError)?.code == .uniqueness }
+        #expect(try home.files() == files, "the refused open wrote nothing")
+        // The same store opened with its own schema is upgraded.
+        store = try home.open()
+        #expect(try #require(try store.engine.value(forKey: headerKey))[0] == 3)
+        try store.close()
+    }
 }

@@ -28,11 +28,7 @@ struct StoreMigrator {
         }
         try GenerationSweeper.discardAll(except: header.generation, in: engine)
         if header.formatVersion < StoreHeader.currentVersion {
-            // The migration's checks come first, so that an open they refuse writes nothing.
-            if let stored = header.schema, stored != target {
-                let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
-                _ = try check(steps, live: RecordSpace(engine: engine, generation: header.generation))
-            }
+            if let stored = header.schema, stored != target { try refuseBeforeUpgrade(header, stored) }
             header = try upgradeStringKeys(header)
         }
         guard let stored = header.schema else {
@@ -54,6 +50,24 @@ struct StoreMigrator {
         }
         let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
         return try migrate(header, through: steps, version: targetVersion)
+    }
+
+    /// The refusals ``migrate(_:through:version:)`` makes before it writes (its checks, and the
+    /// dry run of an added uniqueness rule on the live generation), made before the string-key
+    /// upgrade commits: an open they refuse leaves a store of an older version unchanged.
+    private func refuseBeforeUpgrade(_ header: StoreHeader, _ stored: Schema) throws {
+        let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
+        let live = RecordSpace(engine: engine, generation: header.generation)
+        for (step, mapping) in zip(steps, try check(steps, live: live)) {
+            if step.willMigrate != nil { return }  // a closure may change the data first
+            if mapping.effect >= .rewrite {
+                if mapping.changes.contains(where: { if case .uniquenessAdded = $0 { true } else { false } }) {
+                    try GenerationRewriter(mapping: mapping, source: live, destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                }
+                return
+            }
+            if step.didMigrate != nil { return }
+        }
     }
 
     /// A header of an older version, with its live generation's index and uniqueness keys
