@@ -87,7 +87,10 @@ extension SavePlanner {
     /// - a value an object the request updates keeps, or moves to it, is `conflictingChanges`
     ///   (two statements about one object);
     /// - two inserts sharing a unique value are `uniqueness`, naming both;
-    /// - a stored object of another entity is `uniqueness` (an upsert cannot change the entity).
+    /// - a stored object of another entity is `uniqueness` (an upsert cannot change the entity),
+    ///   unless the save deletes it (by a cascade too: refused by ``plan(_:)`` once that is known);
+    /// - a match that another statement moves off the value (a to-many or one-to-one stated from
+    ///   the other side changing its to-one of the rule) is excluded by ``plan(_:)``: the insert is new.
     func assignIdentifiers(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, excluding excluded: Set<PersistentIdentifier>) throws {
         let gone = excluded.union(request.deleted.map(\.persistentIdentifier))
         let updatedIDs = Set(request.updated.map(\.persistentIdentifier))
