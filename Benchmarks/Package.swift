@@ -119,6 +119,16 @@ let package = Package(
                 .product(name: "SnapshotTestSupport", package: "WALStore"),
             ]
         ),
+        // WALDataStore and the Core Data-shaped SQLite store run side by side on seeded random
+        // request sequences, every result and state compared, a disagreement shrunk to a
+        // minimal reproduction (Benchmarks/README.md, "The differential test").
+        .testTarget(
+            name: "DifferentialTests",
+            dependencies: [
+                "BenchSupport", "CoreDataSQLiteStore", "SQLiteSupport",
+                .product(name: "Snapshot", package: "WALStore"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

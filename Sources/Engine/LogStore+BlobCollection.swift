@@ -24,8 +24,9 @@ struct BlobCollectionState: Sendable {
 
 extension LogStore {
     /// Hands ``collectBlobsFoundAtOpen()`` to the engine's I/O threads, when open found anything
-    /// to collect. Called once, right after open.
-    func scheduleBlobCollection() {
+    /// to collect. Called once: by open, or by an opener that opened with `collectingBlobs: false`
+    /// once its own open is known to succeed.
+    package func scheduleBlobCollection() {
         guard blobCollection.withLock({ $0.hasRemaining }) else { return }
         IOThreads.shared.submit { self.collectBlobsFoundAtOpen() }
     }

@@ -258,7 +258,8 @@ extension LogStore {
     /// Removes blob files that no live key references and no commit in flight is writing. The
     /// references are read after a sync, so an overwrite that a power loss could still undo never
     /// costs the blob it replaced. Best effort: returns how many were removed.
-    private func collectUnreferencedBlobs() -> Int {
+    @discardableResult
+    package func collectUnreferencedBlobs() -> Int {
         guard let names = try? fileSystem.listDirectory(blobDirectory) else { return 0 }
         let keep = try? writer.withLock { w throws(EngineError) -> Set<UInt64> in
             guard !w.closed, w.failure == nil else { throw Self.closedError }

@@ -151,8 +151,13 @@ public final class LogStore: Sendable {
         try open(at: path, options: options, fileSystem: PosixFileSystem())
     }
 
+    /// As ``open(at:options:)``, on `fileSystem`. With `collectingBlobs` false, the background
+    /// removal of the blob files no key references is not started until
+    /// ``scheduleBlobCollection()``: for a caller whose open may still be refused, and must then
+    /// leave the files as they were.
     package static func open(
-        at path: String, options: Options, fileSystem: any FileSystem, testHooks: TestHooks = TestHooks()
+        at path: String, options: Options, fileSystem: any FileSystem, collectingBlobs: Bool = true,
+        testHooks: TestHooks = TestHooks()
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
         try checkCreation(at: path, options.creation, fileSystem: fileSystem)
@@ -174,7 +179,7 @@ public final class LogStore: Sendable {
         let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log, testHooks: testHooks)
         store.startDeferredSync()
         store.scheduleSegmentHints()
-        if testHooks.startsBlobCollection { store.scheduleBlobCollection() }
+        if collectingBlobs && testHooks.startsBlobCollection { store.scheduleBlobCollection() }
         return store
     }
 

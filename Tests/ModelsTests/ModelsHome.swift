@@ -24,5 +24,5 @@ final class ModelsHome: Sendable {
 
     func container() throws -> StoreContainer { try StoreContainer(schema: Self.schema, configurations: configurations) }
 
-    @StoreActor func context() throws -> ModelContext { ModelContext(try container()) }
+    func context() throws -> ModelContext { ModelContext(try container()) }
 }

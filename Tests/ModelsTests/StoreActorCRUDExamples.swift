@@ -30,30 +30,39 @@ import Testing
     }
 }
 
+/// A context that lives on `StoreActor` (an isolated class is `Sendable`, so other actors can
+/// hold it and reach its context through `StoreActor.run`).
+@StoreActor final class StoreActorContext {
+    let context: ModelContext
+    init(_ container: StoreContainer) { context = ModelContext(container) }
+}
+
 /// The same from another actor: every call awaits, the work on model objects runs on
 /// `StoreActor` (`StoreActor.run`), and only `Sendable` values — identifiers, titles — come
 /// back. Returning a `Post` from `StoreActor.run` does not compile: it is not `Sendable`.
 actor Editor {
-    let context: ModelContext
-    init(context: ModelContext) { self.context = context }
+    let onTheStoreActor: StoreActorContext
+    init(container: StoreContainer) async { onTheStoreActor = await StoreActorContext(container) }
 
     func create(title: String) async throws -> PersistentIdentifier {
-        try await StoreActor.run { try OnTheStoreActor.create(title: title, in: context).persistentModelID }
+        try await StoreActor.run { [onTheStoreActor] in try OnTheStoreActor.create(title: title, in: onTheStoreActor.context).persistentModelID }
     }
 
     func title(of id: PersistentIdentifier) async throws -> String? {
-        try await StoreActor.run { try context.model(Post.self, for: id)?.title }
+        try await StoreActor.run { [onTheStoreActor] in try onTheStoreActor.context.model(Post.self, for: id)?.title }
     }
 
     func rename(_ id: PersistentIdentifier, to title: String) async throws {
-        try await StoreActor.run {
+        try await StoreActor.run { [onTheStoreActor] in
+            let context = onTheStoreActor.context
             guard let post = try context.model(Post.self, for: id) else { return }
             try OnTheStoreActor.update(post, title: title, in: context)
         }
     }
 
     func delete(_ id: PersistentIdentifier) async throws {
-        try await StoreActor.run {
+        try await StoreActor.run { [onTheStoreActor] in
+            let context = onTheStoreActor.context
             guard let post = try context.model(Post.self, for: id) else { return }
             try OnTheStoreActor.delete(post, in: context)
         }
@@ -75,7 +84,7 @@ actor Editor {
 
     @Test func createReadUpdateDeleteFromAnotherActor() async throws {
         let home = try ModelsHome()
-        let editor = Editor(context: try await home.context())
+        let editor = await Editor(container: try home.container())
         let id = try await editor.create(title: "first")
         #expect(!id.isTemporary)
         #expect(try await editor.title(of: id) == "first")

@@ -74,11 +74,12 @@ import Testing
 
     @Test func manyTasksSavingThroughOneContextLeaveItConsistent() async throws {
         let home = try ModelsHome()
-        let context = try await home.context()
+        let onTheActor = await StoreActorContext(try home.container())
         try await withThrowingTaskGroup(of: Void.self) { group in
             for i in 0..<40 {
                 group.addTask { @StoreActor in
                     #expect(StoreActor.sharedExecutor.isCurrentQueue)
+                    let context = onTheActor.context
                     let post = Post()
                     post.title = "post \(i)"
                     post.date = Date(timeIntervalSinceReferenceDate: Double(i))
@@ -89,12 +90,13 @@ import Testing
             try await group.waitForAll()
         }
         let titles = try await StoreActor.run {
+            let context = onTheActor.context
             try context.save()
             return try context.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date)])).map(\.title)
         }
         #expect(titles == (0..<40).map { "post \($0)" })
         // What the store holds, read by a fresh context.
-        let stored = try await StoreActor.run { try ModelContext(context.container).fetchCount(FetchDescriptor<Post>()) }
+        let stored = try await StoreActor.run { try ModelContext(onTheActor.context.container).fetchCount(FetchDescriptor<Post>()) }
         #expect(stored == 40)
     }
 }

@@ -33,10 +33,10 @@ import Testing
             naming: "entity Post: attribute title changed type from string to int (incompatible)")
     }
 
-    @Test func anOptionalAttributeMadeRequiredWithoutDefaultIsRefused() throws {
+    @Test func anOptionalAttributeMadeRequiredWithoutDefaultOverANullIsRefusedNamingTheObject() throws {
         try expectRefused(
-            try F.blog { $0[named: "Post"].attributes[1].isOptional = false }, code: .schemaMismatch,
-            naming: "entity Post: attribute content made required without a default")
+            try F.blog { $0[named: "Post"].attributes[1].isOptional = false }, code: .missingValue,
+            naming: "Post.content in 1")
     }
 
     @Test func aUniquenessConstraintOverDuplicatesIsRefusedNamingTheObjects() throws {

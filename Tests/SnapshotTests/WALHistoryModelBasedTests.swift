@@ -129,7 +129,7 @@ import Testing
             let newest = Bool.random(using: &random)
             let descriptor = HistoryDescriptor<DefaultHistoryTransaction>(
                 after: DefaultHistoryToken(storeIdentifier: store.identifier, value: since), fetchLimit: limit, sortOrder: newest ? .newestFirst : .oldestFirst)
-            if since + 1 < (kept.first?.token ?? token + 1) {
+            if since < (kept.first?.token ?? token + 1) {
                 #expect(throws: DataStoreError.self, "seed \(seed) step \(step): token \(since) expired") { try store.fetchHistory(descriptor) }
             } else {
                 var want = kept.filter { $0.token > since }

@@ -39,8 +39,8 @@ import Testing
         try store.close()
         let reopened = try WALDataStore(configuration)
         #expect(try reopened.allHistory().map(\.author) == (16...20).map { "marker-\($0)-end" })
-        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 14))) } == .historyTokenExpired)
-        #expect(try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 15))).count == 5)
+        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 15))) } == .historyTokenExpired)
+        #expect(try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 16))).count == 4)
     }
 
     @Test func aLowerCountAtOpenPrunesAWholeBacklogAcrossManyChunks() throws {

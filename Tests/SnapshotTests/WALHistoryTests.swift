@@ -160,9 +160,9 @@ import Testing
         try store.deleteHistory(HistoryDescriptor(before: all[4].token))  // deletes 1...4
         #expect(try store.allHistory().map(\.token.value) == [5, 6, 7, 8])
         #expect(try store.historyKeyTokens() == [5, 6, 7, 8])
-        // After token 4 is complete (5 on); after 3 is not (4 is gone).
-        #expect(try store.fetchHistory(HistoryDescriptor(after: all[3].token)).map(\.token.value) == [5, 6, 7, 8])
-        for old in all[0...2] {
+        // The cut's own token still answers; token 4's transaction is gone, so it has expired.
+        #expect(try store.fetchHistory(HistoryDescriptor(after: all[4].token)).map(\.token.value) == [6, 7, 8])
+        for old in all[0...3] {
             #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: old.token)) } == .historyTokenExpired)
         }
         #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: store.identifier, value: 0))) } == .historyTokenExpired)
@@ -180,10 +180,10 @@ import Testing
         #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: all[2].token)) } == .historyTokenExpired)
         _ = try reopened.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "later")]))
         #expect(try reopened.allHistory().map(\.token.value) == [5, 6, 7, 8, 9])
-        // Deleting it all: every token but the newest expires.
+        // Deleting it all: every token expires, the newest too.
         try reopened.deleteHistory(HistoryDescriptor())
         #expect(try reopened.allHistory().isEmpty && reopened.historyKeyTokens().isEmpty)
-        #expect(try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 9))).isEmpty)
+        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 9))) } == .historyTokenExpired)
         #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: all[7].token)) } == .historyTokenExpired)
     }
 
@@ -194,7 +194,7 @@ import Testing
         try store.erase()
         #expect(try store.allHistory().isEmpty && store.historyKeyTokens().isEmpty)
         #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: all[6].token)) } == .historyTokenExpired)
-        #expect(try store.fetchHistory(HistoryDescriptor(after: all[7].token)).isEmpty)
+        #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: all[7].token)) } == .historyTokenExpired)
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "after erase")]))
         let last = try #require(try store.lastToken())
         #expect(last.value == 9)

@@ -4,11 +4,14 @@ import Snapshot
 /// `Z<ENTITY>` per root entity (`Z_PK`, `Z_ENT`, `Z_OPT`, a `Z<ATTRIBUTE>` column per attribute
 /// and a `Z<RELATIONSHIP>` column per to-one), a join table `Z_<n><RELATIONSHIP>` per
 /// many-to-many, the default index on every foreign key and join table, one index per declared
-/// index, and the metadata tables `Z_PRIMARYKEY`, `Z_METADATA` and `Z_MODELCACHE`.
+/// index and per uniqueness rule (which each save checks once all its statements have run), and
+/// the metadata tables `Z_PRIMARYKEY`, `Z_METADATA` and `Z_MODELCACHE`.
 ///
 /// Entities are numbered (`Z_ENT`) from 1 in alphabetical order, as in the stores Core Data
-/// made that were examined. Sub-entities (which Core Data keeps in their root's table), and
-/// one-to-one relationships with an inverse, are not implemented: the layout refuses them with
+/// made that were examined. A sub-entity's objects are rows of its root's table, as Core Data
+/// keeps them: the table has the columns of every entity of the tree, `Z_ENT` names each row's
+/// entity, and the tree shares one `Z_PK` sequence (the root's `Z_PRIMARYKEY` row). One-to-one
+/// relationships with an inverse are not implemented: the layout refuses them with
 /// ``DataStoreError/Code/unsupportedFeature``.
 struct CoreDataLayout: Sendable {
     /// One attribute's column.
@@ -44,12 +47,19 @@ struct CoreDataLayout: Sendable {
         var destinationTable: String
     }
 
-    /// One root entity's table.
+    /// One entity's view of its root's table: the columns and links of its properties,
+    /// inherited ones included.
     struct Table: Sendable {
         var entity: Schema.Entity
         /// `Z_ENT`.
         var number: Int
-        /// `Z<ENTITY>`.
+        /// `Z_ENT` of the root entity, whose `Z_PRIMARYKEY` row numbers the tree's rows.
+        var rootNumber: Int
+        /// `Z_ENT` of the entity and of every entity that inherits from it.
+        var kinds: [Int]
+        /// Whether the table holds objects of more than one entity (a tree with sub-entities).
+        var isShared: Bool
+        /// `Z<ROOT ENTITY>`.
         var name: String
         var columns: [Column]
         var links: [Link]
@@ -69,18 +79,13 @@ struct CoreDataLayout: Sendable {
 
     /// The layout of `schema`.
     ///
-    /// - Throws: ``DataStoreError/Code/unsupportedFeature`` for a sub-entity or a one-to-one
-    ///   relationship with an inverse.
+    /// - Throws: ``DataStoreError/Code/unsupportedFeature`` for a one-to-one relationship with
+    ///   an inverse.
     init(schema: Schema) throws {
-        for entity in schema.entities where entity.superentityName != nil {
-            throw DataStoreError(
-                .unsupportedFeature, "The Core Data-shaped SQLite store keeps no sub-entities (\(entity.name)); flatten the schema.",
-                entityName: entity.name)
-        }
         let sorted = schema.entities.sorted { $0.name < $1.name }
         var numbers: [String: Int] = [:]
         for (i, entity) in sorted.enumerated() { numbers[entity.name] = i + 1 }
-        func tableName(_ entity: String) -> String { "Z" + entity.uppercased() }
+        func tableName(_ entity: String) -> String { "Z" + (schema.rootEntity(of: entity)?.name ?? entity).uppercased() }
 
         var tables: [String: Table] = [:]
         var statements: [String] = []
@@ -119,8 +124,9 @@ struct CoreDataLayout: Sendable {
             }
         }
 
-        for entity in sorted {
-            let name = tableName(entity.name)
+        for root in sorted where root.superentityName == nil {
+            let name = tableName(root.name)
+            let family = [root] + schema.subentities(of: root.name)
             var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
             func columnName(_ property: String) -> String {
                 var candidate = "Z" + property.uppercased()
@@ -132,35 +138,43 @@ struct CoreDataLayout: Sendable {
                 used.insert(candidate)
                 return candidate
             }
+            // The columns and links each entity of the tree declares, by "Entity.property".
+            var declaredColumns: [String: Column] = [:]
+            var declaredLinks: [String: Link] = [:]
             var columns: [Column] = []
-            for attribute in entity.attributes {
-                columns.append(Column(
-                    attribute: attribute, name: columnName(attribute.name), sqlType: Self.sqlType(attribute.valueType),
-                    isExternal: attribute.options.contains(.externalStorage) && attribute.valueType == .data))
-            }
-            var links: [Link] = []
             var foreignKeys: [(String, String)] = []
-            for relationship in entity.relationships {
-                let destinationTable = tableName(relationship.destination)
-                if !relationship.isToMany {
-                    if let inverseName = relationship.inverse, let inverse = schema.relationship(named: inverseName, in: relationship.destination),
+            for entity in family {
+                for attribute in entity.attributes {
+                    let column = Column(
+                        attribute: attribute, name: columnName(attribute.name), sqlType: Self.sqlType(attribute.valueType),
+                        isExternal: attribute.options.contains(.externalStorage) && attribute.valueType == .data)
+                    declaredColumns["\(entity.name).\(attribute.name)"] = column
+                    columns.append(column)
+                }
+                for relationship in entity.relationships {
+                    let destinationTable = tableName(relationship.destination)
+                    let link: Link
+                    if !relationship.isToMany {
+                        if let inverseName = relationship.inverse, let inverse = schema.relationship(named: inverseName, in: relationship.destination),
+                            !inverse.isToMany
+                        {
+                            throw DataStoreError(
+                                .unsupportedFeature, "One-to-one relationships with an inverse are not implemented by the Core Data-shaped SQLite store.",
+                                entityName: entity.name, propertyName: relationship.name)
+                        }
+                        let column = columnName(relationship.name)
+                        foreignKeys.append((relationship.name, column))
+                        link = Link(relationship: relationship, storage: .foreignKey(column: column), destinationTable: destinationTable)
+                    } else if let inverseName = relationship.inverse, let inverse = schema.relationship(named: inverseName, in: relationship.destination),
                         !inverse.isToMany
                     {
-                        throw DataStoreError(
-                            .unsupportedFeature, "One-to-one relationships with an inverse are not implemented by the Core Data-shaped SQLite store.",
-                            entityName: entity.name, propertyName: relationship.name)
+                        // The column is named on the destination's side, as it names it.
+                        link = Link(relationship: relationship, storage: .inverseForeignKey(table: destinationTable, column: "Z" + inverseName.uppercased()), destinationTable: destinationTable)
+                    } else {
+                        let join = joinTables["\(entity.name).\(relationship.name)"]!
+                        link = Link(relationship: relationship, storage: .join(table: join.table, own: join.own, other: join.other), destinationTable: destinationTable)
                     }
-                    let column = columnName(relationship.name)
-                    foreignKeys.append((relationship.name, column))
-                    links.append(Link(relationship: relationship, storage: .foreignKey(column: column), destinationTable: destinationTable))
-                } else if let inverseName = relationship.inverse, let inverse = schema.relationship(named: inverseName, in: relationship.destination),
-                    !inverse.isToMany
-                {
-                    // The column is named on the destination's side, as it names it.
-                    links.append(Link(relationship: relationship, storage: .inverseForeignKey(table: destinationTable, column: "Z" + inverseName.uppercased()), destinationTable: destinationTable))
-                } else {
-                    let join = joinTables["\(entity.name).\(relationship.name)"]!
-                    links.append(Link(relationship: relationship, storage: .join(table: join.table, own: join.own, other: join.other), destinationTable: destinationTable))
+                    declaredLinks["\(entity.name).\(relationship.name)"] = link
                 }
             }
             // Core Data's column order: integers, foreign keys, then timestamps and floats,
@@ -177,36 +191,64 @@ struct CoreDataLayout: Sendable {
             for (_, column) in foreignKeys {
                 statements.append("CREATE INDEX \(name)_\(column)_INDEX ON \(name) (\(column))")
             }
-            var columnsByAttribute: [String: Column] = [:]
-            for column in columns { columnsByAttribute[column.attribute.name] = column }
-            var fkColumn: [String: String] = [:]
-            for (relationship, column) in foreignKeys { fkColumn[relationship] = column }
-            for index in entity.indexes {
-                if index.properties.count == 1, fkColumn[index.properties[0]] != nil { continue }  // duplicates the FK index
-                let parts = index.properties.compactMap { name -> String? in
-                    if let column = columnsByAttribute[name] {
-                        return "\(column.name) COLLATE \(column.sqlType == "VARCHAR" ? CanonicalCollation.name : "BINARY") ASC"
-                    }
-                    return fkColumn[name].map { "\($0) COLLATE BINARY ASC" }
+            for entity in family {
+                // Root first, as the schema lists inherited properties.
+                let chain = Array(schema.inheritanceChain(of: entity.name).reversed())
+                let entityColumns = chain.flatMap { e in e.attributes.map { declaredColumns["\(e.name).\($0.name)"]! } }
+                let entityLinks = chain.flatMap { e in e.relationships.map { declaredLinks["\(e.name).\($0.name)"]! } }
+                var columnsByAttribute: [String: Column] = [:]
+                for column in entityColumns { columnsByAttribute[column.attribute.name] = column }
+                var linksByName: [String: Link] = [:]
+                for link in entityLinks { linksByName[link.relationship.name] = link }
+                func columnOf(_ property: String) -> String? {
+                    if let column = columnsByAttribute[property] { return column.name }
+                    if case .foreignKey(let column)? = linksByName[property]?.storage { return column }
+                    return nil
                 }
-                statements.append("CREATE INDEX Z_\(entity.name)_\(index.properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
+                for index in entity.indexes {
+                    if index.properties.count == 1, case .foreignKey? = linksByName[index.properties[0]]?.storage { continue }  // duplicates the FK index
+                    let parts = index.properties.compactMap { property -> String? in
+                        if let column = columnsByAttribute[property] {
+                            return "\(column.name) COLLATE \(column.sqlType == "VARCHAR" ? CanonicalCollation.name : "BINARY") ASC"
+                        }
+                        return columnOf(property).map { "\($0) COLLATE BINARY ASC" }
+                    }
+                    statements.append("CREATE INDEX Z_\(entity.name)_\(index.properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
+                }
+                let declaredRules = entity.attributes.filter { $0.options.contains(.unique) }.map { [$0.name] } + entity.uniquenessConstraints.map(\.properties)
+                for properties in declaredRules {
+                    // How Core Data enforces a uniqueness constraint in SQLite is not documented.
+                    // An index is what the upsert's lookup and the save's check need; it is not a
+                    // UNIQUE index, which SQLite checks statement by statement, because a save is
+                    // checked as it leaves the objects (one update may take a value another moves
+                    // away from).
+                    let parts = properties.compactMap(columnOf)
+                    statements.append("CREATE INDEX Z_\(entity.name)_UNIQUE_\(properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
+                }
+                let kinds = [numbers[entity.name]!] + schema.subentities(of: entity.name).map { numbers[$0.name]! }
+                tables[entity.name] = Table(
+                    entity: entity, number: numbers[entity.name]!, rootNumber: numbers[root.name]!, kinds: kinds, isShared: family.count > 1,
+                    name: name, columns: entityColumns, links: entityLinks, columnsByAttribute: columnsByAttribute, linksByName: linksByName,
+                    uniqueness: schema.allUniquenessConstraints(of: entity.name).map(\.properties))
             }
-            let uniqueness = schema.allUniquenessConstraints(of: entity.name).map(\.properties)
-            for properties in uniqueness {
-                let parts = properties.compactMap { columnsByAttribute[$0]?.name ?? fkColumn[$0] }
-                // How Core Data enforces a uniqueness constraint in SQLite is not documented; a
-                // unique index is what the upsert's lookup needs.
-                statements.append("CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(properties.joined(separator: "_")) ON \(name) (\(parts.joined(separator: ", ")))")
-            }
-            var linksByName: [String: Link] = [:]
-            for link in links { linksByName[link.relationship.name] = link }
-            tables[entity.name] = Table(
-                entity: entity, number: numbers[entity.name]!, name: name, columns: columns, links: links,
-                columnsByAttribute: columnsByAttribute, linksByName: linksByName, uniqueness: uniqueness)
         }
         self.tables = tables
         self.entityNames = Dictionary(uniqueKeysWithValues: numbers.map { ($0.value, $0.key) })
         self.statements = statements
+    }
+
+    /// One table per root entity (the tables to erase), in `Z_ENT` order.
+    var rootTables: [Table] {
+        tables.values.filter { $0.number == $0.rootNumber }.sorted { $0.number < $1.number }
+    }
+
+    /// The entity of the rows whose `Z_ENT` is `number`.
+    ///
+    /// - Throws: ``DataStoreError/Code/engine`` for a number the layout does not know (a
+    ///   damaged row).
+    func entityName(_ number: Int64) throws -> String {
+        guard let name = entityNames[Int(truncatingIfNeeded: number)] else { throw ColumnValues.damaged("a row whose Z_ENT is \(number)") }
+        return name
     }
 
     /// The table of `entity`.

@@ -21,7 +21,7 @@ extension CoreDataSQLiteStore {
                 if !descriptor.propertiesToFetch.isEmpty {
                     wanted = Set(descriptor.propertiesToFetch).union(prefetch.compactMap(\.components.first))
                 }
-                let columns = selectList(table, wanted: wanted, alias: "t0")
+                let columns = selectList(family(table, descriptor.includesSubentities), wanted: wanted, alias: "t0")
                 let query = try selection(descriptor, columns: columns.sql, ordered: true)
                 var fetched = try readObjects(table, query.sql, query.arguments, columns: columns)
                 let related = try prefetched(from: fetched, through: prefetch)
@@ -52,10 +52,16 @@ extension CoreDataSQLiteStore {
     }
 
     func identifiersLocked(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {
-        let query = try selection(descriptor, columns: "t0.Z_PK", ordered: true)
+        let query = try selection(descriptor, columns: "t0.Z_PK, t0.Z_ENT", ordered: true)
         var ids: [PersistentIdentifier] = []
-        try self.query(query.sql, query.arguments) { ids.append(try identifier(descriptor.entityName, $0.integer(0))) }
+        try self.query(query.sql, query.arguments) { ids.append(try identifier(try layout.entityName($0.integer(1)), $0.integer(0))) }
         return ids
+    }
+
+    /// `table` and, when `includingSubentities`, the tables of the entities inheriting from it.
+    func family(_ table: CoreDataLayout.Table, _ includingSubentities: Bool) -> [CoreDataLayout.Table] {
+        guard includingSubentities, table.kinds.count > 1 else { return [table] }
+        return table.kinds.compactMap { layout.entityNames[$0].flatMap { layout.tables[$0] } }
     }
 
     // MARK: SQL
@@ -75,7 +81,13 @@ extension CoreDataSQLiteStore {
         let order = ordered ? try translator.orderBy(descriptor.sortBy, in: scope) : nil
         var sql = "SELECT \(columns) FROM \(table.name) t0"
         if !scope.joinClauses.isEmpty { sql += " " + scope.joinClauses.joined(separator: " ") }
-        if let condition { sql += " WHERE \(condition)" }
+        var conditions = condition.map { [$0] } ?? []
+        if table.isShared {
+            // The rows of this entity (and its sub-entities) among those of its tree.
+            let kinds = descriptor.includesSubentities ? table.kinds : [table.number]
+            conditions.insert("t0.Z_ENT IN (\(kinds.map(String.init).joined(separator: ", ")))", at: 0)
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let order { sql += " ORDER BY \(order)" }
         var arguments = translator.arguments
         if descriptor.fetchLimit != nil || descriptor.fetchOffset != nil {
@@ -94,14 +106,23 @@ extension CoreDataSQLiteStore {
         var toManys: [CoreDataLayout.Link]
     }
 
-    func selectList(_ table: CoreDataLayout.Table, wanted: Set<String>?, alias: String) -> Columns {
-        let attributes = table.columns.filter { wanted?.contains($0.attribute.name) ?? true }
+    /// The columns of the properties of `tables` (an entity and its sub-entities: each row
+    /// keeps those of its own entity).
+    func selectList(_ tables: [CoreDataLayout.Table], wanted: Set<String>?, alias: String) -> Columns {
+        var attributes: [CoreDataLayout.Column] = []
         var toOnes: [CoreDataLayout.Link] = []
         var toManys: [CoreDataLayout.Link] = []
-        for link in table.links where wanted?.contains(link.relationship.name) ?? true {
-            if case .foreignKey = link.storage { toOnes.append(link) } else { toManys.append(link) }
+        var seen: Set<String> = []
+        for table in tables {
+            for column in table.columns where wanted?.contains(column.attribute.name) ?? true {
+                if seen.insert(column.name).inserted { attributes.append(column) }
+            }
+            for link in table.links where wanted?.contains(link.relationship.name) ?? true {
+                guard seen.insert("\(link.relationship.name)@\(link.destinationTable)").inserted else { continue }
+                if case .foreignKey = link.storage { toOnes.append(link) } else { toManys.append(link) }
+            }
         }
-        var names = ["\(alias).Z_PK"] + attributes.map { "\(alias).\($0.name)" }
+        var names = ["\(alias).Z_PK", "\(alias).Z_ENT"] + attributes.map { "\(alias).\($0.name)" }
         for link in toOnes { if case .foreignKey(let column) = link.storage { names.append("\(alias).\(column)") } }
         return Columns(sql: names.joined(separator: ", "), attributes: attributes, toOnes: toOnes, toManys: toManys)
     }
@@ -109,36 +130,87 @@ extension CoreDataSQLiteStore {
     /// The snapshots of the rows `sql` selects (with ``selectList(_:wanted:alias:)``'s
     /// columns), their to-many relationships read with one query per relationship.
     func readObjects(_ table: CoreDataLayout.Table, _ sql: String, _ arguments: [SQLArgument], columns: Columns) throws -> [DefaultSnapshot] {
-        let entity = table.entity.name
         var keys: [Int64] = []
+        var kinds: [CoreDataLayout.Table] = []
         var snapshots: [DefaultSnapshot] = []
         try query(sql, arguments) { row in
             let key = row.integer(0)
+            let kind = table.isShared ? try layout.table(try layout.entityName(row.integer(1))) : table
             var values: [String: PropertyValue] = [:]
             values.reserveCapacity(columns.attributes.count + columns.toOnes.count + columns.toManys.count)
-            var index: Int32 = 1
+            var index: Int32 = 2
             for column in columns.attributes {
-                values[column.attribute.name] = column.isExternal
-                    ? try externalValue(row, index) : try ColumnValues.read(row, index, as: column.attribute.valueType)
+                // A column of another entity of the tree is not a property of this row's.
+                if kind.columnsByAttribute[column.attribute.name]?.name == column.name {
+                    values[column.attribute.name] = column.isExternal
+                        ? try externalValue(row, index) : try ColumnValues.read(row, index, as: column.attribute.valueType)
+                }
                 index += 1
             }
             for link in columns.toOnes {
-                values[link.relationship.name] = row.isNull(index)
-                    ? .toOne(nil) : .toOne(try identifier(link.relationship.destination, row.integer(index)))
+                if kind.linksByName[link.relationship.name]?.destinationTable == link.destinationTable {
+                    values[link.relationship.name] = row.isNull(index)
+                        ? .toOne(nil) : .toOne(try identifier(link.relationship.destination, row.integer(index)))
+                }
                 index += 1
             }
             keys.append(key)
-            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(entity, key), values: values))
+            kinds.append(kind)
+            snapshots.append(DefaultSnapshot(persistentIdentifier: try identifier(kind.entity.name, key), values: values))
         }
         for link in columns.toManys {
-            let targets = try toMany(link, owners: keys)
+            let owners = keys.indices.filter { kinds[$0].linksByName[link.relationship.name]?.destinationTable == link.destinationTable }
+            let targets = try toMany(link, owners: owners.map { keys[$0] })
             let destination = link.relationship.destination
-            for i in snapshots.indices {
+            for i in owners {
                 let ids = try (targets[keys[i]] ?? []).map { try identifier(destination, $0) }
                 snapshots[i].values[link.relationship.name] = .toMany(ids)
             }
         }
-        return snapshots
+        return try withConcreteTargets(snapshots)
+    }
+
+    /// `snapshots` with each reference to an object of a tree with sub-entities naming the
+    /// object's own entity (a relationship's destination may be its superentity): one query
+    /// per tree for all the references.
+    func withConcreteTargets(_ snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
+        var keysByTable: [String: Set<Int64>] = [:]
+        for snapshot in snapshots {
+            for id in snapshot.referencedIdentifiers {
+                guard let table = layout.tables[id.entityName], table.isShared, case .integer(let key) = id.primaryKey else { continue }
+                keysByTable[table.name, default: []].insert(key)
+            }
+        }
+        guard !keysByTable.isEmpty else { return snapshots }
+        var entities: [String: [Int64: String]] = [:]
+        for (table, keys) in keysByTable.sorted(by: { $0.key < $1.key }) {
+            let sorted = keys.sorted()
+            var start = 0
+            let chunk = 500
+            while start < sorted.count {
+                let part = sorted[start..<min(start + chunk, sorted.count)]
+                let sql = "SELECT Z_PK, Z_ENT FROM \(table) WHERE Z_PK IN (" + Array(repeating: "?", count: part.count).joined(separator: ",") + ")"
+                try query(sql, part.map(SQLArgument.integer)) { row in entities[table, default: [:]][row.integer(0)] = try layout.entityName(row.integer(1)) }
+                start += chunk
+            }
+        }
+        func concrete(_ id: PersistentIdentifier) throws -> PersistentIdentifier {
+            guard let table = layout.tables[id.entityName], table.isShared, case .integer(let key) = id.primaryKey,
+                let entity = entities[table.name]?[key], entity != id.entityName
+            else { return id }
+            return try identifier(entity, key)
+        }
+        return try snapshots.map { snapshot in
+            var copy = snapshot
+            for (name, value) in snapshot.values {
+                switch value {
+                case .toOne(let id?): copy.values[name] = .toOne(try concrete(id))
+                case .toMany(let ids): copy.values[name] = .toMany(try ids.map(concrete))
+                default: break
+                }
+            }
+            return copy
+        }
     }
 
     /// An `.externalStorage` column: the bytes after the inline marker, or the file named
@@ -195,7 +267,7 @@ extension CoreDataSQLiteStore {
     /// The full snapshots of `ids` (of one entity), in no particular order.
     func objects(_ entity: String, _ keys: [Int64]) throws -> [DefaultSnapshot] {
         let table = try layout.table(entity)
-        let columns = selectList(table, wanted: nil, alias: "t0")
+        let columns = selectList([table], wanted: nil, alias: "t0")
         let chunk = 500
         var result: [DefaultSnapshot] = []
         var start = 0

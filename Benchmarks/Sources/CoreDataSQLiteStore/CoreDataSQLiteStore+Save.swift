@@ -13,7 +13,8 @@ extension CoreDataSQLiteStore {
     ///   object it updated).
     /// - Throws: ``DataStoreError``: `unknownEntity`, `unknownProperty`, `typeMismatch`,
     ///   `missingValue`, `danglingReference`, `foreignIdentifier`,
-    ///   `temporaryIdentifierInUpdate`, `invalidRequest`, `deleteDenied`, `uniqueness`; `engine`
+    ///   `temporaryIdentifierInUpdate`, `invalidRequest`, `deleteDenied`, `uniqueness`,
+    ///   `cardinality` (a to-many outside its minimum or maximum count); `engine`
     ///   when SQLite or the file system fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try lock.withLock {
@@ -28,7 +29,8 @@ extension CoreDataSQLiteStore {
 
     /// Deletes every object the request selects in one transaction, applying the delete rules.
     ///
-    /// - Throws: as ``fetch(_:)`` for the predicate, and `deleteDenied`.
+    /// - Throws: as ``fetch(_:)`` for the predicate, `deleteDenied`, and `cardinality` when a
+    ///   remaining object would hold fewer objects than a relationship's minimum count.
     public func delete(_ request: DataStoreBatchDeleteRequest) throws {
         try lock.withLock {
             try Self.sqlite("Deleting") {
@@ -38,6 +40,7 @@ extension CoreDataSQLiteStore {
                 let plan = SaveTransaction(store: self)
                 try transaction { log in
                     for id in ids { if case .integer(let key) = id.primaryKey { try plan.deleteObject(id.entityName, key, log: &log) } }
+                    try plan.checkCounts()
                 }
             }
         }
@@ -49,7 +52,7 @@ extension CoreDataSQLiteStore {
         try lock.withLock {
             try Self.sqlite("Erasing") {
                 try transaction { _ in
-                    for table in layout.tables.values.sorted(by: { $0.number < $1.number }) { try run("DELETE FROM \(table.name)", []) }
+                    for table in layout.rootTables { try run("DELETE FROM \(table.name)", []) }
                     for table in Set(layout.tables.values.flatMap { $0.links.compactMap(\.joinTable) }).sorted() {
                         try run("DELETE FROM \(table)", [])
                     }

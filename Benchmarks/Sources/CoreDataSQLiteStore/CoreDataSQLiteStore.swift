@@ -7,10 +7,13 @@ import SQLiteSupport
 /// benchmarks' stand-in for SwiftData's default store, which does not exist off Apple's
 /// platforms.
 ///
-/// **Layout** (``CoreDataLayout``): a table `Z<ENTITY>` per entity with `Z_PK`, `Z_ENT`, `Z_OPT`
-/// and a column per attribute and to-one (string and URL columns `COLLATE ZCD_NFC`, the
-/// package's string order: ``CanonicalCollation``), a join table per many-to-many, an index on
-/// every foreign key and one per declared index, a unique index per uniqueness constraint,
+/// **Layout** (``CoreDataLayout``): a table `Z<ENTITY>` per root entity with `Z_PK`, `Z_ENT`,
+/// `Z_OPT` and a column per attribute and to-one of every entity of its tree (a sub-entity's
+/// objects are rows of its root's table, `Z_ENT` naming their entity; string and URL columns
+/// `COLLATE ZCD_NFC`, the package's string order: ``CanonicalCollation``), a join table per
+/// many-to-many, an index on every
+/// foreign key and one per declared index, an index per uniqueness constraint (each save checks
+/// the objects it wrote once all its statements have run),
 /// `Z_PRIMARYKEY` (one `Z_MAX` bump per entity and save), `Z_METADATA` (the store's UUID and a
 /// binary plist) and `Z_MODELCACHE` (here the schema's JSON, checked at open). Large values of
 /// `.externalStorage` attributes go to files under `.<name>_SUPPORT/_EXTERNAL_DATA/`, written
@@ -22,10 +25,14 @@ import SQLiteSupport
 ///
 /// **Saves** are one SQLite transaction (`BEGIN IMMEDIATE` … `COMMIT`): all of a save or none
 /// of it. With ``CoreDataSQLiteConfiguration/Synchronous/full`` a save that returned survives
-/// power loss; with `normal` a power loss can take the last saves. Inserts colliding with a
-/// stored object on a unique attribute update that object (an upsert, as ``WALDataStore``
-/// does); delete rules (cascade, nullify, deny) run in the same transaction; updates bump
-/// `Z_OPT`. ``DataStoreSaveChangesResult/snapshotsToReregister`` is left empty: Core Data's
+/// power loss; with `normal` a power loss can take the last saves. Deletes and updates state
+/// the result; an insert colliding with a stored object on a unique attribute or constraint,
+/// as the save leaves the objects, updates that object (an upsert: its attributes win, a to-one
+/// it leaves without a target keeps the stored one, to-manys are united); two inserts with one
+/// unique value, and a reference to an object the save deletes, are refused. Delete rules
+/// (cascade, nullify, deny) run in the same transaction, on the relationships as the save
+/// leaves them, and a to-one without inverse to a deleted object is cleared; uniqueness and
+/// relationship counts are checked once every statement has run; updates bump `Z_OPT`. ``DataStoreSaveChangesResult/snapshotsToReregister`` is left empty: Core Data's
 /// context updates the other side of a relationship in memory, not from the store.
 ///
 /// **Fetches** are one SQL query (predicate, sort, limit and offset in SQL, by

@@ -13,7 +13,9 @@ final class PredicateTranslator {
     /// The objects a condition is about: an entity under an alias, with the to-one joins its
     /// paths need.
     final class Scope {
-        let entity: String
+        /// The entity the paths start at: the fetched one, or a sub-entity an earlier
+        /// conjunct's entity test narrowed it to.
+        var entity: String
         let alias: String
         var joins: [String: (alias: String, entity: String)] = [:]
         var joinClauses: [String] = []
@@ -158,7 +160,7 @@ final class PredicateTranslator {
             return parts.isEmpty ? "0" : "(" + parts.joined(separator: " OR ") + ")"
         case .identifierIn(let identifiers):
             let keys = identifiers.compactMap { id -> Int64? in
-                guard id.storeIdentifier == storeIdentifier, id.entityName == scope.entity, case .integer(let key) = id.primaryKey else { return nil }
+                guard id.storeIdentifier == storeIdentifier, schema.isEntity(id.entityName, kindOf: scope.entity), case .integer(let key) = id.primaryKey else { return nil }
                 return key
             }.sorted()
             if keys.isEmpty { return "0" }
@@ -166,7 +168,21 @@ final class PredicateTranslator {
             return "(\(scope.alias).Z_PK IN (" + Array(repeating: "?", count: keys.count).joined(separator: ",") + "))"
         case .and(let predicates):
             if predicates.isEmpty { return "1" }
-            return "(" + (try predicates.map { try condition($0, in: scope) }).joined(separator: " AND ") + ")"
+            // After an entity test, the later conjuncts may read the sub-entity's columns (rows of
+            // the same root table).
+            let entity = scope.entity
+            defer { scope.entity = entity }
+            var parts: [String] = []
+            for predicate in predicates {
+                parts.append(try condition(predicate, in: scope))
+                if case .entity(let name, _) = predicate, schema.isEntity(name, kindOf: scope.entity) { scope.entity = name }
+            }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case let .entity(name, includesSubentities):
+            let table = try layout.table(name)
+            guard schema.rootEntity(of: name)?.name == schema.rootEntity(of: scope.entity)?.name else { return "0" }
+            let kinds = includesSubentities ? table.kinds : [table.number]
+            return "(\(scope.alias).Z_ENT IN (\(kinds.map(String.init).joined(separator: ", "))))"
         case .or(let predicates):
             if predicates.isEmpty { return "0" }
             return "(" + (try predicates.map { try condition($0, in: scope) }).joined(separator: " OR ") + ")"

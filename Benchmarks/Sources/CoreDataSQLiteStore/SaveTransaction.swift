@@ -18,6 +18,17 @@ final class SaveTransaction {
     private var maxKeys: [String: Int64] = [:]
     private var firstKeys: [String: Int64] = [:]
     private var deleted: Set<PersistentIdentifier> = []
+    /// Rows deleted by the save, as "ZTABLE#Z_PK".
+    private var deletedRows: Set<String> = []
+    /// Objects whose bounded to-many relationships the save may have changed.
+    private var countOwners: Set<Owner> = []
+
+    /// An object by entity and `Z_PK`.
+    private struct Owner: Hashable, Comparable {
+        var entity: String
+        var key: Int64
+        static func < (a: Owner, b: Owner) -> Bool { (a.entity, a.key) < (b.entity, b.key) }
+    }
 
     init(store: CoreDataSQLiteStore) {
         self.store = store
@@ -139,8 +150,30 @@ final class SaveTransaction {
     }
 
     func apply(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, log: inout CoreDataSQLiteStore.FileLog) throws {
-        // Permanent identifiers: an upsert's target, or a new key from Z_PRIMARYKEY.
-        var claimed: [String: PersistentIdentifier] = [:]
+        // Updated objects must be stored: checked before anything else is looked up, so that a
+        // request refused for several reasons is refused for this one, as WALDataStore's
+        // checks come before its plan.
+        for snapshot in request.updated where !(try exists(snapshot.persistentIdentifier)) {
+            let id = snapshot.persistentIdentifier
+            throw DataStoreError(.danglingReference, "The updated \(id) is not in the store; it was deleted. Insert it again instead.", entityName: id.entityName, identifier: id)
+        }
+        // No insert or update may refer to an object the same save deletes.
+        let deletedIDs = Set(request.deleted.map(\.persistentIdentifier))
+        for snapshot in request.inserted + request.updated {
+            for (name, value) in snapshot.values.sorted(by: { $0.key < $1.key }) {
+                for target in value.referencedIdentifiers where deletedIDs.contains(target) {
+                    let id = snapshot.persistentIdentifier
+                    throw DataStoreError(
+                        .danglingReference, "\(id.entityName).\(name) of \(id) refers to \(target), which the same save deletes; drop the reference, or keep the object.",
+                        entityName: id.entityName, propertyName: name, identifier: id, relatedIdentifiers: [target])
+                }
+            }
+        }
+        let updatedByID = Dictionary(request.updated.map { ($0.persistentIdentifier, $0) }, uniquingKeysWith: { _, last in last })
+        // Permanent identifiers: an upsert's target, or a new key from Z_PRIMARYKEY. Inserts are
+        // matched against the stored objects as the save leaves them: not one it deletes, nor
+        // one whose update moves the value away.
+        var claimed: [String: PersistentIdentifier] = [:]  // claim → the temporary identifier
         var existing: Set<PersistentIdentifier> = []
         for snapshot in request.inserted {
             let temporary = snapshot.persistentIdentifier
@@ -153,36 +186,50 @@ final class SaveTransaction {
                 // Strings by their NFC form: canonically equivalent spellings are one value.
                 let claim = "\(table.name)|\(properties)|\(values.map(CanonicalCollation.claimForm))"
                 claims.append(claim)
-                if target != nil { continue }
                 if let earlier = claimed[claim] {
-                    target = earlier
-                } else if let stored = try storedOwner(table, properties, values) {
-                    target = stored
-                    existing.insert(stored)
+                    throw DataStoreError(
+                        .uniqueness, "Two inserted \(table.entity.name) objects have the same \(properties.joined(separator: ", ")); change one of them, or insert one.",
+                        entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
+                        constraint: properties, relatedIdentifiers: [earlier])
                 }
+                if target != nil { continue }
+                guard let stored = try storedOwner(table, properties, values, inserting: temporary), !deletedIDs.contains(stored) else { continue }
+                if let update = updatedByID[stored],
+                    zip(properties, values).contains(where: { property, value in update.values[property].map { $0 != value } ?? false })
+                {
+                    continue  // the update moves the value away: the insert is a new object
+                }
+                target = stored
+                existing.insert(stored)
             }
             let permanent = try target ?? store.identifier(table.entity.name, try newKey(table))
             remapped[temporary] = permanent
-            for claim in claims where claimed[claim] == nil { claimed[claim] = permanent }
+            for claim in claims { claimed[claim] = temporary }
         }
         try bumpPrimaryKeys()
 
         // The objects to write, references remapped; later statements of one object merge
         // over earlier ones.
         var writes: [Write] = []
-        var position: [String: Int] = [:]  // "Entity#Z_PK" → index in writes
+        var position: [String: Int] = [:]  // "ZTABLE#Z_PK" → index in writes
         func add(_ id: PersistentIdentifier, isNew: Bool, _ values: [String: PropertyValue]) throws {
             let key = try key(of: id)
-            if let i = position["\(id.entityName)#\(key)"] {
+            let place = "\(try layout.table(id.entityName).name)#\(key)"
+            if let i = position[place] {
                 for (name, value) in values { writes[i].values[name] = value }
                 return
             }
-            position["\(id.entityName)#\(key)"] = writes.count
+            position[place] = writes.count
             writes.append(Write(entity: id.entityName, key: key, isNew: isNew, values: values))
         }
         for snapshot in request.inserted {
             let permanent = remapped[snapshot.persistentIdentifier]!
-            try add(permanent, isNew: !existing.contains(permanent), snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values)
+            let values = snapshot.copy(persistentIdentifier: permanent, remappedIdentifiers: remapped).values
+            if existing.contains(permanent) {
+                try add(permanent, isNew: false, try upserted(values, into: permanent))
+            } else {
+                try add(permanent, isNew: true, values)
+            }
         }
         for snapshot in request.updated {
             try add(snapshot.persistentIdentifier, isNew: false, snapshot.copy(persistentIdentifier: snapshot.persistentIdentifier, remappedIdentifiers: remapped).values)
@@ -205,7 +252,7 @@ final class SaveTransaction {
         // Relationship changes, measured against the state before the save.
         var joinAdds: [JoinChange] = []
         var joinRemoves: [JoinChange] = []
-        var moves: [(table: String, column: String, target: Int64, owner: Int64?)] = []
+        var moves: [(table: String, column: String, target: Int64, owner: Int64?, ownerEntity: String)] = []
         for write in writes {
             let table = try layout.table(write.entity)
             for link in table.links {
@@ -215,19 +262,29 @@ final class SaveTransaction {
                 switch link.storage {
                 case .foreignKey: break
                 case let .inverseForeignKey(targetTable, column):
-                    let destination = link.relationship.destination
                     let inverse = link.relationship.inverse ?? ""
                     func statesItself(_ key: Int64) -> Bool {
-                        guard let i = position["\(destination)#\(key)"] else { return false }
+                        guard let i = position["\(link.destinationTable)#\(key)"] else { return false }
                         return writes[i].values[inverse] != nil
                     }
-                    for target in wanted.subtracting(stored) where !statesItself(target) { moves.append((targetTable, column, target, write.key)) }
-                    for target in stored.subtracting(wanted) where !statesItself(target) { moves.append((targetTable, column, target, nil)) }
+                    for target in wanted.subtracting(stored) where !statesItself(target) { moves.append((targetTable, column, target, write.key, write.entity)) }
+                    for target in stored.subtracting(wanted) where !statesItself(target) { moves.append((targetTable, column, target, nil, write.entity)) }
                 case let .join(joinTable, own, other):
                     for target in wanted.subtracting(stored) { joinAdds.append(JoinChange(table: joinTable, own: own, other: other, ownKey: write.key, otherKey: target)) }
                     for target in stored.subtracting(wanted) { joinRemoves.append(JoinChange(table: joinTable, own: own, other: other, ownKey: write.key, otherKey: target)) }
                 }
             }
+        }
+
+        // The objects on the other side of bounded to-many relationships, before the save.
+        for write in writes where !write.isNew { try noteBoundedNeighbours(write.entity, write.key) }
+        for move in moves {
+            // A moved target's former owner loses it.
+            var former: Int64?
+            try store.query("SELECT \(move.column) FROM \(move.table) WHERE Z_PK = ?", [.integer(move.target)]) { row in
+                if !row.isNull(0) { former = row.integer(0) }
+            }
+            if let former { countOwners.insert(Owner(entity: move.ownerEntity, key: former)) }
         }
 
         // Rows.
@@ -239,7 +296,10 @@ final class SaveTransaction {
                 try updateRow(table, write, log: &log)
             }
         }
-        for move in moves {
+        // A target one write adds is not detached by another that drops it (both statements
+        // hold once it has moved to the one that adds it).
+        let added = Set(moves.filter { $0.owner != nil }.map { "\($0.table).\($0.column)#\($0.target)" })
+        for move in moves where move.owner != nil || !added.contains("\(move.table).\(move.column)#\(move.target)") {
             if let owner = move.owner {
                 try store.run("UPDATE \(move.table) SET \(move.column) = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?", [.integer(owner), .integer(move.target)])
             } else {
@@ -256,16 +316,137 @@ final class SaveTransaction {
         for snapshot in request.deleted {
             try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
         }
+        for write in writes where !deletedRows.contains("\(try layout.table(write.entity).name)#\(write.key)") {
+            countOwners.insert(Owner(entity: write.entity, key: write.key))
+            try noteBoundedNeighbours(write.entity, write.key)
+        }
+        // In WALDataStore's order, so that a save refused for several reasons is refused for
+        // the same one: the written objects' counts, uniqueness among them, the other objects'
+        // counts, then uniqueness against the objects the save did not write.
+        var written: Set<String> = []
+        for write in writes { written.insert("\(try layout.table(write.entity).name)#\(write.key)") }
+        try checkCounts { written.contains($0) }
+        try checkUniqueness(writes) { written.contains($0) }
+        try checkCounts { !written.contains($0) }
+        try checkUniqueness(writes) { !written.contains($0) }
+    }
+
+    /// The relationships of `entity` whose inverse is a to-many with a minimum or maximum count.
+    private func boundedInverses(_ entity: String) throws -> [(link: CoreDataLayout.Link, inverse: String)] {
+        try layout.table(entity).links.compactMap { link in
+            guard let inverse = link.relationship.inverse, let other = store.schema.relationship(named: inverse, in: link.relationship.destination),
+                other.isToMany, other.minimumCount != nil || other.maximumCount != nil
+            else { return nil }
+            return (link, link.relationship.destination)
+        }
+    }
+
+    /// Notes the objects row `key` of `entity` reaches through relationships whose inverse is
+    /// bounded: their counts change when this object's links do.
+    private func noteBoundedNeighbours(_ entity: String, _ key: Int64) throws {
+        let table = try layout.table(entity)
+        for (link, destination) in try boundedInverses(entity) {
+            switch link.storage {
+            case .foreignKey(let column):
+                try store.query("SELECT \(column) FROM \(table.name) WHERE Z_PK = ? AND \(column) IS NOT NULL", [.integer(key)]) {
+                    countOwners.insert(Owner(entity: destination, key: $0.integer(0)))
+                }
+            case .inverseForeignKey, .join:
+                for target in try store.toMany(link, owners: [key])[key] ?? [] { countOwners.insert(Owner(entity: destination, key: target)) }
+            }
+        }
+    }
+
+    /// Refuses the save when an object it changed (one whose "ZTABLE#Z_PK" `includes`
+    /// accepts) holds fewer or more objects in a to-many relationship than the relationship's
+    /// minimum or maximum count, as the save leaves it.
+    func checkCounts(of includes: (String) -> Bool = { _ in true }) throws {
+        for owner in countOwners.sorted() {
+            let table = try layout.table(owner.entity)
+            let row = "\(table.name)#\(owner.key)"
+            if deletedRows.contains(row) || !includes(row) { continue }
+            // The row's own entity: a sub-entity may declare bounded relationships of its own.
+            var kind = table
+            if table.isShared {
+                try store.query("SELECT Z_ENT FROM \(table.name) WHERE Z_PK = ?", [.integer(owner.key)]) { kind = try layout.table(try layout.entityName($0.integer(0))) }
+            }
+            for link in kind.links where link.relationship.isToMany && (link.relationship.minimumCount != nil || link.relationship.maximumCount != nil) {
+                let count = (try store.toMany(link, owners: [owner.key])[owner.key] ?? []).count
+                let r = link.relationship
+                guard count < (r.minimumCount ?? 0) || count > (r.maximumCount ?? Int.max) else { continue }
+                let id = try store.identifier(kind.entity.name, owner.key)
+                throw DataStoreError(
+                    .cardinality,
+                    "\(id) would hold \(count) objects in \(r.name), outside \(r.minimumCount ?? 0)...\(r.maximumCount.map(String.init) ?? "∞"); add or remove some.",
+                    entityName: kind.entity.name, propertyName: r.name, identifier: id)
+            }
+        }
+    }
+
+    /// Refuses the save when an object it wrote shares the values of a uniqueness rule with
+    /// another object (one whose "ZTABLE#Z_PK" `includes` accepts), as the save leaves them: checked once every statement has run, so that
+    /// an update may take a value the same save moves away from, or deletes (each rule's index
+    /// makes this one lookup per written object and rule).
+    private func checkUniqueness(_ writes: [Write], against includes: (String) -> Bool) throws {
+        let temporaries = Dictionary(remapped.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        for write in writes {
+            let id = try store.identifier(write.entity, write.key)
+            if deleted.contains(id) { continue }
+            let table = try layout.table(write.entity)
+            for properties in table.uniqueness {
+                let columns = properties.compactMap { name -> String? in
+                    if let column = table.columnsByAttribute[name] { return column.name }
+                    if case .foreignKey(let column)? = table.linksByName[name]?.storage { return column }
+                    return nil
+                }
+                guard columns.count == properties.count else { continue }
+                let matches = columns.map { "o.\($0) = t.\($0)" }.joined(separator: " AND ")
+                var other: PersistentIdentifier?
+                try store.query(
+                    "SELECT o.Z_PK, o.Z_ENT FROM \(table.name) t JOIN \(table.name) o ON \(matches) AND o.Z_PK <> t.Z_PK WHERE t.Z_PK = ? LIMIT 1",
+                    [.integer(write.key)]
+                ) { other = try store.identifier(try layout.entityName($0.integer(1)), $0.integer(0)) }
+                guard let otherID = other, case .integer(let otherKey) = otherID.primaryKey, includes("\(table.name)#\(otherKey)") else { continue }
+                throw DataStoreError(
+                    .uniqueness,
+                    "The save would give \(id) the same \(properties.joined(separator: ", ")) as the stored \(otherID); change one of them, or update \(otherID) instead.",
+                    entityName: write.entity, propertyName: properties.count == 1 ? properties[0] : nil,
+                    identifier: temporaries[id] ?? id, constraint: properties, relatedIdentifiers: [temporaries[otherID] ?? otherID])
+            }
+        }
+    }
+
+    /// An upserting insert's `values` as they update the stored `id`: its attributes win, a
+    /// to-one without a target keeps the stored one, and a to-many holds the stored links and
+    /// the inserted ones (an upsert never removes a link).
+    private func upserted(_ values: [String: PropertyValue], into id: PersistentIdentifier) throws -> [String: PropertyValue] {
+        let table = try layout.table(id.entityName)
+        let key = try key(of: id)
+        var result = values
+        for (name, value) in values {
+            guard let link = table.linksByName[name] else { continue }
+            if !link.relationship.isToMany {
+                if value.isNull { result[name] = nil }
+                continue
+            }
+            let inserted = value.referencedIdentifiers
+            let present = Set(inserted.compactMap { id -> Int64? in if case .integer(let k) = id.primaryKey { k } else { nil } })
+            let stored = (try store.toMany(link, owners: [key])[key] ?? []).filter { !present.contains($0) }
+            let entities = try concreteEntities(link, stored)
+            result[name] = .toMany(inserted + (try stored.map { try store.identifier(entities[$0] ?? link.relationship.destination, $0) }))
+        }
+        return result
     }
 
     // MARK: Keys
 
-    /// The next `Z_PK` of `table`'s entity; `Z_PRIMARYKEY` is read once per save.
+    /// The next `Z_PK` of `table`'s tree (its root's `Z_PRIMARYKEY` row, since the tree's rows
+    /// share one table); `Z_PRIMARYKEY` is read once per save.
     private func newKey(_ table: CoreDataLayout.Table) throws -> Int64 {
-        let entity = table.entity.name
+        let entity = try layout.entityName(Int64(table.rootNumber))
         if maxKeys[entity] == nil {
             var max: Int64 = 0
-            try store.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(table.number))]) { max = $0.integer(0) }
+            try store.query("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?", [.integer(Int64(table.rootNumber))]) { max = $0.integer(0) }
             maxKeys[entity] = max
             firstKeys[entity] = max
         }
@@ -273,7 +454,7 @@ final class SaveTransaction {
         return maxKeys[entity]!
     }
 
-    /// One `Z_MAX` bump per entity that inserted, as Core Data reserves a range of keys.
+    /// One `Z_MAX` bump per tree that inserted, as Core Data reserves a range of keys.
     private func bumpPrimaryKeys() throws {
         for (entity, max) in maxKeys {
             let table = try layout.table(entity)
@@ -284,7 +465,9 @@ final class SaveTransaction {
         }
     }
 
-    private func storedOwner(_ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue]) throws -> PersistentIdentifier? {
+    private func storedOwner(
+        _ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue], inserting temporary: PersistentIdentifier
+    ) throws -> PersistentIdentifier? {
         var conditions: [String] = []
         var arguments: [SQLArgument] = []
         for (name, value) in zip(properties, values) {
@@ -292,15 +475,24 @@ final class SaveTransaction {
             conditions.append("\(column.name) = ?")
             arguments.append(try ColumnValues.argument(value))
         }
-        var found: Int64?
-        try store.query("SELECT Z_PK FROM \(table.name) WHERE \(conditions.joined(separator: " AND "))", arguments) { found = $0.integer(0) }
-        return try found.map { try store.identifier(table.entity.name, $0) }
+        var found: PersistentIdentifier?
+        try store.query("SELECT Z_PK, Z_ENT FROM \(table.name) WHERE \(conditions.joined(separator: " AND "))", arguments) {
+            found = try store.identifier(try layout.entityName($0.integer(1)), $0.integer(0))
+        }
+        if let found, found.entityName != table.entity.name {
+            // An upsert never changes an object's entity.
+            throw DataStoreError(
+                .uniqueness, "An inserted \(table.entity.name) has the same \(properties.joined(separator: ", ")) as the stored \(found), a \(found.entityName); change the value, or update that object instead.",
+                entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
+                constraint: properties, relatedIdentifiers: [found])
+        }
+        return found
     }
 
     private func exists(_ id: PersistentIdentifier) throws -> Bool {
         let table = try layout.table(id.entityName)
         var found = false
-        try store.query("SELECT 1 FROM \(table.name) WHERE Z_PK = ?", [.integer(try key(of: id))]) { _ in found = true }
+        try store.query("SELECT 1 FROM \(table.name) WHERE Z_PK = ? AND Z_ENT = ?", [.integer(try key(of: id)), .integer(Int64(table.number))]) { _ in found = true }
         return found
     }
 
@@ -388,6 +580,8 @@ final class SaveTransaction {
         let id = try store.identifier(entity, key)
         guard deleted.insert(id).inserted else { return }
         let table = try layout.table(entity)
+        deletedRows.insert("\(table.name)#\(key)")
+        try noteBoundedNeighbours(entity, key)
         for link in table.links {
             let rule = link.relationship.deleteRule
             if rule == .noAction { continue }
@@ -401,16 +595,17 @@ final class SaveTransaction {
                 targets = try store.toMany(link, owners: [key])[key] ?? []
             }
             let destination = link.relationship.destination
+            let entities = try concreteEntities(link, targets)
             switch rule {
             case .deny:
-                let remaining = try targets.filter { !deleted.contains(try store.identifier(destination, $0)) }
+                let remaining = try targets.filter { !deleted.contains(try store.identifier(entities[$0] ?? destination, $0)) }
                 if !remaining.isEmpty {
                     throw DataStoreError(
                         .deleteDenied, "\(id) still has \(link.relationship.name), whose rule is deny; remove them first.",
                         entityName: entity, propertyName: link.relationship.name, identifier: id)
                 }
             case .cascade:
-                for target in targets { try deleteObject(destination, target, log: &log) }
+                for target in targets { try deleteObject(entities[target] ?? destination, target, log: &log) }
             case .nullify:
                 if case let .inverseForeignKey(targetTable, column) = link.storage {
                     try store.run("UPDATE \(targetTable) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) = ?", [.integer(key)])
@@ -419,11 +614,40 @@ final class SaveTransaction {
                 break
             }
         }
+        // To-one references without an inverse lose the deleted object too (each column has its
+        // index), as a relationship's inverse would be nullified: a fetch never returns a
+        // reference to an object that is gone, which a save of the same snapshot would refuse.
+        for (sourceTable, column) in toOnesWithoutInverse(to: entity) {
+            try store.run("UPDATE \(sourceTable) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) = ?", [.integer(key)])
+        }
         log.dropped += try externalFiles(table, table.columns, key)
         try store.run("DELETE FROM \(table.name) WHERE Z_PK = ?", [.integer(key)])
         for (joinTable, column) in joinColumns(referencing: entity) {
             try store.run("DELETE FROM \(joinTable) WHERE \(column) = ?", [.integer(key)])
         }
+    }
+
+    /// The entity of each of `keys`, rows of `link`'s destination table (its destination, or
+    /// one of its sub-entities).
+    private func concreteEntities(_ link: CoreDataLayout.Link, _ keys: [Int64]) throws -> [Int64: String] {
+        guard !keys.isEmpty, try layout.table(link.relationship.destination).isShared else { return [:] }
+        var result: [Int64: String] = [:]
+        for key in keys {
+            try store.query("SELECT Z_ENT FROM \(link.destinationTable) WHERE Z_PK = ?", [.integer(key)]) { result[key] = try layout.entityName($0.integer(0)) }
+        }
+        return result
+    }
+
+    /// The table and foreign-key column of every to-one relationship without an inverse whose
+    /// destination `entity` is (or inherits from).
+    private func toOnesWithoutInverse(to entity: String) -> [(String, String)] {
+        var result: Set<[String]> = []
+        for table in layout.tables.values {
+            for link in table.links where link.relationship.inverse == nil && store.schema.isEntity(entity, kindOf: link.relationship.destination) {
+                if case .foreignKey(let column) = link.storage { result.insert([table.name, column]) }
+            }
+        }
+        return result.sorted { $0.joined() < $1.joined() }.map { ($0[0], $0[1]) }
     }
 
     /// Every join-table column that holds `Z_PK`s of `entity`.
@@ -432,8 +656,8 @@ final class SaveTransaction {
         for table in layout.tables.values {
             for link in table.links {
                 guard case let .join(joinTable, own, other) = link.storage else { continue }
-                if table.entity.name == entity { result.insert([joinTable, own]) }
-                if link.relationship.destination == entity { result.insert([joinTable, other]) }
+                if store.schema.isEntity(entity, kindOf: table.entity.name) { result.insert([joinTable, own]) }
+                if store.schema.isEntity(entity, kindOf: link.relationship.destination) { result.insert([joinTable, other]) }
             }
         }
         return result.sorted { $0.joined() < $1.joined() }.map { ($0[0], $0[1]) }

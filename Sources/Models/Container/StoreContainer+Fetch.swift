@@ -77,7 +77,7 @@ extension StoreContainer {
         case .not(let p): return .not(restricted(p, to: store))
         case let .any(path, p): return .any(path: path, restricted(p, to: store))
         case let .all(path, p): return .all(path: path, restricted(p, to: store))
-        case .constant, .compare, .string, .isNull, .oneOf: return predicate
+        case .constant, .compare, .string, .isNull, .oneOf, .entity: return predicate
         }
     }
 }

@@ -30,6 +30,8 @@ public final class StoreContainer: Sendable {
     private let storeIndexByIdentifierMap: [String: Int]
     /// Set when a save across stores failed after its commit point: every later call throws.
     private let interruption = Mutex<ContainerError?>(nil)
+    /// Where ``mainContext`` is kept.
+    let mainContextStorage = MainContextStorage()
 
     /// Opens (creating if needed) one store per configuration, after checking that every entity
     /// of `schema` belongs to exactly one configuration and no relationship crosses stores, and
@@ -38,20 +40,38 @@ public final class StoreContainer: Sendable {
     /// When it returns, every store is open, and every save across stores that had reached its
     /// commit point is complete in all its stores (and durable); any other is gone from all.
     ///
+    /// A store whose stored schema differs from its part of `schema` is migrated as it opens:
+    /// through `migrationPlan` when one is given (``ModelMigrationPlan``, as SwiftData's
+    /// `ModelContainer(for:migrationPlan:)`), else by a lightweight migration, all of it or none
+    /// of it per store. `history` says whether every store records the history of its saves
+    /// (off by default; ``fetchHistory(_:)``).
+    ///
     /// - Throws: ``ContainerError`` (`entityInNoConfiguration`, `entityInSeveralConfigurations`,
     ///   `unknownEntity`, `crossStoreRelationship`, `duplicateConfiguration`,
-    ///   `unresolvedTransaction`); a store's ``DataStoreError`` when it fails to open.
-    public convenience init(schema: Schema, configurations: [Configuration]) throws {
-        try self.init(schema: schema, configurations: configurations, fileSystem: PosixFileSystem())
+    ///   `unresolvedTransaction`); a store's ``DataStoreError`` when it fails to open or to
+    ///   migrate (`schemaMismatch`, `migrationFailed`, …; ``WALDataStore/init(_:migrationPlan:)``);
+    ///   `invalidSchema` for a plan's model that would lose data.
+    public convenience init(
+        schema: Schema, configurations: [Configuration], migrationPlan: (any ModelMigrationPlan.Type)? = nil,
+        history: WALStoreConfiguration.History = .disabled
+    ) throws {
+        try self.init(schema: schema, configurations: configurations, migrationPlan: migrationPlan, history: history, fileSystem: PosixFileSystem())
     }
 
     /// Opens the container's stores on `fileSystem` (tests inject faults through it).
-    package init(schema: Schema, configurations: [Configuration], fileSystem: any FileSystem) throws {
+    package init(
+        schema: Schema, configurations: [Configuration], migrationPlan: (any ModelMigrationPlan.Type)? = nil,
+        history: WALStoreConfiguration.History = .disabled, fileSystem: any FileSystem
+    ) throws {
         let layout = try Self.layout(schema: schema, configurations: configurations)
         var stores: [WALDataStore] = []
         for (i, c) in configurations.enumerated() {
-            let configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: c.path, options: c.options)
-            stores.append(try WALDataStore(configuration, fileSystem: fileSystem))
+            var configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: c.path, options: c.options)
+            configuration.history = history
+            stores.append(
+                try Self.openStore(
+                    configuration, index: i, plan: migrationPlan, configurations: configurations, schema: schema, layout: layout,
+                    fileSystem: fileSystem))
         }
         var byIdentifier: [String: Int] = [:]
         for (i, store) in stores.enumerated() { byIdentifier[store.identifier] = i }
@@ -61,6 +81,19 @@ public final class StoreContainer: Sendable {
         self.layout = layout
         self.storeIndexByIdentifierMap = byIdentifier
         try resolveInterruptedSaves()
+    }
+
+    /// A container over the one store a custom migration stage is given
+    /// (``ModelMigrationStage/custom(fromVersion:toVersion:willMigrate:didMigrate:)``): its
+    /// schema, no routing checks, nothing to recover.
+    init(migrationStore store: WALDataStore) {
+        schema = store.schema
+        configurations = [Configuration(name: store.configuration.name, entityNames: nil, path: store.configuration.path, options: store.configuration.options)]
+        stores = [store]
+        var roots: [String: Int] = [:]
+        for entity in store.schema.entities where entity.superentityName == nil { roots[entity.name] = 0 }
+        layout = Layout(configurationOfRoot: roots, schemas: [store.schema])
+        storeIndexByIdentifierMap = [store.identifier: 0]
     }
 
     /// The store of the configuration named `name`, or `nil`.

@@ -14,6 +14,8 @@ extension StoreContext {
     /// - Throws: the store's errors (``DataStoreError``), and the predicate's, for pending
     ///   objects too; ``ContainerError/Code/unknownEntity``.
     public func fetch(_ descriptor: Snapshot.FetchDescriptor, includePendingChanges: Bool = true) throws -> [DefaultSnapshot] {
+        // Refused before anything is read, whatever is pending or stored (the store checks too).
+        if schema.entity(named: descriptor.entityName) != nil { try PredicateEvaluator.check(descriptor, against: schema) }
         guard includePendingChanges, let pending = try pendingObjects(affecting: descriptor) else {
             let fetched = try container.fetch(descriptor).fetchedSnapshots
             if descriptor.propertiesToFetch.isEmpty {
@@ -109,7 +111,7 @@ extension StoreContext {
     static func readsRelationships(_ descriptor: Snapshot.FetchDescriptor) -> Bool {
         func reads(_ p: FetchPredicate) -> Bool {
             switch p {
-            case .constant, .identifierIn: false
+            case .constant, .identifierIn, .entity: false
             case let .compare(path, _, _), let .string(path, _, _, _), let .isNull(path), let .oneOf(path, _): path.components.count > 1
             case .and(let list), .or(let list): list.contains(where: reads)
             case .not(let q): reads(q)

@@ -11,11 +11,18 @@ extension StoreContext {
     /// When it returns, the save is as durable as ``StoreContainer/save(_:)`` says. If it
     /// throws, no store changed and every change stays pending (fix it, or ``rollback()``).
     ///
+    /// An insert whose unique values match a stored object is saved into that object (an
+    /// upsert): the result maps its temporary identifier to the stored object's. Two pending
+    /// inserts that share unique values are refused before anything is saved (see below).
+    ///
     /// - Returns: every inserted temporary identifier → its permanent identifier.
-    /// - Throws: as ``StoreContainer/save(_:)``.
+    /// - Throws: ``Snapshot/DataStoreError/Code/uniqueness`` when two pending inserts share the
+    ///   values of a uniqueness rule (naming both, the entity and the rule), with nothing saved;
+    ///   as ``StoreContainer/save(_:)``.
     @discardableResult
     public func save() throws -> [PersistentIdentifier: PersistentIdentifier] {
         guard hasChanges else { return [:] }
+        try checkInsertsShareNoUniqueValues()
         let request = DataStoreSaveChangesRequest(
             inserted: insertOrder.map { inserts[$0]! },
             updated: updateOrder.map { updates[$0]!.keeping(Array(changedKeys[$0] ?? [])) },

@@ -10,6 +10,7 @@ extension ModelContext {
     ///   schema does not declare, ``Snapshot/DataStoreError/Code/invalidRequest`` for a model
     ///   already saved; nothing is staged then.
     public func insert<Model: PersistentModel>(_ model: Model) throws {
+        try requireRegisteredInstance(model)
         guard model.persistentModelID.isTemporary else {
             let id = model.persistentModelID
             throw DataStoreError(
@@ -42,8 +43,11 @@ extension ModelContext {
     /// struct model (a copy) is written back; a class object's changes are found without it.
     ///
     /// - Throws: ``Snapshot/DataStoreError/Code/danglingReference`` when the object is not in
-    ///   its store or is pending deletion; the store's errors.
+    ///   its store or is pending deletion; ``Snapshot/DataStoreError/Code/invalidRequest`` for a
+    ///   class instance that is not the one the context tracks for its identifier (an instance
+    ///   an upsert retired: see ``save()``); the store's errors.
     public func update<Model: PersistentModel>(_ model: Model) throws {
+        try requireRegisteredInstance(model)
         let id = model.persistentModelID
         guard let current = try storeContext.snapshot(for: id) else {
             throw DataStoreError(
@@ -71,14 +75,42 @@ extension ModelContext {
     /// hold what was saved (inverses the stores set included).
     ///
     /// When it returns, the save is as durable as ``StoreContainer/save(_:)`` promises; if it
-    /// throws, no store changed and the changes stay pending.
+    /// throws, no store changed and the changes stay pending: fix them and save again, or
+    /// ``rollback()``.
+    ///
+    /// **Upserts: one instance per identifier.** An inserted object whose unique values (a
+    /// `unique` attribute, a uniqueness constraint) match a stored object is saved into that
+    /// object, as SwiftData's upsert: its attributes win, a to-one relationship takes its target
+    /// when it has one, a to-many relationship gains its links (the store's rules). When this
+    /// context already holds an instance of the stored object, **that instance stays the one
+    /// object of the identifier**: it takes the saved values (the links of both included), every
+    /// registered object that referred to the inserted instance now refers to it (both sides of
+    /// each relationship hold it), and fetches return it. The registered instance is kept, not
+    /// the inserted one, because it is the one already spread through the app (in fetched
+    /// results, in other objects' relationships, in views), while the inserted one was made a
+    /// moment ago at one place the app can see.
+    ///
+    /// The inserted instance is **retired**: it gets the permanent identifier (so
+    /// `context.model(Tag.self, for: tag.persistentModelID)` finds the registered instance),
+    /// keeps the values it had, and is no longer tracked — changing it saves nothing,
+    /// ``update(_:)`` and ``insert(_:)`` refuse it (`invalidRequest`), and putting it in a
+    /// registered object's relationship stages a link to the registered instance, which
+    /// replaces it there at the next save. When the context held no instance of the stored
+    /// object, the inserted instance becomes that object's one instance, with the saved values.
+    ///
+    /// **Two inserts with the same unique values** in one save are refused
+    /// (``Snapshot/DataStoreError/Code/uniqueness`` naming both temporary identifiers, the
+    /// entity and the rule), with nothing saved: both stay pending and the context stays
+    /// usable; change or delete one, and save again.
     ///
     /// - Returns: every inserted temporary identifier → its permanent identifier.
+    /// - Throws: as ``StoreContext/save()``; nothing is saved then and every change stays
+    ///   pending.
     @discardableResult
     public func save() throws -> [PersistentIdentifier: PersistentIdentifier] {
         try processPendingChanges()
         let remapped = try storeContext.save()
-        for (temporary, permanent) in remapped { objects.rekey(temporary, to: permanent) }
+        for (temporary, permanent) in remapped.sorted(by: { $0.key < $1.key }) { objects.rekey(temporary, to: permanent) }
         try refreshRegisteredObjects()
         return remapped
     }
@@ -138,6 +170,7 @@ extension ModelContext {
                 try updated.update(from: current, resolver: objects)
             }
         }
+        try redirectReferencesToRetiredObjects()
         objects.clearSnapshots()
     }
 }

@@ -25,12 +25,17 @@ import Snapshot
 /// them (nullified references, cascaded objects gone), and a class object inserted under a
 /// temporary identifier gets its permanent one.
 ///
-/// **Isolation** (the pattern of a Core Data context used only inside its own `perform`): the
-/// context is isolated to ``StoreActor``, whose executor runs every job on one serial queue.
-/// Code on the actor calls it synchronously; code elsewhere must `await`, and model objects,
-/// which are not `Sendable`, stay where they were made — only identifiers, snapshots and
-/// other `Sendable` values cross.
-@StoreActor
+/// **Isolation**, as SwiftData's: a context is not `Sendable` and belongs to the isolation
+/// domain that made it, where every call is synchronous — the pattern of a Core Data context
+/// used only inside its own `perform`. Three places serve:
+/// - the main actor: ``StoreContainer/mainContext``, for the code that drives the UI;
+/// - an actor of the app's own: a ``ModelActor``, whose ``ModelActor/modelContext`` runs on
+///   that actor's own serial executor (``DefaultSerialModelExecutor``), for background work;
+/// - ``StoreActor``, the module's global actor, for code that wants one shared queue.
+/// Each of these is a serial queue of its own, so a context's work never waits behind another
+/// context's work (only the stores' own locks are shared, each held for one call). Model
+/// objects, which are not `Sendable` either, stay in the domain of the context that returned
+/// them; only identifiers, snapshots and other `Sendable` values cross.
 public final class ModelContext {
     /// The snapshot-level unit of work underneath.
     public let storeContext: StoreContext

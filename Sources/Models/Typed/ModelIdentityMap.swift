@@ -15,6 +15,21 @@ package final class ModelIdentityMap: ModelResolver {
     private var snapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
     private var objects: [PersistentIdentifier: any PersistentModel] = [:]
     private var filling: Set<PersistentIdentifier> = []
+    /// Class instances an upsert merged into another registered instance (``rekey(_:to:)``),
+    /// by object identity → the identifier of the instance that stands for them now.
+    /// (Held weakly: an identifier of a freed instance may be reused by a new one.)
+    private var retired: [ObjectIdentifier: Retired] = [:]
+
+    private final class Retired {
+        weak var object: AnyObject?
+        init(_ object: AnyObject) { self.object = object }
+    }
+
+    /// Whether any instance is retired (and still alive).
+    package var hasRetiredObjects: Bool {
+        retired = retired.filter { $0.value.object != nil }
+        return !retired.isEmpty
+    }
     private let load: Loader
 
     /// A map that fetches what it lacks through `load`.
@@ -40,10 +55,29 @@ package final class ModelIdentityMap: ModelResolver {
 
     /// Registers the object of `old` under `new` (after a save made `old` permanent), and
     /// gives a class object the new identifier.
-    package func rekey(_ old: PersistentIdentifier, to new: PersistentIdentifier) {
-        guard var object = objects.removeValue(forKey: old) else { return }
-        if type(of: object) is AnyObject.Type { object.persistentModelID = new }
+    ///
+    /// When another instance is already registered under `new` (the save upserted the insert
+    /// into an object this map holds), that instance stays the one object of `new`: the
+    /// inserted instance is retired (given `new` as its identifier, no longer registered) and
+    /// the call returns `true`.
+    @discardableResult
+    package func rekey(_ old: PersistentIdentifier, to new: PersistentIdentifier) -> Bool {
+        guard var object = objects.removeValue(forKey: old) else { return false }
+        let isClass = type(of: object) is AnyObject.Type
+        if isClass { object.persistentModelID = new }
+        if let existing = objects[new], isClass, (existing as AnyObject) !== (object as AnyObject) {
+            retired[ObjectIdentifier(object as AnyObject)] = Retired(object as AnyObject)
+            return true
+        }
         objects[new] = object
+        return false
+    }
+
+    /// Whether `object` is a class instance an upsert retired in favour of the registered one.
+    package func isRetired(_ object: any PersistentModel) -> Bool {
+        guard !retired.isEmpty, type(of: object) is AnyObject.Type else { return false }
+        let instance = object as AnyObject
+        return retired[ObjectIdentifier(instance)]?.object === instance
     }
 
     /// Forgets every snapshot held for making objects (objects stay registered).

@@ -1,27 +1,20 @@
 import Snapshot
 
 /// A Swift type whose values are objects of a store: it declares its entity (its properties,
-/// by key path and name) and converts to and from a ``DefaultSnapshot``.
+/// by key path) and converts to and from a ``DefaultSnapshot``.
 ///
 /// A model is a `final class` (as SwiftData's models are; relationships to it can then be held
 /// as references, and objects can refer to each other in cycles) or a struct (whose
 /// relationships are held as identifiers). It needs an `init()` (every stored property with a
 /// default value: the model layer makes an instance, then fills it from a snapshot), its
-/// identifier, and its property list:
+/// identifier, and its property list. A class gets the first two from ``ModelObject``:
 ///
 /// ```swift
-/// final class Post: PersistentModel {
-///     var persistentModelID = PersistentIdentifier.temporary(entityName: "Post")
+/// final class Post: ModelObject, PersistentModel {
 ///     var title = ""
 ///     var date = Date.distantPast
 ///     var tags: [Tag] = []
-///     init() {}
-///
-///     static let properties: [ModelProperty<Post>] = [
-///         .attribute(\.title, "title"),
-///         .attribute(\.date, "date"),
-///         .toMany(\.tags, "tags", inverse: "posts"),
-///     ]
+///     static let properties: [ModelProperty<Post>] = [.attribute(\.title), .attribute(\.date), .toMany(\.tags, inverse: \Tag.posts)]
 /// }
 /// ```
 ///
@@ -29,6 +22,11 @@ import Snapshot
 /// ``init(snapshot:resolver:)``) and the key-path map that `#Predicate` and `SortDescriptor`
 /// translation reads (``propertyNames``). Without macros the list is written by hand; a key
 /// path it does not name cannot be used in a predicate or sort (the translation says which).
+///
+/// **No silent loss.** A stored property the list leaves out would not be saved, so
+/// ``Snapshot/Schema/init(models:)-([any PersistentModel.Type])`` refuses it (reflecting on an
+/// instance made with `init()`) unless ``transientProperties`` names it, as SwiftData's
+/// `@Transient` does. A `lazy var` counts as transient: it is recomputed, never saved.
 public protocol PersistentModel: SendableMetatype {
     /// The entity's name; the type's name unless declared.
     static var entityName: String { get }
@@ -40,6 +38,9 @@ public protocol PersistentModel: SendableMetatype {
     static var uniquenessConstraints: [[String]] { get }
     /// Indexes, as lists of property names. None unless declared.
     static var indexes: [[String]] { get }
+    /// Stored properties that are not saved (caches, state of the app's own), by key path: a
+    /// new or fetched object has their `init()` values. None unless declared.
+    static var transientProperties: [PartialKeyPath<Self>] { get }
 
     /// The object's identity: temporary until a save gives it its permanent identifier.
     var persistentModelID: PersistentIdentifier { get set }
@@ -55,6 +56,8 @@ extension PersistentModel {
     public static var uniquenessConstraints: [[String]] { [] }
     /// None.
     public static var indexes: [[String]] { [] }
+    /// None.
+    public static var transientProperties: [PartialKeyPath<Self>] { [] }
 
     /// The entity the model declares: its attributes and relationships in the order of
     /// ``properties``, its constraints and indexes.
@@ -92,5 +95,60 @@ extension PersistentModel {
         let marker = PersistentIdentifier.temporary(entityName: entityName)
         probe.persistentModelID = marker
         return probe[keyPath: identifierPath] == marker
+    }
+}
+
+extension PersistentModel {
+    /// Refuses a model that would lose data silently: a stored property (as reflection on an
+    /// `init()` instance shows it) that neither ``properties`` nor ``transientProperties``
+    /// names, or a property whose name could not be read from its key path.
+    ///
+    /// - Throws: ``Snapshot/DataStoreError/Code/invalidSchema`` naming the model's entity and the
+    ///   property.
+    static func checkDeclaresEveryStoredProperty() throws {
+        for property in properties where property.name.isEmpty {
+            throw DataStoreError(
+                .invalidSchema,
+                "\(Self.self) declares the property at \(property.keyPath) without a name, and the key path does not show one; pass its name (.attribute(keyPath, \"name\")).",
+                entityName: entityName)
+        }
+        var declared: Set<String> = ["persistentModelID"]
+        for property in properties { if let name = property.swiftName { declared.insert(name) } }
+        for keyPath in transientProperties { if let name = ModelProperty<Self>.swiftName(of: keyPath) { declared.insert(name) } }
+        var mirror: Mirror? = Mirror(reflecting: Self())
+        while let current = mirror, current.subjectType != ModelObject.self {
+            for child in current.children {
+                guard let label = child.label else { continue }
+                // A lazy property is recomputed, never saved (its key path does not show its
+                // name either); property-wrapper storage stands for the property it backs.
+                if label.hasPrefix("$__lazy_storage_$_") { continue }
+                var name = label
+                if name.hasPrefix("_"), declared.contains(String(name.dropFirst())) { name.removeFirst() }
+                guard !declared.contains(name) else { continue }
+                throw DataStoreError(
+                    .invalidSchema,
+                    "\(Self.self) has a stored property \(name) that its properties list leaves out, so it would never be saved; declare it there (.attribute(\\.\(name)) or a relationship), or list it in transientProperties if it is not meant to be saved.",
+                    entityName: entityName, propertyName: name)
+            }
+            mirror = current.superclassMirror
+        }
+    }
+}
+
+/// A base class for class models: it holds the ``PersistentModel/persistentModelID`` (temporary,
+/// of the model's entity, until a save) and provides the `init()` a model needs, so a model
+/// declares only its properties and their list.
+///
+/// A subclass whose stored properties all have default values inherits `init()`; one that
+/// declares a designated initializer of its own writes `required init() { super.init() }` too
+/// (or makes its initializers `convenience`, calling `self.init()`).
+open class ModelObject {
+    /// The object's identity: temporary until a save gives it its permanent identifier.
+    public final var persistentModelID: PersistentIdentifier
+
+    /// An object with a temporary identifier of its model's entity.
+    public required init() {
+        let type = type(of: self)
+        persistentModelID = .temporary(entityName: (type as? any PersistentModel.Type)?.entityName ?? String(describing: type))
     }
 }

@@ -15,20 +15,24 @@ extension HistoryLog {
             lower = max(lower, after.value + 1)
         }
         if let before = descriptor.before {
-            try checkStore(before)
+            try checkBound(before, s, call: "fetchHistory")
             guard before.value > 0 else { return [] }
             upper = min(upper, before.value - 1)
         }
         guard lower <= upper, descriptor.fetchLimit != 0 else { return [] }
-        let filtered = descriptor.authors != nil || descriptor.entityNames != nil
+        let filtered = descriptor.filtersByAuthor || descriptor.entityNames != nil
         let range = LogStore.KeyRange(lower: .inclusive(RecordKeys.history(lower)), upper: .inclusive(RecordKeys.history(upper)))
         let limit = descriptor.fetchLimit ?? Int.max
         var result: [DefaultHistoryTransaction] = []
         for entry in try engine.scan(range, limit: filtered ? nil : limit, reverse: descriptor.sortOrder == .newestFirst) {
             let token = try RecordKeys.historyToken(of: entry.key)
             let record = try HistoryRecord(decoding: try entry.value(), key: entry.key)
-            if let authors = descriptor.authors {
-                guard let author = record.author, authors.contains(author) else { continue }
+            if descriptor.filtersByAuthor {
+                if let author = record.author {
+                    guard descriptor.authors?.contains(author) == true else { continue }
+                } else {
+                    guard descriptor.withoutAuthor else { continue }
+                }
             }
             var changes = Array(record.changes.enumerated())
             if let names = descriptor.entityNames {
@@ -44,19 +48,14 @@ extension HistoryLog {
     /// Deletes the transactions before `descriptor.before` (every one without it): the oldest
     /// part of the history, so that every kept token still answers completely.
     func delete(_ descriptor: HistoryDescriptor<DefaultHistoryTransaction>) throws {
-        guard descriptor.after == nil, descriptor.authors == nil, descriptor.entityNames == nil, descriptor.fetchLimit == nil else {
+        guard descriptor.after == nil, !descriptor.filtersByAuthor, descriptor.entityNames == nil, descriptor.fetchLimit == nil else {
             throw DataStoreError(
                 .invalidRequest,
                 "deleteHistory deletes the oldest transactions, up to a token: give `before` only (deleting by author, entity or limit would leave gaps that fetches after a token could not report).")
         }
         var target = state
         if let before = descriptor.before {
-            try checkStore(before)
-            guard before.value <= target.last + 1 else {
-                throw DataStoreError(
-                    .historyTokenExpired,
-                    "deleteHistory was given token \(before.value), newer than the store's newest transaction (\(target.last)): the store was replaced or restored since the token was made; fetch its history again from the start.")
-            }
+            try checkBound(before, target, call: "deleteHistory")
             target.horizon = max(target.horizon, before.value)
         } else {
             target.horizon = target.last + 1
@@ -71,8 +70,20 @@ extension HistoryLog {
         }
     }
 
+    /// A token a range may end before (`before`): of this store, and not newer than its newest
+    /// transaction. (An old one is fine: the range then holds nothing.)
+    private func checkBound(_ token: DefaultHistoryToken, _ s: HistoryState, call: String) throws {
+        try checkStore(token)
+        if token.value > s.last {
+            throw DataStoreError(
+                .historyTokenExpired,
+                "\(call) was given the token \(token.value) as `before`, newer than the store's newest transaction (\(s.last)): the store was replaced or restored since the token was made; fetch its history again from the start.")
+        }
+    }
+
     /// A token a fetch may start after: of this store, not newer than its newest transaction,
-    /// and not older than what it keeps.
+    /// and of a transaction the store still keeps (a token whose transaction was deleted has
+    /// expired, even when nothing after it was deleted).
     private func check(_ token: DefaultHistoryToken, _ s: HistoryState) throws {
         try checkStore(token)
         if token.value > s.last {
@@ -80,10 +91,10 @@ extension HistoryLog {
                 .historyTokenExpired,
                 "The history token \(token.value) is newer than the store's newest transaction (\(s.last)): the store was replaced or restored since the token was made; fetch its history again from the start.")
         }
-        if token.value + 1 < s.horizon {
+        if token.value < s.horizon {
             throw DataStoreError(
                 .historyTokenExpired,
-                "The history token \(token.value) has expired: the store keeps transactions from \(s.horizon) on (older ones were deleted, by deleteHistory, retention, an erase, or a session with history off); fetch the whole history again, or the objects themselves.")
+                "The history token \(token.value) has expired: its transaction was deleted (by deleteHistory, retention, an erase, or a session with history off), and the store keeps transactions from \(s.horizon) on; fetch the whole history again, or the objects themselves.")
         }
     }
 

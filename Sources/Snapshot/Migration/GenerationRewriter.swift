@@ -13,7 +13,10 @@ import Foundation
 /// A dry run writes nothing and only checks what the new schema's uniqueness rules and
 /// required attributes demand of the data (so a refused migration leaves the store
 /// byte-identical); it keeps each uniqueness entry in memory (a few bytes per object under a
-/// rule), nothing else.
+/// rule), nothing else. Either run reads every object before it refuses, so that the refusal
+/// names every object that holds a null a required attribute refuses, or every object that
+/// shares its values of a new uniqueness rule with another (by its identifier in the stored
+/// schema, in ``DataStoreError/identifier`` and ``DataStoreError/relatedIdentifiers``).
 struct GenerationRewriter {
     let mapping: SchemaMapping
     let source: RecordSpace
@@ -38,14 +41,72 @@ struct GenerationRewriter {
             assetThreshold: assetThreshold, countRecordRead: {})
     }
 
+    /// What the data lacks for the new schema, gathered over the whole run.
+    struct Findings {
+        /// Each uniqueness entry two or more objects claim: the rule, and the objects (old
+        /// identifiers, the first claimant first), in the order the collisions were found.
+        var collisions: [(key: [UInt8], entity: String, rule: [String], objects: [PersistentIdentifier])] = []
+        var collisionIndex: [[UInt8]: Int] = [:]
+        /// Each required attribute of the new schema some objects hold no value for.
+        var missing: [(entity: String, attribute: String, objects: [PersistentIdentifier])] = []
+
+        var isEmpty: Bool { collisions.isEmpty && missing.isEmpty }
+
+        mutating func missingValue(_ entity: String, _ attribute: String, _ id: PersistentIdentifier) {
+            if let i = missing.firstIndex(where: { $0.entity == entity && $0.attribute == attribute }) {
+                missing[i].objects.append(id)
+            } else {
+                missing.append((entity, attribute, [id]))
+            }
+        }
+
+        mutating func collision(_ key: [UInt8], entity: String, rule: [String], first: PersistentIdentifier, other: PersistentIdentifier) {
+            if let i = collisionIndex[key] {
+                if !collisions[i].objects.contains(other) { collisions[i].objects.append(other) }
+            } else {
+                collisionIndex[key] = collisions.count
+                collisions.append((key, entity, rule, [first, other]))
+            }
+        }
+
+        /// The refusal naming every object found, or `nil` when the data fits.
+        func refusal() -> DataStoreError? {
+            func list(_ ids: [PersistentIdentifier]) -> String {
+                let shown = ids.prefix(20).map { "\($0)" }.joined(separator: ", ")
+                return ids.count > 20 ? shown + " and \(ids.count - 20) more" : shown
+            }
+            if let first = missing.first {
+                let all = missing.flatMap(\.objects)
+                let groups = missing.map { "\($0.entity).\($0.attribute) in \($0.objects.count) (\(list($0.objects)))" }.joined(separator: "; ")
+                return DataStoreError(
+                    .missingValue,
+                    "The new schema requires values that \(all.count) stored object\(all.count == 1 ? "" : "s") do not hold: \(groups). Give them values (in a custom stage's willMigrate, say), or a default in the new schema. The store is unchanged.",
+                    entityName: first.entity, propertyName: first.attribute, identifier: all[0], relatedIdentifiers: Array(all.dropFirst()))
+            }
+            if let first = collisions.first {
+                // The fields name the first rule's objects; the message lists every rule's.
+                let ofRule = collisions.filter { $0.entity == first.entity && $0.rule == first.rule }.flatMap(\.objects)
+                let groups = collisions.map { "\(list($0.objects)) share their (\($0.rule.joined(separator: ", "))) of \($0.entity)" }.joined(separator: "; ")
+                return DataStoreError(
+                    .uniqueness,
+                    "The migration to the new schema gives objects the same values of the uniqueness rule (\(first.rule.joined(separator: ", "))) of \(first.entity): \(groups). Make them differ (in a custom stage's willMigrate, say) or drop the rule. The store is unchanged.",
+                    entityName: first.entity, propertyName: first.rule.count == 1 ? first.rule[0] : nil, identifier: ofRule[0],
+                    constraint: first.rule, relatedIdentifiers: Array(ofRule.dropFirst()))
+            }
+            return nil
+        }
+    }
+
     func run() throws {
         let oldMapper = self.oldMapper, newMapper = self.newMapper
         var batch = WriteBatch()
         var bytes = 0
-        /// Uniqueness entries written by this run and not yet committed (all of them in a dry run).
+        var findings = Findings()
+        /// Uniqueness entries written by this run and not yet committed (all of them in a dry
+        /// run), with the old identifier of the object that claimed each.
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         func flush() throws {
-            guard let destination, !batch.isEmpty else { return }
+            guard let destination, !batch.isEmpty, findings.isEmpty else { return }
             try destination.commit(batch)
             batch = WriteBatch()
             bytes = 0
@@ -70,10 +131,15 @@ struct GenerationRewriter {
                 if cursors[oldEntity] == nil {
                     cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(source, relationshipPrefix: $0, entity: oldEntity) }
                 }
-                let snapshot = try transform(old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper)
+                let snapshot = try transform(
+                    old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,
+                    findings: &findings)
                 for (key, stored) in newMapper.entries(of: snapshot) {
-                    if key.first == RecordKeys.uniqueTag { try claim(key, for: snapshot, old: old, claimed: &claimed, mapper: newMapper) }
-                    guard destination != nil else { continue }
+                    if key.first == RecordKeys.uniqueTag {
+                        try claim(key, for: snapshot, old: old, claimed: &claimed, findings: &findings, oldMapper: oldMapper, newMapper: newMapper)
+                    }
+                    // Once the run is to be refused, nothing more is written (it reads on, to name every object).
+                    guard destination != nil, findings.isEmpty else { continue }
                     switch stored {
                     case .inline(let value):
                         batch.put(key, value)
@@ -86,33 +152,36 @@ struct GenerationRewriter {
                 if batch.count >= Self.chunkOperations || bytes >= Self.chunkBytes { try flush() }
             }
         }
+        if let refusal = findings.refusal() { throw refusal }
         try flush()
     }
 
-    /// Refuses a uniqueness entry another object of the new generation already holds.
+    /// Notes a uniqueness entry another object of the new generation already holds.
     private func claim(
-        _ key: [UInt8], for snapshot: DefaultSnapshot, old: DefaultSnapshot, claimed: inout [[UInt8]: PersistentIdentifier], mapper: RecordMapper
+        _ key: [UInt8], for snapshot: DefaultSnapshot, old: DefaultSnapshot, claimed: inout [[UInt8]: PersistentIdentifier],
+        findings: inout Findings, oldMapper: RecordMapper, newMapper: RecordMapper
     ) throws {
+        let oldID = old.persistentIdentifier
         var other = claimed[key]
         if other == nil, let destination, let bytes = try destination.value(forKey: key), bytes.count > 16,
             let entity = String(validating: bytes[16...], as: UTF8.self)
         {
-            other = try mapper.identifier(entity: entity, primaryKey: RecordKeys.uuid(from: Array(bytes[..<16])))
+            // The holder as the stored schema names it.
+            other = try oldMapper.identifier(entity: mapping.oldEntity[entity] ?? entity, primaryKey: RecordKeys.uuid(from: Array(bytes[..<16])))
         }
-        if let other, other != snapshot.persistentIdentifier {
-            let rule = mapper.uniqueKeys(of: snapshot).first { $0.0 == key }?.1 ?? []
-            throw DataStoreError(
-                .uniqueness,
-                "The migration to the new schema gives \(other) and \(snapshot.persistentIdentifier) the same values of the uniqueness rule (\(rule.joined(separator: ", "))) of \(snapshot.persistentIdentifier.entityName); make them differ (in a custom stage's willMigrate, say) or drop the rule. The store is unchanged.",
-                entityName: snapshot.persistentIdentifier.entityName, propertyName: rule.first, identifier: old.persistentIdentifier)
+        if let other, other != oldID {
+            let rule = newMapper.uniqueKeys(of: snapshot).first { $0.0 == key }?.1 ?? []
+            findings.collision(key, entity: snapshot.persistentIdentifier.entityName, rule: rule, first: other, other: oldID)
+            return
         }
-        claimed[key] = snapshot.persistentIdentifier
+        claimed[key] = oldID
     }
 
     /// `old` (of primary key `primaryKey`) in the new schema, following `rewrite`; its join
     /// targets come from `cursors`, which must be asked in ascending primary-key order.
     func transform(
-        _ old: DefaultSnapshot, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper
+        _ old: DefaultSnapshot, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper,
+        findings: inout Findings
     ) throws -> DefaultSnapshot {
         let oldID = old.persistentIdentifier
         let entity = rewrite.entity
@@ -131,13 +200,11 @@ struct GenerationRewriter {
             case let .attribute(a, oldName, fallback):
                 var value = oldName.flatMap { old.values[$0] } ?? fallback ?? .null
                 if value.isNull && !a.isOptional {
-                    guard let d = fallback, !d.isNull else {
-                        throw DataStoreError(
-                            .missingValue,
-                            "\(oldID) holds no \(oldName ?? a.name), which the new schema's \(entity).\(a.name) requires; give it a value in a custom stage's willMigrate, or a default. The store is unchanged.",
-                            entityName: entity, propertyName: a.name, identifier: oldID)
+                    if let d = fallback, !d.isNull {
+                        value = d
+                    } else {
+                        findings.missingValue(entity, a.name, oldID)
                     }
-                    value = d
                 }
                 values[a.name] = value
             case let .toOne(name, oldName):

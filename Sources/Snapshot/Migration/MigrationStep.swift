@@ -18,8 +18,9 @@ struct MigrationStep {
 
     /// The steps from `stored` to `target`: one lightweight step without a plan; with one, the
     /// stages between the plan's versions equal to the two schemas (a step the plan has no
-    /// stage for is lightweight). A stored schema the plan does not list is migrated to the
-    /// target as without a plan.
+    /// stage for is lightweight). A stored schema the plan does not list is refused
+    /// (`schemaMismatch`), as SwiftData refuses an unknown model version: migrating it as
+    /// without a plan would skip the plan's stages.
     static func path(from stored: Schema, storedVersion: Schema.Version?, to target: Schema, plan: (any SchemaMigrationPlan.Type)?) throws -> [MigrationStep] {
         let direct = [MigrationStep(from: stored, to: target, fromVersion: storedVersion, toVersion: nil, isCustom: false)]
         guard let plan else { return direct }
@@ -30,7 +31,17 @@ struct MigrationStep {
                 "The configured schema is none of the migration plan's versions (\(versions.map(\.id.description).joined(separator: ", "))); configure the schema of one of them.")
         }
         guard let i = versions.firstIndex(where: { $0.schema == stored }) else {
-            return [MigrationStep(from: stored, to: target, fromVersion: storedVersion, toVersion: versions[j].id, isCustom: false)]
+            let listed = versions.map(\.id.description).joined(separator: ", ")
+            let named = storedVersion.map { "version \($0)" } ?? "no version"
+            let hint =
+                storedVersion.map { v in
+                    versions.contains { $0.id == v }
+                        ? " (the plan's \(v) declares another schema than the one the store was written with: a version's schema was changed without a new version)"
+                        : ""
+                } ?? ""
+            throw DataStoreError(
+                .schemaMismatch,
+                "The store's schema (\(named)) is none of the migration plan's versions (\(listed))\(hint); add the schema it was written with to the plan's schemas, or open it with a plan that has it. The store is unchanged.")
         }
         guard i <= j else {
             throw DataStoreError(

@@ -8,7 +8,9 @@
 /// removed — removing an entity that holds objects deletes them, so it takes a plan whose
 /// stage (`.lightweight` will do) names the step, and without one it is refused
 /// (`schemaMismatch`, naming the entity); an attribute made optional, or made required with a
-/// default (nulls become the default); a default value or a storage option
+/// default (nulls become the default), or made required without a default when no stored
+/// object holds a null (every object is read to check; the objects that do are named in a
+/// `missingValue` refusal); a default value or a storage option
 /// (`externalStorage`, `ephemeral`) changed; a delete rule or count changed; an index or
 /// uniqueness constraint added or removed (an added constraint over values that collide stops
 /// the migration with `uniqueness`).
@@ -16,8 +18,7 @@
 /// **Incompatible** changes are refused (``isIncompatible``): a type change, a property that
 /// turns from attribute to relationship, a relationship's destination or cardinality, an
 /// inverse change that moves where the links are stored, a change of superentity or an entity
-/// made abstract, a required attribute added without a default, a to-one made required, and
-/// (outside a custom stage) an optional attribute made required without a default.
+/// made abstract, a required attribute added without a default, and a to-one made required.
 public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
     /// An entity the stored schema does not have.
     case entityAdded(String)
@@ -38,7 +39,8 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
     case attributeTypeChanged(entity: String, attribute: String, from: Schema.Attribute.ValueType, to: Schema.Attribute.ValueType)
     /// A required attribute made optional.
     case attributeMadeOptional(entity: String, attribute: String)
-    /// An optional attribute made required; with a default, stored nulls become it.
+    /// An optional attribute made required; with a default, stored nulls become it; without
+    /// one, no stored object may hold a null.
     case attributeMadeRequired(entity: String, attribute: String, hasDefault: Bool)
     /// A new default value.
     case attributeDefaultChanged(entity: String, attribute: String)
@@ -76,6 +78,9 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         case header
         /// Only the header changes; records written before read the new shape as they are.
         case lazy
+        /// Only the header changes, once a read of every record shows that the data fits the
+        /// new schema (a dry run of the rewrite, which writes nothing).
+        case checked
         /// Every record is rewritten into a new generation.
         case rewrite
         /// Refused, unless a custom stage's closures can make the data fit (then a rewrite).
@@ -94,7 +99,7 @@ public enum SchemaChange: Hashable, Sendable, CustomStringConvertible {
         case .entityRemoved, .entityRenamed, .attributeRemoved, .attributeRenamed, .attributeDefaultChanged, .attributeStorageChanged,
             .relationshipRemoved, .relationshipRenamed, .indexAdded, .indexRemoved, .uniquenessAdded, .uniquenessRemoved:
             .rewrite
-        case .attributeMadeRequired(_, _, let hasDefault): hasDefault ? .rewrite : .refusedUnlessCustom
+        case .attributeMadeRequired(_, _, let hasDefault): hasDefault ? .rewrite : .checked
         case .inheritanceChanged, .attributeTypeChanged, .propertyKindChanged, .relationshipTargetChanged, .relationshipMadeRequired: .refused
         }
     }

@@ -52,6 +52,18 @@ struct SchemaMapping {
     /// The strongest effect of the changes: what the migration has to do.
     var effect: SchemaChange.Effect { changes.map(\.effect).max() ?? .header }
 
+    /// Whether the data must be read to know it fits the new schema: a new uniqueness rule (no
+    /// two objects may share its values) or an attribute made required without a default (no
+    /// object may hold a null).
+    var needsCheck: Bool {
+        changes.contains { change in
+            switch change {
+            case .uniquenessAdded, .attributeMadeRequired(_, _, hasDefault: false): true
+            default: false
+            }
+        }
+    }
+
     /// The old name of the property `name` (declared or inherited) of the new entity `entity`,
     /// or `nil` for a property the old schema does not have.
     func oldName(ofProperty name: String, inNew entity: String) -> String? {

@@ -10,6 +10,14 @@ import Foundation
 /// makes the new generation live. Then the old generations are deleted. A crash or an error
 /// before that commit leaves the store as it was (what the migration wrote is swept at the next
 /// open); after it, the migration is complete.
+///
+/// Nothing is written (not even the sweep of generations an earlier, interrupted migration
+/// left, nor of their blobs) until the open is known to go ahead: every refusal the stored data
+/// can be checked for without writing — an unknown version, a change no stage can make, an
+/// entity removed without a plan, the collisions of a new uniqueness rule, the nulls of an
+/// attribute made required — is found first, so a refused open leaves the files
+/// byte-identical. (A refusal that only a step after one that rewrites, or after a custom
+/// stage's closure, can find comes after those writes; the store is still as it was.)
 struct StoreMigrator {
     let engine: LogStore
     let configuration: WALStoreConfiguration
@@ -26,9 +34,15 @@ struct StoreMigrator {
             try write(header)
             return header
         }
-        try GenerationSweeper.discardAll(except: header.generation, in: engine)
         if header.formatVersion < StoreHeader.currentVersion {
-            if let stored = header.schema, stored != target { try refuseBeforeUpgrade(header, stored) }
+            // The upgrade commits before any migration runs (a header the migration writes is of
+            // the current version, so the upgrade could not be found unfinished after it). So
+            // that a migration the checks refuse still finds the files as they were, those checks
+            // (and the dry runs) run first; they read, and write nothing.
+            if let stored = header.schema, stored != target {
+                let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
+                _ = try dryRuns(steps, try check(steps, live: space(header.generation)), header)
+            }
             header = try upgradeStringKeys(header)
         }
         guard let stored = header.schema else {
@@ -37,11 +51,13 @@ struct StoreMigrator {
                     .schemaMismatch,
                     "The store was written with a schema it did not record (a version-1 header), and the configured schema's fingerprint differs; open it once with the schema it was written with, then migrate.")
             }
+            try GenerationSweeper.discardAll(except: header.generation, in: engine)
             header = try StoreHeader(identifier: header.identifier, generation: header.generation, version: targetVersion, schema: target)
             try write(header)
             return header
         }
         if stored == target {
+            try GenerationSweeper.discardAll(except: header.generation, in: engine)
             if let targetVersion, header.version != targetVersion {
                 header.version = targetVersion
                 try write(header)
@@ -50,24 +66,6 @@ struct StoreMigrator {
         }
         let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
         return try migrate(header, through: steps, version: targetVersion)
-    }
-
-    /// The refusals ``migrate(_:through:version:)`` makes before it writes (its checks, and the
-    /// dry run of an added uniqueness rule on the live generation), made before the string-key
-    /// upgrade commits: an open they refuse leaves a store of an older version unchanged.
-    private func refuseBeforeUpgrade(_ header: StoreHeader, _ stored: Schema) throws {
-        let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
-        let live = RecordSpace(engine: engine, generation: header.generation)
-        for (step, mapping) in zip(steps, try check(steps, live: live)) {
-            if step.willMigrate != nil { return }  // a closure may change the data first
-            if mapping.effect >= .rewrite {
-                if mapping.changes.contains(where: { if case .uniquenessAdded = $0 { true } else { false } }) {
-                    try GenerationRewriter(mapping: mapping, source: live, destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
-                }
-                return
-            }
-            if step.didMigrate != nil { return }
-        }
     }
 
     /// A header of an older version, with its live generation's index and uniqueness keys
@@ -142,12 +140,31 @@ struct StoreMigrator {
         return false
     }
 
+    /// Dry runs of the steps that read the live generation as it is (up to the first step that
+    /// writes), before a byte is written, so a refusal leaves the files as they were. Returns the
+    /// indexes of the steps checked.
+    private func dryRuns(_ steps: [MigrationStep], _ mappings: [SchemaMapping], _ header: StoreHeader) throws -> Set<Int> {
+        var checked: Set<Int> = []
+        for (i, (step, mapping)) in zip(steps, mappings).enumerated() {
+            guard step.willMigrate == nil else { break }
+            if mapping.needsCheck {
+                try GenerationRewriter(mapping: mapping, source: space(header.generation), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                checked.insert(i)
+            }
+            if mapping.effect >= .rewrite || step.didMigrate != nil { break }
+        }
+        return checked
+    }
+
     private func migrate(_ header: StoreHeader, through steps: [MigrationStep], version: Schema.Version?) throws -> StoreHeader {
         let live = header.generation
         let mappings = try check(steps, live: RecordSpace(engine: engine, generation: live))
         guard live < UInt32.max - UInt32(2 * steps.count + 2) else {
             throw DataStoreError(.invalidRequest, "The store has run out of generation numbers for migrations; copy its objects into a new store.")
         }
+        let checked = try dryRuns(steps, mappings, header)
+        // The open goes ahead: now the leftovers of an interrupted migration may go.
+        try GenerationSweeper.discardAll(except: live, in: engine)
         var current = live
         var next = live + 1
         var written: [UInt32] = []
@@ -156,12 +173,11 @@ struct StoreMigrator {
             written.append(next)
             return next
         }
-        func space(_ g: UInt32) -> RecordSpace { RecordSpace(engine: engine, generation: g) }
         func context(_ g: UInt32, _ schema: Schema) -> WALDataStore {
             WALDataStore(migrationContext: configuration, schema: schema, engine: engine, identifier: header.identifier, space: space(g))
         }
         do {
-            for (step, mapping) in zip(steps, mappings) {
+            for (i, (step, mapping)) in zip(steps, mappings).enumerated() {
                 if let willMigrate = step.willMigrate {
                     if current == live {
                         let copy = fresh()
@@ -170,11 +186,11 @@ struct StoreMigrator {
                     }
                     try run(willMigrate, on: context(current, step.from), step)
                 }
+                if mapping.effect < .rewrite && mapping.needsCheck && !checked.contains(i) {
+                    // A step that rewrites nothing checks the data it keeps (the rewrite checks its own).
+                    try GenerationRewriter(mapping: mapping, source: space(current), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                }
                 if mapping.effect >= .rewrite {
-                    if current == live && mapping.changes.contains(where: { if case .uniquenessAdded = $0 { true } else { false } }) {
-                        // Checked before a byte is written, so a refusal leaves the files as they were.
-                        try GenerationRewriter(mapping: mapping, source: space(current), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
-                    }
                     let destination = fresh()
                     try GenerationRewriter(
                         mapping: mapping, source: space(current), destination: space(destination), storeIdentifier: header.identifier,
@@ -206,6 +222,8 @@ struct StoreMigrator {
         try GenerationSweeper.discardAll(except: current, in: engine)
         return switched
     }
+
+    private func space(_ g: UInt32) -> RecordSpace { RecordSpace(engine: engine, generation: g) }
 
     private func run(_ handler: MigrationStage.Handler, on store: WALDataStore, _ step: MigrationStep) throws {
         do { try handler(store) } catch let error as DataStoreError where error.code == .engine {

@@ -78,6 +78,12 @@ extension FetchPredicate {
     public static func identifier(in identifiers: some Sequence<PersistentIdentifier>) -> FetchPredicate {
         .identifierIn(Set(identifiers))
     }
+    /// The object is of exactly the entity `name` (not of one of its sub-entities): Core Data's
+    /// `entity == Photo`.
+    public static func isEntity(_ name: String) -> FetchPredicate { .entity(name, includesSubentities: false) }
+    /// The object is of the entity `name` or of one of its sub-entities: Swift's `$0 is Photo`,
+    /// Core Data's `isKindOfClass`.
+    public static func isKind(of name: String) -> FetchPredicate { .entity(name, includesSubentities: true) }
     /// The predicate that always holds.
     public static var always: FetchPredicate { .constant(true) }
     /// The predicate that never holds.

@@ -70,4 +70,10 @@ public indirect enum FetchPredicate: Hashable, Codable, Sendable {
     /// Every object reached through the to-many `path` satisfies the predicate (`true` when
     /// there is none).
     case all(path: PropertyPath, FetchPredicate)
+    /// The object's concrete entity is `name` or, with `includesSubentities`, one of its
+    /// sub-entities (Core Data's `entity ==` and `isKindOfClass`; Swift's `is` and `as?` on a
+    /// model of a class hierarchy). Inside an `and`, the conjuncts after it may read the
+    /// properties `name` declares (`.isKind(of: "Photo") && .attribute("width") > 1000` on a
+    /// fetch of a superentity), as in a conditional cast.
+    case entity(String, includesSubentities: Bool)
 }

@@ -13,7 +13,9 @@ public struct FetchSortDescriptor: Hashable, Codable, Sendable {
         case reverse
     }
 
-    /// The value sorted by (an attribute, or one reached through to-one relationships).
+    /// The value sorted by (an attribute, or one reached through to-one relationships). A path
+    /// through a to-many relationship has no one value to sort by: a fetch refuses it
+    /// (``DataStoreError/Code/invalidPredicate`` naming the entity and the relationship).
     public var path: PropertyPath
     /// The direction.
     public var order: Order

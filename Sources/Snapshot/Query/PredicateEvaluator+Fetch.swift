@@ -4,9 +4,9 @@ extension PredicateEvaluator {
     /// and a ``schema``), filtered by its predicate, sorted, offset, limited, and holding only
     /// ``FetchDescriptor/propertiesToFetch`` when that is not empty.
     ///
-    /// - Throws: ``DataStoreError/Code/invalidRequest`` for a negative limit or offset,
-    ///   ``DataStoreError/Code/unknownEntity`` (with a schema) for an entity it does not
-    ///   declare, and as ``evaluate(_:on:)`` and ``sorted(_:by:)``.
+    /// - Throws: ``DataStoreError/Code/invalidRequest`` for a negative limit or offset; with a
+    ///   schema, what ``check(_:against:)`` refuses, before any snapshot is read; and as
+    ///   ``evaluate(_:on:)`` and ``sorted(_:by:)``.
     public func run(_ descriptor: FetchDescriptor, over snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
         if let limit = descriptor.fetchLimit, limit < 0 {
             throw DataStoreError(.invalidRequest, "fetchLimit is \(limit); pass nil for no limit, or a count of at least 0.", entityName: descriptor.entityName)
@@ -14,7 +14,7 @@ extension PredicateEvaluator {
         if let offset = descriptor.fetchOffset, offset < 0 {
             throw DataStoreError(.invalidRequest, "fetchOffset is \(offset); pass nil or a count of at least 0.", entityName: descriptor.entityName)
         }
-        if let schema { _ = try schema.requireEntity(named: descriptor.entityName) }
+        if let schema { try Self.check(descriptor, against: schema) }
         var selected = try snapshots.filter { snapshot in
             try isOfFetchedEntity(snapshot.persistentIdentifier.entityName, descriptor)
                 && (try descriptor.predicate.map { try evaluate($0, on: snapshot) } ?? true)

@@ -29,6 +29,16 @@ import Foundation
 /// (the byte order of their NFC forms): `==` holds between canonically equivalent spellings,
 /// as Swift's `==` does, and `<`, `<=`, `>`, `>=` are consistent with it and with sorts.
 ///
+/// **Entities.** ``FetchPredicate/entity(_:includesSubentities:)`` reads the object's concrete
+/// entity from its identifier; sub-entities are known only with a ``schema`` (without one, only
+/// the entity itself matches).
+///
+/// **Checked before reading.** With a schema, ``check(_:against:)`` refuses a malformed request
+/// (an unknown name, a path that cannot be followed, a value of another kind than the property
+/// it is compared with, a sort by a to-many relationship) before any object is read, so whether
+/// a request is refused depends on the request alone, not on the objects a store holds;
+/// ``run(_:over:)`` and the stores of this package check first.
+///
 /// **Strings.** `contains`, `beginsWith` and `endsWith` match by `Character` (so canonically
 /// equivalent spellings match, as Foundation's `Predicate` matches them); with
 /// ``FetchPredicate/StringOptions``, both sides are first brought to NFC and folded with
@@ -62,7 +72,7 @@ public struct PredicateEvaluator {
         case .constant(let value):
             return value
         case let .compare(path, comparison, value):
-            return try Self.holds(try self.value(at: path, of: snapshot), comparison, value, path: path)
+            return try Self.holds(try self.value(at: path, of: snapshot), comparison, value, path: path, entityName: snapshot.persistentIdentifier.entityName)
         case let .string(path, operation, needle, options):
             let value = try self.value(at: path, of: snapshot)
             if value.isNull { return false }
@@ -76,7 +86,7 @@ public struct PredicateEvaluator {
             return try value(at: path, of: snapshot).isNull
         case let .oneOf(path, values):
             let value = try self.value(at: path, of: snapshot)
-            for candidate in values where try Self.holds(value, .equal, candidate, path: path) { return true }
+            for candidate in values where try Self.holds(value, .equal, candidate, path: path, entityName: snapshot.persistentIdentifier.entityName) { return true }
             return false
         case .identifierIn(let identifiers):
             return identifiers.contains(snapshot.persistentIdentifier)
@@ -94,7 +104,19 @@ public struct PredicateEvaluator {
         case let .all(path, p):
             for target in try targets(at: path, of: snapshot) where try !evaluate(p, on: target) { return false }
             return true
+        case let .entity(name, includesSubentities):
+            return try isOfEntity(snapshot.persistentIdentifier.entityName, name, includesSubentities: includesSubentities)
         }
+    }
+
+    /// Whether an object of the concrete entity `concrete` is of `name` (or, with
+    /// `includesSubentities`, of a sub-entity of it). Without a schema, only the name itself
+    /// matches.
+    func isOfEntity(_ concrete: String, _ name: String, includesSubentities: Bool) throws -> Bool {
+        if concrete == name { return true }
+        guard includesSubentities, let schema else { return false }
+        _ = try schema.requireEntity(named: name)
+        return schema.isEntity(concrete, kindOf: name)
     }
 
     /// The one value at `path` of `snapshot`, following to-one relationships (null when one has
@@ -153,7 +175,7 @@ public struct PredicateEvaluator {
         if path.components.isEmpty || path.components.contains(where: \.isEmpty) {
             throw DataStoreError(
                 .invalidPredicate, "The key path \"\(path)\" has an empty component; write property names joined by single dots.",
-                entityName: snapshot.persistentIdentifier.entityName)
+                entityName: snapshot.persistentIdentifier.entityName, propertyName: path.description)
         }
     }
 
@@ -173,13 +195,15 @@ public struct PredicateEvaluator {
         guard let target = try resolve(id) else {
             throw DataStoreError(
                 .danglingReference, "\(path) reaches \(id), which the store does not hold; the reference was left behind by a delete or never saved.",
-                entityName: snapshot.persistentIdentifier.entityName, identifier: id)
+                entityName: snapshot.persistentIdentifier.entityName, propertyName: path.description, identifier: id)
         }
         return target
     }
 
     /// Whether `lhs comparison rhs` holds under the documented null and coercion rules.
-    static func holds(_ lhs: PropertyValue, _ comparison: FetchPredicate.Comparison, _ rhs: PropertyValue, path: PropertyPath) throws -> Bool {
+    static func holds(
+        _ lhs: PropertyValue, _ comparison: FetchPredicate.Comparison, _ rhs: PropertyValue, path: PropertyPath, entityName: String? = nil
+    ) throws -> Bool {
         if lhs.isNull || rhs.isNull {
             switch comparison {
             case .equal: return lhs.isNull && rhs.isNull
@@ -195,7 +219,7 @@ public struct PredicateEvaluator {
         } else {
             throw DataStoreError(
                 .typeMismatch, "\(path) holds a \(lhs.caseName), compared with a \(rhs.caseName); compare it with a value of its own type.",
-                propertyName: path.description)
+                entityName: entityName, propertyName: path.description)
         }
         switch comparison {
         case .equal: return order == 0

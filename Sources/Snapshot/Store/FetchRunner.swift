@@ -63,10 +63,29 @@ final class FetchRunner {
         if let offset = descriptor.fetchOffset, offset < 0 {
             throw DataStoreError(.invalidRequest, "fetchOffset is \(offset); pass nil or a count of at least 0.", entityName: descriptor.entityName)
         }
+        // The predicate, sort and prefetch paths against the schema, before anything is read.
+        try PredicateEvaluator.check(descriptor, against: schema)
     }
 
     private func isFetched(_ entity: String, _ descriptor: FetchDescriptor) -> Bool {
         entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
+    }
+
+    /// Whether an object of the concrete entity `entity` passes the entity tests among the
+    /// predicate's top-level conjuncts: known from a record's or an index entry's entity name,
+    /// before the object is decoded.
+    private func passesEntityTests(_ entity: String, _ predicate: FetchPredicate?) throws -> Bool {
+        let conjuncts: [FetchPredicate]
+        switch predicate {
+        case .and(let list)?: conjuncts = list
+        case let p?: conjuncts = [p]
+        case nil: return true
+        }
+        for case let .entity(name, includesSubentities) in conjuncts
+        where try !evaluator.isOfEntity(entity, name, includesSubentities: includesSubentities) {
+            return false
+        }
+        return true
     }
 
     private static func isFloatingZero(_ value: PropertyValue) -> Bool {
@@ -129,6 +148,7 @@ final class FetchRunner {
             case .and(let list), .or(let list): list.forEach(walk)
             case .not(let q): walk(q)
             case let .any(path, _), let .all(path, _): path.components.first.map { _ = names.insert($0) }
+            case .entity: break
             }
         }
         descriptor.predicate.map(walk)
@@ -192,7 +212,9 @@ final class FetchRunner {
                     guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
                         throw RecordDecodingError("a malformed index entry", key: entry.key)
                     }
-                    guard isFetched(entity, descriptor) else { continue }
+                    guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
+                } else if try !passesEntityTests(root, descriptor.predicate) {
+                    break
                 }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
                 let key = RecordKeys.record(root: root, primaryKey: pk)
@@ -232,7 +254,7 @@ final class FetchRunner {
                 guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
                     throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
                 }
-                guard isFetched(entity, descriptor) else { continue }
+                guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
                 candidates.append(try candidate(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))
             }
         }

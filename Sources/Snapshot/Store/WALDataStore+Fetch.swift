@@ -4,8 +4,12 @@ extension WALDataStore {
     /// before it began, and no part of a save that had not.
     ///
     /// - Throws: ``DataStoreError``: `unknownEntity`, `invalidRequest` (a negative limit or
-    ///   offset), the predicate's errors (``PredicateEvaluator``), `engine` when a read fails or a
-    ///   record does not decode.
+    ///   offset), and what ``PredicateEvaluator/check(_:against:)`` refuses in the predicate, the
+    ///   sort (a sort by a to-many relationship is `invalidPredicate`) and the paths to prefetch
+    ///   (`unknownProperty`, `invalidPredicate`, `typeMismatch`, naming the entity and property)
+    ///   — all before any record is read, so on an empty store as on a full one, whichever
+    ///   indexes exist; `engine` when a read fails or a record does not decode. (The same checks
+    ///   apply to ``fetchCount(_:)``, ``fetchIdentifiers(_:)`` and ``delete(_:)``.)
     public func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
         try gate.withLock { try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper).fetch(request) } }
     }

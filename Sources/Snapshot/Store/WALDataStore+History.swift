@@ -25,9 +25,10 @@ extension WALDataStore: HistoryProviding {
     /// `authors` and `entityNames` are applied to each transaction read; `fetchLimit` counts
     /// the transactions returned, from the end `sortOrder` starts at.
     ///
-    /// - Throws: ``DataStoreError/Code/historyTokenExpired`` when `after` is older than what
-    ///   the store keeps (deleted by ``deleteHistory(_:)``, retention, an erase, or a session
-    ///   with history off) or newer than its newest transaction — never a partial answer;
+    /// - Throws: ``DataStoreError/Code/historyTokenExpired`` when `after` is the token of a
+    ///   transaction the store no longer keeps (deleted by ``deleteHistory(_:)``, retention, an
+    ///   erase, or a session with history off), or `after` or `before` is newer than its newest
+    ///   transaction — never a partial answer;
     ///   ``DataStoreError/Code/foreignIdentifier`` for a token of another store;
     ///   ``DataStoreError/Code/invalidRequest`` for a negative limit; `engine` when a record
     ///   does not decode or the engine fails.
@@ -36,15 +37,18 @@ extension WALDataStore: HistoryProviding {
     }
 
     /// Deletes the transactions before `descriptor.before` (the whole history without it);
-    /// tokens before it expire. Only `before` may be given: the history is deleted from its
-    /// oldest end, so a fetch after any token still kept is complete.
+    /// the tokens of the deleted transactions expire, `before` itself stays valid (delete
+    /// before the last token processed, and a fetch after it goes on working). Only `before`
+    /// may be given: the history is deleted from its oldest end, so a fetch after any token
+    /// still kept is complete.
     ///
     /// When it returns, the deletion is durable (in the durable sync mode); the deleted records
     /// are removed in commits of a few thousand, the first of which already hides them all, and
     /// a crash part way leaves the rest to the next open. Their bytes leave the files at the
     /// engine's next compaction.
     ///
-    /// - Throws: ``DataStoreError/Code/invalidRequest`` with any other filter;
+    /// - Throws: ``DataStoreError/Code/invalidRequest`` with any other filter (`withoutAuthor`
+    ///   included); the store is then unchanged;
     ///   ``DataStoreError/Code/historyTokenExpired`` for a token newer than the newest
     ///   transaction; ``DataStoreError/Code/foreignIdentifier`` for a token of another store;
     ///   `engine` when the engine fails.

@@ -75,6 +75,12 @@ public final class WALDataStore: DataStoreBatching {
     /// store is as it was under its old schema; once the header names the new schema, all of it
     /// is there.
     ///
+    /// A refused open (a schema no migration can reach, a store version the plan does not
+    /// list, data a migration step cannot bring into the new schema, a damaged header or
+    /// history state) writes nothing: the store's files are byte-identical afterwards; what an
+    /// open cleans up (the leftovers of an interrupted migration) it removes only once it is
+    /// known to succeed.
+    ///
     /// A migration runs inside this initializer, while this process holds the store's lock
     /// file, so no other reader or writer of the store exists meanwhile: a second opener, in
     /// this process or another, fails at once with ``DataStoreError/Code/engine`` wrapping the
@@ -87,8 +93,10 @@ public final class WALDataStore: DataStoreBatching {
     ///
     /// - Throws: ``DataStoreError/Code/invalidRequest`` without a schema or with a history
     ///   retention out of range; ``DataStoreError/Code/schemaMismatch`` naming the changes no
-    ///   migration can make; `uniqueness` or `missingValue` naming the objects a migration
-    ///   cannot bring into the new schema; ``DataStoreError/Code/migrationFailed`` when a custom
+    ///   migration can make, or a stored schema that is none of the plan's versions (naming the
+    ///   stored version and the plan's); `uniqueness` or `missingValue` naming every object a
+    ///   migration cannot bring into the new schema (in ``DataStoreError/identifier`` and
+    ///   ``DataStoreError/relatedIdentifiers``, the rule in ``DataStoreError/constraint``); ``DataStoreError/Code/migrationFailed`` when a custom
     ///   stage's closure throws; ``DataStoreError/Code/engine`` wrapping the engine's error
     ///   (locked, corrupted, …) or a header that does not decode.
     public convenience init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil) throws {
@@ -102,10 +110,16 @@ public final class WALDataStore: DataStoreBatching {
         }
         try configuration.history.validate()
         let engine = try Self.engineCall("Opening the store") {
-            try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem)
+            // Unreferenced blob files are collected only once the open is known to succeed.
+            try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem, collectingBlobs: false)
         }
         let header: StoreHeader
         do {
+            // The history's state must decode before the open writes anything: a refused open
+            // leaves the files byte-identical.
+            _ = try Self.engineCall("Reading the store's history") {
+                try engine.value(forKey: RecordKeys.historyMeta).map { bytes throws(RecordDecodingError) in try HistoryState(decoding: bytes) }
+            }
             header = try Self.engineCall("Reading the store's header") {
                 try StoreMigrator(engine: engine, configuration: configuration, target: schema, plan: migrationPlan).open()
             }
@@ -128,6 +142,7 @@ public final class WALDataStore: DataStoreBatching {
             try? engine.close()
             throw error
         }
+        engine.scheduleBlobCollection()
     }
 
     /// A custom migration stage's store: `schema` over the generation `space` of `engine`. Its

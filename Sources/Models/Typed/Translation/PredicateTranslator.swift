@@ -24,7 +24,7 @@ struct PredicateTranslator {
         guard let translatable = expression as? any StoreTranslatableExpression else {
             throw Self.unsupported(
                 expression,
-                "the store's predicates cannot express it. Supported: ==, !=, <, <=, >, >=, &&, ||, !, String.contains(_:), starts(with:), Sequence.contains(_:), contains(where:), allSatisfy(_:), isEmpty, ?? and optional chaining through to-one relationships")
+                "the store's predicates cannot express it. Supported: ==, !=, <, <=, >, >=, &&, ||, !, String.contains(_:), starts(with:), Sequence.contains(_:), contains(where:), allSatisfy(_:), isEmpty, ??, optional chaining through to-one relationships, and `is` / `as?` with a model type")
         }
         return try translatable.translate(with: &self)
     }
@@ -39,7 +39,7 @@ struct PredicateTranslator {
             guard case .attribute(.bool) = path.target else {
                 throw Self.unsupported(expression, "\(path.dotted) is not a Boolean attribute, so it cannot be a condition by itself")
             }
-            return .compare(path: try leaf(path, in: expression), .equal, value: .bool(true))
+            return guarded(path, .compare(path: try leaf(path, in: expression, guarded: true), .equal, value: .bool(true)), whenAbsent: false)
         case .constant(let value):
             guard let bool = value as? Bool else { throw Self.unsupported(expression, "a constant that is not a Boolean cannot be a condition") }
             return .constant(bool)
@@ -83,13 +83,31 @@ struct PredicateTranslator {
     /// `path` as a property path of the current scope's object.
     ///
     /// - Throws: when `path` starts from an outer scope (inside `contains(where:)`, a
-    ///   condition on the outer object), or is the object itself.
-    func leaf(_ path: StorePath, in expression: Any) throws -> PropertyPath {
+    ///   condition on the outer object), or is the object itself; and, unless the caller wraps
+    ///   the condition it makes in ``guarded(_:_:whenAbsent:)`` (`guarded`), when the path
+    ///   reads through a conditional cast.
+    func leaf(_ path: StorePath, in expression: Any, guarded: Bool = false) throws -> PropertyPath {
         try checkScope(of: path, in: expression)
         guard !path.components.isEmpty else {
             throw Self.unsupported(expression, "the object itself can only be compared for identity (== a model or its persistentModelID)")
         }
+        guard guarded || path.casts.isEmpty else {
+            throw Self.unsupported(
+                expression,
+                "after `as?`, the store can compare an attribute or to-one of the cast object with a constant (`($0 as? Photo)?.width ?? 0 > 1000`, `($0 as? Photo)?.width == 1200`); test the type with `is` for anything else")
+        }
         return path.propertyPath
+    }
+
+    /// `predicate`, a condition on the value at `path`, for an object of any entity: the value
+    /// is read only of an object that passes the entity tests of the path's casts; of any other,
+    /// the optional chain ends in `nil`, for which the condition is `whenAbsent`. (The tests
+    /// come first, so the store reads a sub-entity's property only of objects that have it.)
+    func guarded(_ path: StorePath, _ predicate: FetchPredicate, whenAbsent: Bool) -> FetchPredicate {
+        guard !path.casts.isEmpty else { return predicate }
+        let tests = path.casts.map { FetchPredicate.entity($0, includesSubentities: true) }
+        if whenAbsent { return FetchPredicate.or(tests.map { .not($0) }) || predicate }
+        return FetchPredicate.and(tests) && predicate
     }
 
     /// Refuses `path` when it starts from an outer scope.
@@ -208,14 +226,17 @@ struct PredicateTranslator {
         switch path.target {
         case .identifier where path.components.isEmpty, .object where path.components.isEmpty:
             try checkScope(of: path, in: expression)
+            guard path.casts.isEmpty else {
+                throw Self.unsupported(expression, "a cast object is compared for identity; compare the object itself, or test its type with `is`")
+            }
             switch value {
             case .toOne(let id?): return .identifierIn([id])
             case .null, .toOne(nil): return .constant(false)
             default: throw Self.unsupported(expression, "an object's identity is compared with a \(value.caseName), not a model or identifier")
             }
         case .identifier, .object, .reference, .attribute:
-            let leafPath = try leaf(path, in: expression)
-            return value.isNull ? .isNull(path: leafPath) : .compare(path: leafPath, .equal, value: value)
+            let leafPath = try leaf(path, in: expression, guarded: true)
+            return guarded(path, value.isNull ? .isNull(path: leafPath) : .compare(path: leafPath, .equal, value: value), whenAbsent: value.isNull)
         case .objects, .references:
             throw Self.unsupported(expression, "a to-many relationship (\(path.dotted)) cannot be compared as a whole; use contains(_:), contains(where:) or isEmpty")
         }
@@ -248,7 +269,7 @@ struct PredicateTranslator {
         guard case .attribute = path.target else {
             throw Self.unsupported(expression, "\(path.dotted) is not an attribute; only attributes can be ordered with <, <=, > or >=")
         }
-        return .compare(path: try leaf(path, in: expression), op, value: value)
+        return guarded(path, .compare(path: try leaf(path, in: expression, guarded: true), op, value: value), whenAbsent: false)
     }
 
     private static func flipped(_ op: FetchPredicate.Comparison) -> FetchPredicate.Comparison {
@@ -271,7 +292,7 @@ struct PredicateTranslator {
             guard case .attribute(.string) = path.target else {
                 throw Self.unsupported(expression, "\(path.dotted) is not a String attribute")
             }
-            return .string(path: try leaf(path, in: expression), operation, needle: string, options: [])
+            return guarded(path, .string(path: try leaf(path, in: expression, guarded: true), operation, needle: string, options: []), whenAbsent: false)
         case let .coalesced(path, fallback):
             return try coalescing(path, fallback, in: expression) { .string(path: $0, operation, needle: string, options: []) }
         case .constant(let value):
@@ -295,8 +316,9 @@ struct PredicateTranslator {
         let probe = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Constant"), values: ["value": fallback])
         let whenNull = try PredicateEvaluator(resolve: { _ in nil }).evaluate(make("value"), on: probe)
         if constantOnly { return .constant(whenNull) }
-        let leafPath = try leaf(path, in: expression)
-        return whenNull ? .or([.isNull(path: leafPath), make(leafPath)]) : .and([.not(.isNull(path: leafPath)), make(leafPath)])
+        let leafPath = try leaf(path, in: expression, guarded: true)
+        let condition: FetchPredicate = whenNull ? .or([.isNull(path: leafPath), make(leafPath)]) : .and([.not(.isNull(path: leafPath)), make(leafPath)])
+        return guarded(path, condition, whenAbsent: whenNull)
     }
 
     static func unsupported(_ expression: Any, _ why: String) -> PredicateTranslationError {

@@ -27,6 +27,10 @@ struct StorePath {
     var scope: Int
     /// What the path reaches.
     var target: Target
+    /// The entities the scope's object was cast to (`$0 as? Photo`), outermost first: the
+    /// path reads a value only of an object that is of each (or of a sub-entity); of any other
+    /// object the optional chain ends in `nil`.
+    var casts: [String] = []
 
     var propertyPath: PropertyPath { PropertyPath(components: components) }
     var dotted: String { components.isEmpty ? "the object itself" : components.joined(separator: ".") }
