@@ -88,7 +88,11 @@ extension StoreContext {
             }
             if r.isToMany, schema.relationship(named: inverse, in: r.destination)?.isToMany == false {
                 result.removeAll { t in
-                    if let own = inserts[t] ?? updates[t] { return own.values[inverse]?.referencedIdentifiers.first != id }
+                    // Its own to-one decides when a pending change states it (an update's
+                    // snapshot holds the stored one too, stale once another's to-many moves it).
+                    if let own = inserts[t] ?? updates[t], inserts[t] != nil || changedKeys[t]?.contains(inverse) == true {
+                        return own.values[inverse]?.referencedIdentifiers.first != id
+                    }
                     return pending.contains { other in
                         other.persistentIdentifier != id && (inserts[other.persistentIdentifier] != nil || changedKeys[other.persistentIdentifier]?.contains(r.name) == true)
                             && other.values[r.name]?.referencedIdentifiers.contains(t) == true

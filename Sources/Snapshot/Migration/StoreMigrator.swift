@@ -38,10 +38,10 @@ struct StoreMigrator {
             // The upgrade commits before any migration runs (a header the migration writes is of
             // the current version, so the upgrade could not be found unfinished after it). So
             // that a migration the checks refuse still finds the files as they were, those checks
-            // run first; they read, and write nothing.
+            // (and the dry runs) run first; they read, and write nothing.
             if let stored = header.schema, stored != target {
                 let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
-                _ = try check(steps, live: RecordSpace(engine: engine, generation: header.generation))
+                _ = try dryRuns(steps, try check(steps, live: space(header.generation)), header)
             }
             header = try upgradeStringKeys(header)
         }
@@ -140,23 +140,29 @@ struct StoreMigrator {
         return false
     }
 
+    /// Dry runs of the steps that read the live generation as it is (up to the first step that
+    /// writes), before a byte is written, so a refusal leaves the files as they were. Returns the
+    /// indexes of the steps checked.
+    private func dryRuns(_ steps: [MigrationStep], _ mappings: [SchemaMapping], _ header: StoreHeader) throws -> Set<Int> {
+        var checked: Set<Int> = []
+        for (i, (step, mapping)) in zip(steps, mappings).enumerated() {
+            guard step.willMigrate == nil else { break }
+            if mapping.needsCheck {
+                try GenerationRewriter(mapping: mapping, source: space(header.generation), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                checked.insert(i)
+            }
+            if mapping.effect >= .rewrite || step.didMigrate != nil { break }
+        }
+        return checked
+    }
+
     private func migrate(_ header: StoreHeader, through steps: [MigrationStep], version: Schema.Version?) throws -> StoreHeader {
         let live = header.generation
         let mappings = try check(steps, live: RecordSpace(engine: engine, generation: live))
         guard live < UInt32.max - UInt32(2 * steps.count + 2) else {
             throw DataStoreError(.invalidRequest, "The store has run out of generation numbers for migrations; copy its objects into a new store.")
         }
-        // Dry runs of the steps that read the live generation as it is (up to the first step
-        // that writes), before a byte is written, so a refusal leaves the files as they were.
-        var checked: Set<Int> = []
-        for (i, (step, mapping)) in zip(steps, mappings).enumerated() {
-            guard step.willMigrate == nil else { break }
-            if mapping.needsCheck {
-                try GenerationRewriter(mapping: mapping, source: space(live), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
-                checked.insert(i)
-            }
-            if mapping.effect >= .rewrite || step.didMigrate != nil { break }
-        }
+        let checked = try dryRuns(steps, mappings, header)
         // The open goes ahead: now the leftovers of an interrupted migration may go.
         try GenerationSweeper.discardAll(except: live, in: engine)
         var current = live

@@ -22,6 +22,8 @@ extension SavePlanner {
                 let old = Self.target(try stored(id)?.values[r.name])
                 let new = Self.target(state[id]?.values[r.name])
                 if old == new { continue }
+                // An upsert target this moves off the value its insert matched is no match.
+                for t in [old, new].compactMap({ $0 }) where upsertConstraints[t]?.contains(inv.name) == true { movedAway.insert(t) }
                 if let old { try modify(old) { if Self.target($0.values[inv.name]) == id { $0.values[inv.name] = .toOne(nil) } } }
                 if let new {
                     if let partner = Self.target(try current(new)?.values[inv.name]), partner != id {
@@ -40,6 +42,8 @@ extension SavePlanner {
             let inv = inverse(of: r)
             if let inv, !inv.isToMany {
                 // One-to-many: move the targets that do not state their own to-one.
+                // An upsert target this moves off the value its insert matched is no match.
+                for t in new.symmetricDifference(old) where upsertConstraints[t]?.contains(inv.name) == true && t != id { movedAway.insert(t) }
                 for t in new.subtracting(old).sorted() where stated[t]?.contains(inv.name) != true {
                     try modify(t) { $0.values[inv.name] = .toOne(id) }
                 }

@@ -87,7 +87,10 @@ extension SavePlanner {
     /// - a value an object the request updates keeps, or moves to it, is `conflictingChanges`
     ///   (two statements about one object);
     /// - two inserts sharing a unique value are `uniqueness`, naming both;
-    /// - a stored object of another entity is `uniqueness` (an upsert cannot change the entity).
+    /// - a stored object of another entity is `uniqueness` (an upsert cannot change the entity),
+    ///   unless the save deletes it (by a cascade too: refused by ``plan(_:)`` once that is known);
+    /// - a match that another statement moves off the value (a to-many or one-to-one stated from
+    ///   the other side changing its to-one of the rule) is excluded by ``plan(_:)``: the insert is new.
     func assignIdentifiers(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, excluding excluded: Set<PersistentIdentifier>) throws {
         let gone = excluded.union(request.deleted.map(\.persistentIdentifier))
         let updatedIDs = Set(request.updated.map(\.persistentIdentifier))
@@ -128,15 +131,16 @@ extension SavePlanner {
                 guard let owner = try uniqueOwner(key), !gone.contains(owner), !updatedIDs.contains(owner) else { continue }
                 target = (owner, constraint.properties)
             }
-            if let target, target.id.entityName != temporary.entityName {
-                throw uniquenessError(
-                    temporary, target.id, target.constraint,
-                    "shares its unique \(target.constraint.joined(separator: ", ")) with \(target.id), a \(target.id.entityName); an upsert needs the same entity, so change the values or update that object")
+            if let t = target, t.id.entityName != temporary.entityName {
+                // Refused by ``plan(_:)`` unless a cascade of the save deletes the holder.
+                entityMismatches.append((temporary, t.id, t.constraint))
+                target = nil
             }
             let permanent: PersistentIdentifier
             if let target {
                 permanent = target.id
                 upserted.insert(permanent)
+                upsertConstraints[permanent, default: []].formUnion(target.constraint)
             } else {
                 permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
                 inserted.insert(permanent)

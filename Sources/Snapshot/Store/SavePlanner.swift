@@ -27,8 +27,16 @@ final class SavePlanner {
     var deleted: Set<PersistentIdentifier> = []
     /// Objects the save inserts as new (upserts excluded).
     var inserted: Set<PersistentIdentifier> = []
-    /// Objects an insert was merged into (upserts).
+    /// Objects an insert was merged into (upserts), with the properties of the uniqueness rules
+    /// the inserts matched them by.
     var upserted: Set<PersistentIdentifier> = []
+    var upsertConstraints: [PersistentIdentifier: Set<String>] = [:]
+    /// Upsert targets another statement moves away from the value the insert matched (a to-many
+    /// stated from the other side changes their to-one of the rule): no match, planned again.
+    var movedAway: Set<PersistentIdentifier> = []
+    /// Inserts whose unique value a stored object of another entity holds: refused unless the
+    /// save deletes that object (a cascade may, known only once the statements are applied).
+    var entityMismatches: [(insert: PersistentIdentifier, holder: PersistentIdentifier, constraint: [String])] = []
     /// Temporary identifier → permanent.
     var remapped: [PersistentIdentifier: PersistentIdentifier] = [:]
     /// Permanent identifier of a new object → the temporary one the request inserted it under
@@ -146,19 +154,26 @@ final class SavePlanner {
     /// rules apply to relationships as the request leaves them.
     func plan(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> WriteBatch {
         try checkIdentifiers(request)
-        // An insert never merges into an object the save deletes. A cascade can reach an
-        // upsert's target only once the statements are applied, so such a target is excluded
-        // and the request planned again (at most once per insert).
+        // An insert never merges into an object the save deletes, nor into one another
+        // statement moves away from the value it matched. A cascade can reach an upsert's
+        // target, and a to-many stated from the other side move it, only once the statements
+        // are applied, so such a target is excluded and the request planned again (at most
+        // once per insert).
         var excluded: Set<PersistentIdentifier> = []
         while true {
             try assignIdentifiers(request, excluding: excluded)
             try applyStatements(request)
             try applyRelationshipChanges()
             try applyDeletes(request.deleted.map(\.persistentIdentifier), updated: Set(request.updated.map(\.persistentIdentifier)))
-            let lost = upserted.intersection(deleted)
+            let lost = upserted.intersection(deleted).union(movedAway)
             if lost.isEmpty { break }
             excluded.formUnion(lost)
             resetPlan()
+        }
+        if let m = entityMismatches.first(where: { !deleted.contains($0.holder) }) {
+            throw uniquenessError(
+                m.insert, m.holder, m.constraint,
+                "shares its unique \(m.constraint.joined(separator: ", ")) with \(m.holder), a \(m.holder.entityName); an upsert needs the same entity, so change the values or update that object")
         }
         try checkReferencesToDeleted()
         try sweepReferencesToDeleted()
@@ -173,6 +188,9 @@ final class SavePlanner {
         deleted = []
         inserted = []
         upserted = []
+        upsertConstraints = [:]
+        movedAway = []
+        entityMismatches = []
         remapped = [:]
         temporaries = [:]
         statements = []
