@@ -4,8 +4,8 @@ import Snapshot
 import SnapshotTestSupport
 import Testing
 
-/// Findings of the review of the context's delete rules (StoreContext+Delete).
-@Suite struct ContextReviewFindingsTests {
+/// The context's delete rules spare a child that another pending change moves away.
+@Suite struct ContextMovedChildTests {
     typealias World = ContextSameObjectTwiceTests.World
 
     /// An item another owner's pending to-many takes is spared by its old owner's cascade

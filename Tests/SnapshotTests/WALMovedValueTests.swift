@@ -4,8 +4,9 @@ import Snapshot
 import SnapshotTestSupport
 import Testing
 
-/// Findings of the review of the same-object-twice rules, the string order and its key upgrade.
-@Suite struct ReviewFindingsTests {
+/// Values and children that the same request moves away: an insert may take them, a cascade spares
+/// them; and a version-2 store whose open is refused is left as it was.
+@Suite struct WALMovedValueTests {
     /// Owners whose animals cascade; the root Animal's unique name covers its sub-entities.
     static let zoo: Schema = {
         do {
