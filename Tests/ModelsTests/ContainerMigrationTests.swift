@@ -2,6 +2,7 @@ import EngineTestSupport
 import Foundation
 import Models
 import Snapshot
+import SnapshotTestSupport
 import Testing
 
 /// Three versions of a library's models: V1 has books (title, author) and notes; V2 renames
@@ -141,14 +142,14 @@ enum LibraryFailingStage: ModelMigrationPlan {
 
     @Test func removingAnEntityThatHoldsObjectsWithoutAPlanIsRefusedWithAdviceTheContainerAccepts() throws {
         try writeVersion1()
-        let before = try fileBytes(under: temporary.path)
+        let before = try directoryFiles(temporary.path)
         let refusal = #expect(throws: DataStoreError.self) { try open(LibraryV2.self) }
         let error = try #require(refusal)
         #expect(error.code == .schemaMismatch)
         #expect(error.entityName == "Note")
         #expect(error.message.contains("ModelMigrationPlan"))
         #expect(error.message.contains("migrationPlan:"))
-        #expect(try fileBytes(under: temporary.path) == before, "the store is unchanged")
+        #expect(try directoryFiles(temporary.path) == before, "the store is unchanged")
         // What the advice names works.
         let container = try open(LibraryV2.self, plan: LibraryToV2.self)
         #expect(try ModelContext(container).fetchCount(FetchDescriptor<LibraryV2.Book>()) == 2)
@@ -179,11 +180,11 @@ enum LibraryFailingStage: ModelMigrationPlan {
     @Test func aStoreInAVersionNewerThanTheConfiguredOneIsRefused() throws {
         try writeVersion1()
         try open(LibraryV2.self, plan: LibraryToV2.self).close()
-        let before = try fileBytes(under: temporary.path)
+        let before = try directoryFiles(temporary.path)
         let refusal = #expect(throws: DataStoreError.self) { try open(LibraryV1.self, plan: LibraryToV2.self) }
         #expect(refusal?.code == .schemaMismatch)
         #expect(refusal?.message.contains("2.0.0") == true)
-        #expect(try fileBytes(under: temporary.path) == before)
+        #expect(try directoryFiles(temporary.path) == before)
     }
 
     @Test func aPlanWhoseModelLeavesAStoredPropertyOutIsRefusedBeforeAnythingOpens() throws {

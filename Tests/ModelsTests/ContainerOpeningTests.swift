@@ -44,9 +44,9 @@ import Testing
         }
         let holder = try LogStore.open(at: configurations[1].path)  // holds Cloud's lock
         defer { try? holder.close() }
-        let localFiles = try filesUnder(configurations[0].path)
+        let localFiles = try directoryFiles(configurations[0].path)
         let error = try #require(containerError { _ = try Self.open(configurations) })
-        #expect(try filesUnder(configurations[0].path) == localFiles, "Local, opened and closed again, is byte-identical")
+        #expect(try directoryFiles(configurations[0].path) == localFiles, "Local, opened and closed again, is byte-identical")
         switch error.code {
         case .locked: break
         default: Issue.record("expected locked, got \(error)")
@@ -78,10 +78,10 @@ import Testing
         let engine = try LogStore.open(at: configurations[1].path)
         try engine.write { $0.put(Array("user:1".utf8), Array("Ada".utf8)) }
         try engine.close()
-        let before = try filesUnder(configurations[1].path)
+        let before = try directoryFiles(configurations[1].path)
         let error = try #require(containerError { _ = try Self.open(configurations) })
         #expect(error.code == .notAStore, "\(error)")
-        #expect(try filesUnder(configurations[1].path) == before)
+        #expect(try directoryFiles(configurations[1].path) == before)
         #expect(!FileManager.default.fileExists(atPath: configurations[0].path))
     }
 
@@ -187,13 +187,13 @@ import Testing
         }
         let container = try Self.open(Self.configurations(temporary.path, cloudAllowsSave: false))
         defer { try? container.close() }
-        let before = try filesUnder(temporary.path)
+        let before = try directoryFiles(temporary.path)
         let error = try #require(containerError {
             try container.save(DataStoreSaveChangesRequest(inserted: [ContainerModel.setting("theme", "dark"), BlogModel.tag(name: "sport")]))
         })
         #expect(error.code == .saveNotAllowed)
         #expect(error.configurationNames == ["Cloud"])
-        #expect(try filesUnder(temporary.path) == before)
+        #expect(try directoryFiles(temporary.path) == before)
         #expect(try container.fetchCount(Snapshot.FetchDescriptor(entityName: "Tag")) == 1)
         #expect(try container.fetchCount(Snapshot.FetchDescriptor(entityName: "Setting")) == 0)
         try container.save(DataStoreSaveChangesRequest(inserted: [ContainerModel.setting("theme", "dark")]))

@@ -8,43 +8,7 @@ import EngineTestSupport
 import Foundation
 import Synchronization
 
-/// Every file under `path` (by its path below it) and its bytes.
-func filesUnder(_ path: String) throws -> [String: Data] {
-    var result: [String: Data] = [:]
-    let enumerator = FileManager.default.enumerator(atPath: path)
-    while let name = enumerator?.nextObject() as? String {
-        var isDirectory: ObjCBool = false
-        let full = path + "/" + name
-        if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
-            result[name] = try Data(contentsOf: URL(fileURLWithPath: full))
-        }
-    }
-    return result
-}
 
-/// A directory this process may not make a store in, found by a real condition: a directory of
-/// mode 000 for an ordinary user; as root, whom permission bits do not refuse, a directory of
-/// sysfs, where the kernel refuses every `mkdir` (`EPERM`). `nil` where neither exists (root
-/// on a system without sysfs).
-enum DeniedDirectory {
-    /// A path whose directory cannot be made (its parent exists), or `nil`.
-    static func storePath(in temporary: TemporaryDirectory) -> String? {
-        if getuid() != 0 {
-            let parent = temporary.path + "/no-access"
-            guard mkdir(parent, 0o000) == 0 else { return nil }
-            return parent + "/store"
-        }
-        return isSysfsAvailable ? "/sys/walstore-\(UUID().uuidString)" : nil
-    }
-
-    /// Whether the test can find such a directory here.
-    static var isAvailable: Bool { getuid() != 0 || isSysfsAvailable }
-
-    private static var isSysfsAvailable: Bool {
-        var status = stat()
-        return stat("/sys/kernel", &status) == 0
-    }
-}
 
 /// A file system that counts the bytes written through it, over another one.
 final class CountingFileSystem: FileSystem {

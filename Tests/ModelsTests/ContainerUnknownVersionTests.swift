@@ -2,6 +2,7 @@ import EngineTestSupport
 import Foundation
 import Models
 import Snapshot
+import SnapshotTestSupport
 import Testing
 
 /// A version no plan lists: books with a title only.
@@ -26,13 +27,13 @@ enum LibraryUnlisted: VersionedModelSchema {
         try context.insert(book)
         try context.save()
         try old.close()
-        let before = try fileBytes(under: temporary.path)
+        let before = try directoryFiles(temporary.path)
 
         let refusal = #expect(throws: DataStoreError.self) {
             try StoreContainer(schema: Schema(models: LibraryV2.models), configurations: configurations, migrationPlan: LibraryToV2.self)
         }
         #expect(refusal?.code == .schemaMismatch)
         #expect(refusal?.message.contains("1.0.0") == true, "the message names the plan's versions")
-        #expect(try fileBytes(under: temporary.path) == before)
+        #expect(try directoryFiles(temporary.path) == before)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Models
 import Snapshot
+import SnapshotTestSupport
 import Testing
 
 /// An inserted object that a save upserts into a stored one, through `ModelContext`: afterwards
@@ -120,7 +121,7 @@ import Testing
         try context.insert(a)
         try context.insert(b)
         let (ta, tb) = (a.persistentModelID, b.persistentModelID)
-        let before = try fileBytes(under: home.temporary.path)
+        let before = try directoryFiles(home.temporary.path)
 
         let refusal = #expect(throws: DataStoreError.self) { try context.save() }
         let error = try #require(refusal)
@@ -129,7 +130,7 @@ import Testing
         #expect(error.propertyName == "name")
         #expect(error.constraint == ["name"])
         #expect(Set([error.identifier].compactMap { $0 } + error.relatedIdentifiers) == [ta, tb])
-        #expect(try fileBytes(under: home.temporary.path) == before, "nothing was written")
+        #expect(try directoryFiles(home.temporary.path) == before, "nothing was written")
         #expect(context.hasChanges)
         #expect(Set(context.storeContext.insertedIdentifiers) == [ta, tb], "both inserts stay pending")
         #expect(a.persistentModelID.isTemporary && b.persistentModelID.isTemporary)

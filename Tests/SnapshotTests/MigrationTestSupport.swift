@@ -88,7 +88,7 @@ struct MigrationHome {
     }
 
     /// Every file under the store's directory and its bytes.
-    func files() throws -> [String: Data] { try filesUnder(path) }
+    func files() throws -> [String: Data] { try directoryFiles(path) }
 }
 
 extension [Schema.Entity] {

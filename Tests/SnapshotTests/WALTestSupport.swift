@@ -24,22 +24,9 @@ struct WALHome {
     func open() throws -> WALDataStore { try WALDataStore(configuration) }
 
     /// Every file under the store's directory and its bytes.
-    func files() throws -> [String: Data] { try filesUnder(path) }
+    func files() throws -> [String: Data] { try directoryFiles(path) }
 }
 
-/// Every file under `path` (by its path below it) and its bytes.
-func filesUnder(_ path: String) throws -> [String: Data] {
-    var result: [String: Data] = [:]
-    let enumerator = FileManager.default.enumerator(atPath: path)
-    while let name = enumerator?.nextObject() as? String {
-        var isDirectory: ObjCBool = false
-        let full = path + "/" + name
-        if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
-            result[name] = try Data(contentsOf: URL(fileURLWithPath: full))
-        }
-    }
-    return result
-}
 
 extension WALDataStore {
     func all(_ entity: String) throws -> [DefaultSnapshot] {
