@@ -7,52 +7,34 @@ import Testing
 // The blog model of the README's example program (Sources/WALStoreExample/main.swift), as it
 // declares it: the test below checks the two copies are the same. Other tests use it too.
 // EXAMPLE:begin
-final class Post: PersistentModel {
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Post")
+final class Post: ModelObject, PersistentModel {
     var title = ""
     var date = Date.distantPast
     var attachments: [Attachment] = []
     var tags: [Tag] = []
-    init() {}
-
     static let properties: [ModelProperty<Post>] = [
-        .attribute(\.title, "title"),
-        .attribute(\.date, "date"),
-        .toMany(\.attachments, "attachments", inverse: "post", deleteRule: .cascade),
-        .toMany(\.tags, "tags", inverse: "posts"),
+        .attribute(\.title), .attribute(\.date),
+        .toMany(\.attachments, inverse: \Attachment.post, deleteRule: .cascade), .toMany(\.tags, inverse: \Tag.posts),
     ]
 }
 
-final class Attachment: PersistentModel {
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Attachment")
+final class Attachment: ModelObject, PersistentModel {
     var imageData = Data()
     var post: Post?
-    init() {}
-
     static let properties: [ModelProperty<Attachment>] = [
-        .attribute(\.imageData, "imageData", options: .externalStorage),
-        .toOne(\.post, "post", inverse: "attachments"),
+        .attribute(\.imageData, options: .externalStorage), .toOne(\.post, inverse: \Post.attachments),
     ]
 }
 
-final class Tag: PersistentModel {
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Tag")
+final class Tag: ModelObject, PersistentModel {
     var name = ""
     var posts: [Post] = []
-    init() {}
-
-    static let properties: [ModelProperty<Tag>] = [
-        .attribute(\.name, "name", options: .unique),
-        .toMany(\.posts, "posts", inverse: "tags"),
-    ]
+    static let properties: [ModelProperty<Tag>] = [.attribute(\.name, options: .unique), .toMany(\.posts, inverse: \Post.tags)]
 }
 
-final class Draft: PersistentModel {  // kept on this device only
-    var persistentModelID = PersistentIdentifier.temporary(entityName: "Draft")
+final class Draft: ModelObject, PersistentModel {  // kept on this device only
     var text = ""
-    init() {}
-
-    static let properties: [ModelProperty<Draft>] = [.attribute(\.text, "text")]
+    static let properties: [ModelProperty<Draft>] = [.attribute(\.text)]
 }
 // EXAMPLE:end
 
