@@ -40,6 +40,7 @@ extension CoreDataSQLiteStore {
                 let plan = SaveTransaction(store: self)
                 try transaction { log in
                     for id in ids { if case .integer(let key) = id.primaryKey { try plan.deleteObject(id.entityName, key, log: &log) } }
+                    try plan.checkDenials()
                     try plan.checkCounts()
                 }
             }

@@ -20,6 +20,8 @@ final class SaveTransaction {
     private var deleted: Set<PersistentIdentifier> = []
     /// The objects the request updates: a cascade that reaches one is refused.
     private var updatedIDs: Set<PersistentIdentifier> = []
+    /// Deleted objects and the targets their deny relationships held when they were deleted.
+    private var denials: [(owner: PersistentIdentifier, relationship: String, targets: [PersistentIdentifier])] = []
     /// Rows deleted by the save, as "ZTABLE#Z_PK".
     private var deletedRows: Set<String> = []
     /// Objects whose bounded to-many relationships the save may have changed.
@@ -57,6 +59,32 @@ final class SaveTransaction {
             try checkValues(snapshot, insert: false, temporaries: temporaries)
         }
         for snapshot in request.deleted { _ = try key(of: snapshot.persistentIdentifier) }
+        try checkInsertsClaimDistinctValues(request)
+    }
+
+    /// Two inserts sharing a unique value are refused (`uniqueness`, naming both) before the
+    /// transaction begins: the refusal reads nothing, and so writes nothing (not even the
+    /// WAL index a first write transaction sets up).
+    private func checkInsertsClaimDistinctValues(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        var claimed: [String: PersistentIdentifier] = [:]
+        for snapshot in request.inserted {
+            let temporary = snapshot.persistentIdentifier
+            let table = try layout.table(temporary.entityName)
+            var claims: [String] = []
+            for properties in table.uniqueness {
+                let values = properties.map { snapshot.values[$0] ?? table.columnsByAttribute[$0]?.attribute.defaultValue ?? .null }
+                if values.contains(where: { $0.isNull || !$0.referencedIdentifiers.isEmpty }) { continue }
+                let claim = "\(table.name)|\(properties)|\(values.map(CanonicalCollation.claimForm))"
+                if let earlier = claimed[claim] {
+                    throw DataStoreError(
+                        .uniqueness, "Two inserted \(table.entity.name) objects have the same \(properties.joined(separator: ", ")); change one of them, or insert one.",
+                        entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
+                        constraint: properties, relatedIdentifiers: [earlier])
+                }
+                claims.append(claim)
+            }
+            for claim in claims { claimed[claim] = temporary }
+        }
     }
 
     /// One object stated twice is refused (`conflictingChanges`), before anything else: the
@@ -370,6 +398,20 @@ final class SaveTransaction {
         for snapshot in request.deleted {
             try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
         }
+        try checkDenials()
+        // Nor to one a cascade of the save deletes.
+        if !deleted.isEmpty {
+            for snapshot in request.inserted + request.updated {
+                for (name, value) in snapshot.values.sorted(by: { $0.key < $1.key }) {
+                    let targets = value.referencedIdentifiers.map { remapped[$0] ?? $0 }
+                    guard let gone = targets.first(where: deleted.contains) else { continue }
+                    let id = snapshot.persistentIdentifier
+                    throw DataStoreError(
+                        .danglingReference, "\(id.entityName).\(name) of \(id) refers to \(gone), which a cascade rule of the same save deletes; drop the reference, or keep the object.",
+                        entityName: id.entityName, propertyName: name, identifier: id, relatedIdentifiers: [gone])
+                }
+            }
+        }
         for write in writes where !deletedRows.contains("\(try layout.table(write.entity).name)#\(write.key)") {
             countOwners.insert(Owner(entity: write.entity, key: write.key))
             try noteBoundedNeighbours(write.entity, write.key)
@@ -652,12 +694,9 @@ final class SaveTransaction {
             let entities = try concreteEntities(link, targets)
             switch rule {
             case .deny:
-                let remaining = try targets.filter { !deleted.contains(try store.identifier(entities[$0] ?? destination, $0)) }
-                if !remaining.isEmpty {
-                    throw DataStoreError(
-                        .deleteDenied, "\(id) still has \(link.relationship.name), whose rule is deny; remove them first.",
-                        entityName: entity, propertyName: link.relationship.name, identifier: id)
-                }
+                // Checked once every delete has run: the rule counts the targets the save leaves.
+                let held = try targets.map { try store.identifier(entities[$0] ?? destination, $0) }
+                if !held.isEmpty { denials.append((id, link.relationship.name, held)) }
             case .cascade:
                 for target in targets { try deleteObject(entities[target] ?? destination, target, cascadedBy: (id, link.relationship.name), log: &log) }
             case .nullify:
@@ -678,6 +717,17 @@ final class SaveTransaction {
         try store.run("DELETE FROM \(table.name) WHERE Z_PK = ?", [.integer(key)])
         for (joinTable, column) in joinColumns(referencing: entity) {
             try store.run("DELETE FROM \(joinTable) WHERE \(column) = ?", [.integer(key)])
+        }
+    }
+
+    /// Refuses the save when a deleted object's relationship with the deny rule held a target
+    /// that the save does not delete too.
+    func checkDenials() throws {
+        for denial in denials {
+            guard let kept = try denial.targets.first(where: { try !deleted.contains($0) && exists($0) }) else { continue }
+            throw DataStoreError(
+                .deleteDenied, "\(denial.owner) cannot be deleted: its \(denial.relationship) still holds \(kept) and the rule is deny; delete or detach that first.",
+                entityName: denial.owner.entityName, propertyName: denial.relationship, identifier: denial.owner, relatedIdentifiers: [kept])
         }
     }
 
