@@ -145,6 +145,33 @@ import Testing
         #expect(state[Self.id("Tag", 2)]?.values["name"] == "green")
     }
 
+    /// Seed 52 (`twice`): a deny rule counts the targets the save leaves, so deleting a post
+    /// and its only comment in one save is allowed; the SQLite store checked the rule before the
+    /// comment's own delete had run.
+    @Test func aDenyRuleAllowsADeleteWhoseTargetsTheSameSaveDeletes() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.post(21)])),
+            .save(SaveStep(inserted: [Self.insert("Comment", 52, ["post": .toOne(Self.id("Post", 21)), "text": "b", "votes": .int(2)])])),
+            .save(SaveStep(deleted: [Self.id("Post", 21), Self.id("Comment", 52)])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state.isEmpty)
+    }
+
+    /// Seed 140 (`twice`): an insert referring to an object a cascade of the same save deletes
+    /// is refused (danglingReference); the SQLite store linked the tag, then let the cascade
+    /// drop the link.
+    @Test func anInsertReferringToAnObjectACascadeOfTheSaveDeletesIsRefused() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.post(5)])),
+            .save(SaveStep(inserted: [Self.author(50, "ae\u{301}", ["posts": .toMany([Self.id("Post", 5)])])])),
+            .save(SaveStep(inserted: [Self.insert("Tag", 62, ["name": "\u{e9}", "posts": .toMany([Self.id("Post", 5)])])], deleted: [Self.id("Author", 50)])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state[Self.id("Author", 50)] != nil)
+        #expect(state[Self.id("Tag", 62)] == nil)
+    }
+
     // MARK: Known disagreements, being changed in the stores
 
     @Test
