@@ -14,7 +14,8 @@ extension CoreDataSQLiteStore {
     /// - Throws: ``DataStoreError``: `unknownEntity`, `unknownProperty`, `typeMismatch`,
     ///   `missingValue`, `danglingReference`, `foreignIdentifier`,
     ///   `temporaryIdentifierInUpdate`, `invalidRequest`, `deleteDenied`, `uniqueness`,
-    ///   `cardinality` (a to-many outside its minimum or maximum count); `engine`
+    ///   `cardinality` (a to-many outside its minimum or maximum count), `conflictingChanges`
+    ///   (one object stated twice, by the rules of ``DataStoreSaveChangesRequest``); `engine`
     ///   when SQLite or the file system fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try lock.withLock {
