@@ -20,10 +20,20 @@ extension CoreDataSQLiteStore {
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try lock.withLock {
             try Self.sqlite("Saving") {
-                let plan = SaveTransaction(store: self)
-                try plan.check(request)
-                try transaction { log in try plan.apply(request, log: &log) }
-                return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: plan.remapped)
+                // A cascade can reach an upsert's target only once the statements have run: the
+                // save is then rolled back and planned again without that target (at most once
+                // per insert).
+                var excluded: Set<PersistentIdentifier> = []
+                while true {
+                    let plan = SaveTransaction(store: self, excluding: excluded)
+                    try plan.check(request)
+                    do {
+                        try transaction { log in try plan.apply(request, log: &log) }
+                        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: plan.remapped)
+                    } catch let lost as SaveTransaction.UpsertTargetsDeleted {
+                        excluded.formUnion(lost.targets)
+                    }
+                }
             }
         }
     }

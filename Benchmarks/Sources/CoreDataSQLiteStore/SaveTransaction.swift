@@ -34,8 +34,19 @@ final class SaveTransaction {
         static func < (a: Owner, b: Owner) -> Bool { (a.entity, a.key) < (b.entity, b.key) }
     }
 
-    init(store: CoreDataSQLiteStore) {
+    /// Stored objects no insert upserts into: those a cascade of an earlier attempt at the same
+    /// save deleted.
+    let excluded: Set<PersistentIdentifier>
+
+    /// Thrown (inside the transaction, which rolls back) when a cascade of the save deleted an
+    /// object an insert upserted into: the save is planned again with those excluded.
+    struct UpsertTargetsDeleted: Error {
+        var targets: Set<PersistentIdentifier>
+    }
+
+    init(store: CoreDataSQLiteStore, excluding excluded: Set<PersistentIdentifier> = []) {
         self.store = store
+        self.excluded = excluded
     }
 
     // MARK: Checks before the transaction
@@ -270,7 +281,7 @@ final class SaveTransaction {
                 if target != nil { continue }
                 // Not an object the save deletes, nor one it updates (its update moves the
                 // value away, or it would hold it, refused above): the insert is a new object.
-                guard let stored = try storedOwner(table, properties, values), !deletedIDs.contains(stored), updatedByID[stored] == nil else { continue }
+                guard let stored = try storedOwner(table, properties, values), !deletedIDs.contains(stored), !excluded.contains(stored), updatedByID[stored] == nil else { continue }
                 target = stored
                 targetConstraint = properties
             }
@@ -398,6 +409,9 @@ final class SaveTransaction {
         for snapshot in request.deleted {
             try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
         }
+        // An insert never merges into an object the save deletes, by a cascade either.
+        let lost = existing.intersection(deleted)
+        if !lost.isEmpty { throw UpsertTargetsDeleted(targets: lost) }
         try checkDenials()
         // Nor to one a cascade of the save deletes.
         if !deleted.isEmpty {
