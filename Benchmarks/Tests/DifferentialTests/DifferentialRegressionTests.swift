@@ -187,6 +187,19 @@ import Testing
         #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
     }
 
+    /// An insert never merges into an object the save deletes, by a cascade either: the post
+    /// the author's delete cascades to is deleted, and the insert with its slug and year is a
+    /// new post.
+    @Test func anInsertDoesNotUpsertIntoAnObjectACascadeOfTheSaveDeletes() throws {
+        let (disagreement, state) = try Self.replay([
+            .save(SaveStep(inserted: [Self.author(1, "ann"), Self.post(2, slug: "a", ["author": .toOne(Self.id("Author", 1))])])),
+            .save(SaveStep(inserted: [Self.post(3, slug: "a", ["title": "new"])], deleted: [Self.id("Author", 1)])),
+        ])
+        #expect(disagreement == nil, "\(disagreement.map(String.init(describing:)) ?? "")")
+        #expect(state[Self.id("Post", 2)] == nil)
+        #expect(state[Self.id("Post", 3)]?.values["title"] == "new")
+    }
+
     // MARK: Shapes both stores now agree on (once known disagreements)
 
     @Test
