@@ -78,7 +78,10 @@ extension CoreDataSQLiteStore {
         let translator = PredicateTranslator(layout: layout, schema: schema, storeIdentifier: identifier)
         let scope = PredicateTranslator.Scope(entity: table.entity.name, alias: "t0")
         let condition = try descriptor.predicate.map { try translator.condition($0, in: scope) }
-        let order = ordered ? try translator.orderBy(descriptor.sortBy, in: scope) : nil
+        // The sorts are checked even when the order does not matter (a count), as the request
+        // is checked against the schema before anything is read.
+        let sorts = try translator.orderBy(descriptor.sortBy, in: scope)
+        let order = ordered ? sorts : nil
         var sql = "SELECT \(columns) FROM \(table.name) t0"
         if !scope.joinClauses.isEmpty { sql += " " + scope.joinClauses.joined(separator: " ") }
         var conditions = condition.map { [$0] } ?? []

@@ -14,15 +14,26 @@ extension CoreDataSQLiteStore {
     /// - Throws: ``DataStoreError``: `unknownEntity`, `unknownProperty`, `typeMismatch`,
     ///   `missingValue`, `danglingReference`, `foreignIdentifier`,
     ///   `temporaryIdentifierInUpdate`, `invalidRequest`, `deleteDenied`, `uniqueness`,
-    ///   `cardinality` (a to-many outside its minimum or maximum count); `engine`
+    ///   `cardinality` (a to-many outside its minimum or maximum count), `conflictingChanges`
+    ///   (one object stated twice, by the rules of ``DataStoreSaveChangesRequest``); `engine`
     ///   when SQLite or the file system fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         try lock.withLock {
             try Self.sqlite("Saving") {
-                let plan = SaveTransaction(store: self)
-                try plan.check(request)
-                try transaction { log in try plan.apply(request, log: &log) }
-                return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: plan.remapped)
+                // A cascade can reach an upsert's target only once the statements have run: the
+                // save is then rolled back and planned again without that target (at most once
+                // per insert).
+                var excluded: Set<PersistentIdentifier> = []
+                while true {
+                    let plan = SaveTransaction(store: self, excluding: excluded)
+                    try plan.check(request)
+                    do {
+                        try transaction { log in try plan.apply(request, log: &log) }
+                        return DataStoreSaveChangesResult(for: identifier, remappedIdentifiers: plan.remapped)
+                    } catch let lost as SaveTransaction.UpsertTargetsDeleted {
+                        excluded.formUnion(lost.targets)
+                    }
+                }
             }
         }
     }
@@ -40,6 +51,7 @@ extension CoreDataSQLiteStore {
                 let plan = SaveTransaction(store: self)
                 try transaction { log in
                     for id in ids { if case .integer(let key) = id.primaryKey { try plan.deleteObject(id.entityName, key, log: &log) } }
+                    try plan.checkDenials()
                     try plan.checkCounts()
                 }
             }

@@ -131,24 +131,32 @@ final class PredicateTranslator {
                     entityName: scope.entity, propertyName: path.description)
             }
             if needle.isEmpty { return "(\(sql) IS NOT NULL)" }
-            if !options.isEmpty {
+            // The evaluator's rule is a match by `Character` (grapheme clusters, canonical
+            // equivalence). For a needle of printable ASCII characters that is a code-point
+            // match (`instr`, `substr`) in a haystack of printable ASCII, and implies one in any
+            // other haystack; anything else goes through the registered function.
+            let function = "\(StringMatchFunction.name)(\(sql), ?, \(StringMatchFunction.code(operation)), \(options.rawValue))"
+            if !options.isEmpty || !needle.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
                 arguments.append(.text(needle))
-                return "(\(sql) IS NOT NULL AND \(StringMatchFunction.name)(\(sql), ?, \(StringMatchFunction.code(operation)), \(options.rawValue)))"
+                return "(\(sql) IS NOT NULL AND \(function))"
             }
+            let plain: String
             // SQLite's substr and length count code points, as `unicodeScalars` does.
             switch operation {
             case .contains:
                 arguments.append(.text(needle))
-                return "(\(sql) IS NOT NULL AND instr(\(sql), ?) > 0)"
+                plain = "instr(\(sql), ?) > 0"
             case .beginsWith:
                 arguments.append(.integer(Int64(needle.unicodeScalars.count)))
                 arguments.append(.text(needle))
-                return "(\(sql) IS NOT NULL AND substr(\(sql), 1, ?) = ?)"
+                plain = "substr(\(sql), 1, ?) = ?"
             case .endsWith:
                 arguments.append(.integer(-Int64(needle.unicodeScalars.count)))
                 arguments.append(.text(needle))
-                return "(\(sql) IS NOT NULL AND substr(\(sql), ?) = ?)"
+                plain = "substr(\(sql), ?) = ?"
             }
+            arguments.append(.text(needle))
+            return "(\(sql) IS NOT NULL AND \(plain) AND (\(sql) NOT GLOB '*[^ -~]*' OR \(function)))"
         case .isNull(let path):
             switch try target(path, in: scope) {
             case .attribute(_, let sql), .toOne(_, let sql): return "(\(sql) IS NULL)"

@@ -18,6 +18,10 @@ final class SaveTransaction {
     private var maxKeys: [String: Int64] = [:]
     private var firstKeys: [String: Int64] = [:]
     private var deleted: Set<PersistentIdentifier> = []
+    /// The objects the request updates: a cascade that reaches one is refused.
+    private var updatedIDs: Set<PersistentIdentifier> = []
+    /// Deleted objects and the targets their deny relationships held when they were deleted.
+    private var denials: [(owner: PersistentIdentifier, relationship: String, targets: [PersistentIdentifier])] = []
     /// Rows deleted by the save, as "ZTABLE#Z_PK".
     private var deletedRows: Set<String> = []
     /// Objects whose bounded to-many relationships the save may have changed.
@@ -30,8 +34,19 @@ final class SaveTransaction {
         static func < (a: Owner, b: Owner) -> Bool { (a.entity, a.key) < (b.entity, b.key) }
     }
 
-    init(store: CoreDataSQLiteStore) {
+    /// Stored objects no insert upserts into: those a cascade of an earlier attempt at the same
+    /// save deleted.
+    let excluded: Set<PersistentIdentifier>
+
+    /// Thrown (inside the transaction, which rolls back) when a cascade of the save deleted an
+    /// object an insert upserted into: the save is planned again with those excluded.
+    struct UpsertTargetsDeleted: Error {
+        var targets: Set<PersistentIdentifier>
+    }
+
+    init(store: CoreDataSQLiteStore, excluding excluded: Set<PersistentIdentifier> = []) {
         self.store = store
+        self.excluded = excluded
     }
 
     // MARK: Checks before the transaction
@@ -40,6 +55,7 @@ final class SaveTransaction {
     /// missing values, temporary identifiers among the updated and deleted, and identifiers of
     /// other stores.
     func check(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        try checkStatedOnce(request)
         let temporaries = Set(request.inserted.map(\.persistentIdentifier))
         for snapshot in request.inserted {
             guard snapshot.persistentIdentifier.isTemporary else {
@@ -54,6 +70,54 @@ final class SaveTransaction {
             try checkValues(snapshot, insert: false, temporaries: temporaries)
         }
         for snapshot in request.deleted { _ = try key(of: snapshot.persistentIdentifier) }
+        try checkInsertsClaimDistinctValues(request)
+    }
+
+    /// Two inserts sharing a unique value are refused (`uniqueness`, naming both) before the
+    /// transaction begins: the refusal reads nothing, and so writes nothing (not even the
+    /// WAL index a first write transaction sets up).
+    private func checkInsertsClaimDistinctValues(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        var claimed: [String: PersistentIdentifier] = [:]
+        for snapshot in request.inserted {
+            let temporary = snapshot.persistentIdentifier
+            let table = try layout.table(temporary.entityName)
+            var claims: [String] = []
+            for properties in table.uniqueness {
+                let values = properties.map { snapshot.values[$0] ?? table.columnsByAttribute[$0]?.attribute.defaultValue ?? .null }
+                if values.contains(where: { $0.isNull || !$0.referencedIdentifiers.isEmpty }) { continue }
+                let claim = "\(table.name)|\(properties)|\(values.map(CanonicalCollation.claimForm))"
+                if let earlier = claimed[claim] {
+                    throw DataStoreError(
+                        .uniqueness, "Two inserted \(table.entity.name) objects have the same \(properties.joined(separator: ", ")); change one of them, or insert one.",
+                        entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
+                        constraint: properties, relatedIdentifiers: [earlier])
+                }
+                claims.append(claim)
+            }
+            for claim in claims { claimed[claim] = temporary }
+        }
+    }
+
+    /// One object stated twice is refused (`conflictingChanges`), before anything else: the
+    /// same identifier twice among the inserted or the updated, or among both the updated and
+    /// the deleted. The same identifier twice among the deleted is one delete.
+    private func checkStatedOnce(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
+        func conflict(_ id: PersistentIdentifier, _ lists: String, _ advice: String) -> DataStoreError {
+            DataStoreError(.conflictingChanges, "\(id) is \(lists) in one save; \(advice).", entityName: id.entityName, identifier: id)
+        }
+        var insertedIDs: Set<PersistentIdentifier> = []
+        for snapshot in request.inserted where !insertedIDs.insert(snapshot.persistentIdentifier).inserted {
+            throw conflict(snapshot.persistentIdentifier, "inserted twice", "give each new object a temporary identifier of its own")
+        }
+        var updatedIDs: Set<PersistentIdentifier> = []
+        for snapshot in request.updated where !updatedIDs.insert(snapshot.persistentIdentifier).inserted {
+            throw conflict(snapshot.persistentIdentifier, "updated twice", "merge the two into one updated snapshot")
+        }
+        let deletedIDs = Set(request.deleted.map(\.persistentIdentifier))
+        for snapshot in request.updated where deletedIDs.contains(snapshot.persistentIdentifier) {
+            throw conflict(snapshot.persistentIdentifier, "both updated and deleted", "drop the update to delete it, or drop the delete to keep it")
+        }
+        self.updatedIDs = updatedIDs
     }
 
     /// `Z_PK` of a permanent identifier of this store.
@@ -174,11 +238,26 @@ final class SaveTransaction {
         // matched against the stored objects as the save leaves them: not one it deletes, nor
         // one whose update moves the value away.
         var claimed: [String: PersistentIdentifier] = [:]  // claim → the temporary identifier
+        // The unique values the updated objects hold once the request is applied: an insert
+        // with one of them is a second statement about that object.
+        var heldByUpdate: [String: PersistentIdentifier] = [:]
+        for snapshot in request.updated {
+            let id = snapshot.persistentIdentifier
+            let table = try layout.table(id.entityName)
+            guard var merged = try store.objects(id.entityName, [try key(of: id)]).first else { continue }
+            for (name, value) in snapshot.values { merged.values[name] = value }
+            for properties in table.uniqueness {
+                let values = properties.map { merged.values[$0] ?? .null }
+                if values.contains(where: { $0.isNull || !$0.referencedIdentifiers.isEmpty }) { continue }
+                heldByUpdate["\(table.name)|\(properties)|\(values.map(CanonicalCollation.claimForm))"] = id
+            }
+        }
         var existing: Set<PersistentIdentifier> = []
         for snapshot in request.inserted {
             let temporary = snapshot.persistentIdentifier
             let table = try layout.table(temporary.entityName)
             var target: PersistentIdentifier?
+            var targetConstraint: [String] = []
             var claims: [String] = []
             for properties in table.uniqueness {
                 let values = properties.map { snapshot.values[$0] ?? table.columnsByAttribute[$0]?.attribute.defaultValue ?? .null }
@@ -192,15 +271,29 @@ final class SaveTransaction {
                         entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
                         constraint: properties, relatedIdentifiers: [earlier])
                 }
-                if target != nil { continue }
-                guard let stored = try storedOwner(table, properties, values, inserting: temporary), !deletedIDs.contains(stored) else { continue }
-                if let update = updatedByID[stored],
-                    zip(properties, values).contains(where: { property, value in update.values[property].map { $0 != value } ?? false })
-                {
-                    continue  // the update moves the value away: the insert is a new object
+                if let holder = heldByUpdate[claim] {
+                    throw DataStoreError(
+                        .conflictingChanges,
+                        "The inserted \(temporary.entityName) \(temporary) has the unique \(properties.joined(separator: ", ")) that \(holder), which the same save updates, holds: two statements about one object. State the changes in the update, or move the value away from \(holder).",
+                        entityName: temporary.entityName, propertyName: properties.count == 1 ? properties[0] : nil,
+                        identifier: temporary, constraint: properties, relatedIdentifiers: [holder])
                 }
+                if target != nil { continue }
+                // Not an object the save deletes, nor one it updates (its update moves the
+                // value away, or it would hold it, refused above): the insert is a new object.
+                guard let stored = try storedOwner(table, properties, values), !deletedIDs.contains(stored), !excluded.contains(stored), updatedByID[stored] == nil else { continue }
                 target = stored
-                existing.insert(stored)
+                targetConstraint = properties
+            }
+            if let target {
+                guard target.entityName == table.entity.name else {
+                    // An upsert never changes an object's entity.
+                    throw DataStoreError(
+                        .uniqueness, "An inserted \(table.entity.name) has the same \(targetConstraint.joined(separator: ", ")) as the stored \(target), a \(target.entityName); change the value, or update that object instead.",
+                        entityName: table.entity.name, propertyName: targetConstraint.count == 1 ? targetConstraint[0] : nil, identifier: temporary,
+                        constraint: targetConstraint, relatedIdentifiers: [target])
+                }
+                existing.insert(target)
             }
             let permanent = try target ?? store.identifier(table.entity.name, try newKey(table))
             remapped[temporary] = permanent
@@ -315,6 +408,23 @@ final class SaveTransaction {
 
         for snapshot in request.deleted {
             try deleteObject(snapshot.persistentIdentifier.entityName, try key(of: snapshot.persistentIdentifier), log: &log)
+        }
+        // An insert never merges into an object the save deletes, by a cascade either.
+        let lost = existing.intersection(deleted)
+        if !lost.isEmpty { throw UpsertTargetsDeleted(targets: lost) }
+        try checkDenials()
+        // Nor to one a cascade of the save deletes.
+        if !deleted.isEmpty {
+            for snapshot in request.inserted + request.updated {
+                for (name, value) in snapshot.values.sorted(by: { $0.key < $1.key }) {
+                    let targets = value.referencedIdentifiers.map { remapped[$0] ?? $0 }
+                    guard let gone = targets.first(where: deleted.contains) else { continue }
+                    let id = snapshot.persistentIdentifier
+                    throw DataStoreError(
+                        .danglingReference, "\(id.entityName).\(name) of \(id) refers to \(gone), which a cascade rule of the same save deletes; drop the reference, or keep the object.",
+                        entityName: id.entityName, propertyName: name, identifier: id, relatedIdentifiers: [gone])
+                }
+            }
         }
         for write in writes where !deletedRows.contains("\(try layout.table(write.entity).name)#\(write.key)") {
             countOwners.insert(Owner(entity: write.entity, key: write.key))
@@ -465,9 +575,8 @@ final class SaveTransaction {
         }
     }
 
-    private func storedOwner(
-        _ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue], inserting temporary: PersistentIdentifier
-    ) throws -> PersistentIdentifier? {
+    /// The stored object (of `table`'s entity or another of its tree) holding `values`.
+    private func storedOwner(_ table: CoreDataLayout.Table, _ properties: [String], _ values: [PropertyValue]) throws -> PersistentIdentifier? {
         var conditions: [String] = []
         var arguments: [SQLArgument] = []
         for (name, value) in zip(properties, values) {
@@ -478,13 +587,6 @@ final class SaveTransaction {
         var found: PersistentIdentifier?
         try store.query("SELECT Z_PK, Z_ENT FROM \(table.name) WHERE \(conditions.joined(separator: " AND "))", arguments) {
             found = try store.identifier(try layout.entityName($0.integer(1)), $0.integer(0))
-        }
-        if let found, found.entityName != table.entity.name {
-            // An upsert never changes an object's entity.
-            throw DataStoreError(
-                .uniqueness, "An inserted \(table.entity.name) has the same \(properties.joined(separator: ", ")) as the stored \(found), a \(found.entityName); change the value, or update that object instead.",
-                entityName: table.entity.name, propertyName: properties.count == 1 ? properties[0] : nil, identifier: temporary,
-                constraint: properties, relatedIdentifiers: [found])
         }
         return found
     }
@@ -576,9 +678,17 @@ final class SaveTransaction {
     /// Deletes row `key` of `entity` with its delete rules: cascades delete the targets,
     /// nullify clears the targets' foreign keys, deny refuses while there are targets; its join
     /// rows go with it, its external files once the transaction commits.
-    func deleteObject(_ entity: String, _ key: Int64, log: inout CoreDataSQLiteStore.FileLog) throws {
+    /// An object the request updates that a cascade reaches is refused (`conflictingChanges`).
+    func deleteObject(_ entity: String, _ key: Int64, cascadedBy owner: (id: PersistentIdentifier, relationship: String)? = nil, log: inout CoreDataSQLiteStore.FileLog) throws {
         let id = try store.identifier(entity, key)
-        guard deleted.insert(id).inserted else { return }
+        guard !deleted.contains(id) else { return }
+        if let owner, updatedIDs.contains(id) {
+            throw DataStoreError(
+                .conflictingChanges,
+                "\(id) is deleted by the cascade rule of \(owner.id).\(owner.relationship), and the same save updates it: two statements about one object. Detach it from \(owner.id) to keep it, or drop the update.",
+                entityName: entity, identifier: id, relatedIdentifiers: [owner.id])
+        }
+        deleted.insert(id)
         let table = try layout.table(entity)
         deletedRows.insert("\(table.name)#\(key)")
         try noteBoundedNeighbours(entity, key)
@@ -598,14 +708,11 @@ final class SaveTransaction {
             let entities = try concreteEntities(link, targets)
             switch rule {
             case .deny:
-                let remaining = try targets.filter { !deleted.contains(try store.identifier(entities[$0] ?? destination, $0)) }
-                if !remaining.isEmpty {
-                    throw DataStoreError(
-                        .deleteDenied, "\(id) still has \(link.relationship.name), whose rule is deny; remove them first.",
-                        entityName: entity, propertyName: link.relationship.name, identifier: id)
-                }
+                // Checked once every delete has run: the rule counts the targets the save leaves.
+                let held = try targets.map { try store.identifier(entities[$0] ?? destination, $0) }
+                if !held.isEmpty { denials.append((id, link.relationship.name, held)) }
             case .cascade:
-                for target in targets { try deleteObject(entities[target] ?? destination, target, log: &log) }
+                for target in targets { try deleteObject(entities[target] ?? destination, target, cascadedBy: (id, link.relationship.name), log: &log) }
             case .nullify:
                 if case let .inverseForeignKey(targetTable, column) = link.storage {
                     try store.run("UPDATE \(targetTable) SET \(column) = NULL, Z_OPT = Z_OPT + 1 WHERE \(column) = ?", [.integer(key)])
@@ -624,6 +731,17 @@ final class SaveTransaction {
         try store.run("DELETE FROM \(table.name) WHERE Z_PK = ?", [.integer(key)])
         for (joinTable, column) in joinColumns(referencing: entity) {
             try store.run("DELETE FROM \(joinTable) WHERE \(column) = ?", [.integer(key)])
+        }
+    }
+
+    /// Refuses the save when a deleted object's relationship with the deny rule held a target
+    /// that the save does not delete too.
+    func checkDenials() throws {
+        for denial in denials {
+            guard let kept = try denial.targets.first(where: { try !deleted.contains($0) && exists($0) }) else { continue }
+            throw DataStoreError(
+                .deleteDenied, "\(denial.owner) cannot be deleted: its \(denial.relationship) still holds \(kept) and the rule is deny; delete or detach that first.",
+                entityName: denial.owner.entityName, propertyName: denial.relationship, identifier: denial.owner, relatedIdentifiers: [kept])
         }
     }
 

@@ -8,7 +8,8 @@ import SQLiteSupport
 /// its own (`NSCoreDataStringSearch`) for `CONTAINS[cd]` and the like. It follows
 /// ``PredicateEvaluator``'s rule: both sides brought to NFC and folded with
 /// `folding(options:locale: nil)`, then matched by `Character`. Operations without options are
-/// plain SQL (`instr`, `substr`).
+/// plain SQL (`instr`, `substr`) when the needle and the stored string are printable ASCII
+/// (where code points are `Character`s); otherwise this function decides them too.
 enum StringMatchFunction {
     /// The function's SQL name.
     static let name = "ZCD_STRINGMATCH"

@@ -2,9 +2,9 @@ import BenchSupport
 import Foundation
 import Snapshot
 
-/// Which request shapes the generator makes beyond those both stores are expected to agree on
-/// today. Each is a shape whose rule is being changed, or a known disagreement; the random run
-/// leaves them out unless `WALSTORE_DIFF_INCLUDE` names them (comma-separated, or `all`).
+/// Request shapes the generator can make or leave out. Those both stores agree on are made by
+/// default (``defaults``); the others (a known disagreement) only when `WALSTORE_DIFF_INCLUDE`
+/// names them (comma-separated, or `all`).
 struct DiffShapes: OptionSet, Sendable {
     let rawValue: Int
 
@@ -13,13 +13,13 @@ struct DiffShapes: OptionSet, Sendable {
     /// deletes, a reference to an object the save deletes, a delete whose rules reach an object
     /// the save also changes (`twice`).
     static let namesAnObjectTwice = DiffShapes(rawValue: 1 << 0)
-    /// Strings with combining marks (`e\u{301}`), whose order and equality the stores are being
-    /// brought to one rule (`combining`).
+    /// Strings with combining marks (`e\u{301}`): ordered by their NFC bytes, equal when
+    /// canonically equivalent, matched by `Character` (`combining`).
     static let combiningMarks = DiffShapes(rawValue: 1 << 1)
-    /// Predicates comparing an attribute with a value of another kind (`typeMismatch`, soon
-    /// refused before reading whatever the data) (`mismatch`).
+    /// Predicates comparing an attribute with a value of another kind (`typeMismatch`, refused
+    /// before reading whatever the data) (`mismatch`).
     static let typeMismatches = DiffShapes(rawValue: 1 << 2)
-    /// Sorts by a to-many key path (soon refused as `invalidPredicate` by both) (`toManySort`).
+    /// Sorts by a to-many key path (refused as `invalidPredicate` by both, counts too) (`toManySort`).
     static let toManySorts = DiffShapes(rawValue: 1 << 3)
     /// Doubles of value `-0.0` beside `0.0` (`negativeZero`).
     static let negativeZero = DiffShapes(rawValue: 1 << 4)
@@ -28,6 +28,10 @@ struct DiffShapes: OptionSet, Sendable {
     /// stored links of each to-many with its own, so that merging (a to-one without a target
     /// keeps the stored one, to-manys are united) and replacing give the same result.
     static let upsertMerges = DiffShapes(rawValue: 1 << 5)
+
+    /// The shapes the random run makes without `WALSTORE_DIFF_INCLUDE`: all but
+    /// ``negativeZero`` (SQLite stores a whole REAL as an integer, so `-0.0` reads back `0.0`).
+    static let defaults: DiffShapes = [.namesAnObjectTwice, .combiningMarks, .typeMismatches, .toManySorts, .upsertMerges]
 
     static let names: [(String, DiffShapes)] = [
         ("twice", .namesAnObjectTwice), ("combining", .combiningMarks), ("mismatch", .typeMismatches),

@@ -9,15 +9,15 @@ import Testing
 ///   printed.
 /// - `WALSTORE_DIFF_FIRST_SEED` — the first seed of a timed run (default 1); seeds go up by one.
 /// - `WALSTORE_DIFF_STEPS` — steps per program (default 60).
-/// - `WALSTORE_DIFF_INCLUDE` — shapes left out by default (``DiffShapes``): `twice`,
-///   `combining`, `mismatch`, `toManySort`, `negativeZero`, `upsertMerge`, or `all`.
+/// - `WALSTORE_DIFF_INCLUDE` — shapes to make besides ``DiffShapes/defaults`` (`twice`,
+///   `combining`, `mismatch`, `toManySort`, `upsertMerge`): `negativeZero`, or `all`.
 /// - `WALSTORE_DIFF_SHRINK_SECONDS` — the most time shrinking a failure may take (default 60).
 struct DiffSettings {
     var seconds: Double = 20
     var seed: UInt64?
     var firstSeed: UInt64 = 1
     var steps = 60
-    var shapes: DiffShapes = []
+    var shapes: DiffShapes = .defaults
     var shrinkSeconds: Double = 60
 
     static func parse(_ text: String) -> UInt64? {
@@ -31,7 +31,7 @@ struct DiffSettings {
         if let text = environment["WALSTORE_DIFF_SEED"] { settings.seed = parse(text) }
         if let text = environment["WALSTORE_DIFF_FIRST_SEED"], let seed = parse(text) { settings.firstSeed = seed }
         if let text = environment["WALSTORE_DIFF_STEPS"], let steps = Int(text), steps > 0 { settings.steps = steps }
-        if let text = environment["WALSTORE_DIFF_INCLUDE"] { settings.shapes = DiffShapes(names: text) }
+        if let text = environment["WALSTORE_DIFF_INCLUDE"] { settings.shapes.formUnion(DiffShapes(names: text)) }
         if let text = environment["WALSTORE_DIFF_SHRINK_SECONDS"], let seconds = Double(text) { settings.shrinkSeconds = seconds }
         return settings
     }
@@ -71,7 +71,7 @@ enum Differential {
 
     /// What a failure prints: the seed, how to replay it, the minimal program and both answers.
     static func report(_ failure: DiffFailure, shrunk: [Step], disagreement: Disagreement, trials: Int, shapes: DiffShapes) -> String {
-        let include = DiffShapes.names.filter { shapes.contains($0.1) }.map(\.0).joined(separator: ",")
+        let include = DiffShapes.names.filter { shapes.contains($0.1) && !DiffShapes.defaults.contains($0.1) }.map(\.0).joined(separator: ",")
         return """
             WALDataStore and CoreDataSQLiteStore disagree: seed \(failure.seed)\(include.isEmpty ? "" : ", shapes \(include)").
             Replay: WALSTORE_DIFF_SEED=\(failure.seed)\(include.isEmpty ? "" : " WALSTORE_DIFF_INCLUDE=\(include)") swift test --package-path Benchmarks --filter Differential
