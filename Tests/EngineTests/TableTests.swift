@@ -37,7 +37,9 @@ import Testing
     }
 
     static func reader(_ bytes: [UInt8], cache: (any TableBlockCache)? = nil) throws -> TableReader {
-        try TableReader(source: MemoryTableSource(bytes: bytes, path: "/t.sst"), cache: cache)
+        let source = MemoryTableSource(bytes: bytes, path: "/t.sst")
+        guard let cache else { return try TableReader(source: source) }
+        return try TableReader(source: source, id: 1, cache: cache)
     }
 
     static func options(blockSize: Int, level: Int = 1) -> TableBuilder.Options {

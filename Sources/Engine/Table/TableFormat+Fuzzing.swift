@@ -46,7 +46,7 @@ extension DecoderHooks {
     /// every key found and a few absent ones. Returns the number of entries.
     @discardableResult
     package static func readTable(_ bytes: [UInt8]) throws(EngineError) -> Int {
-        let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "fuzz"), cache: LRUTableBlockCache(capacity: 1 << 20))
+        let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "fuzz"), id: 1, cache: LRUTableBlockCache(capacity: 1 << 20))
         let forward = try reader.entries()
         let backward = try reader.entries(reverse: true)
         guard forward.count == backward.count else {

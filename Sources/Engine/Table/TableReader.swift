@@ -54,7 +54,18 @@ struct TableReader: Sendable {
     var path: String { source.path }
     var dataBlockCount: Int { handles.count }
 
-    init(source: any TableSource, id: UInt64 = 0, cache: (any TableBlockCache)? = nil) throws(EngineError) {
+    /// A reader that caches nothing: every data block it needs is read and inflated again.
+    init(source: any TableSource) throws(EngineError) {
+        try self.init(source: source, id: 0, sharing: nil)
+    }
+
+    /// A reader whose data blocks go through `cache`, under `id`: every table sharing a cache
+    /// needs an id of its own, or one table's blocks would answer for another's.
+    init(source: any TableSource, id: UInt64, cache: any TableBlockCache) throws(EngineError) {
+        try self.init(source: source, id: id, sharing: cache)
+    }
+
+    private init(source: any TableSource, id: UInt64, sharing cache: (any TableBlockCache)?) throws(EngineError) {
         self.source = source
         self.id = id
         self.cache = cache
