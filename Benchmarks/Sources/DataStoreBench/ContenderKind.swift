@@ -63,7 +63,7 @@ enum ContenderKind: String, CaseIterable, Codable, Sendable {
         case .wal: "WALDataStore, default LogStore.Options() (durable: fdatasync before each commit returns; 32 MiB value + 32 MiB block cache)"
         case .sqliteFull, .sqliteNormal:
             "Core Data's layout; WAL journal, synchronous=\(self == .sqliteFull ? "FULL" : "NORMAL"), cache_size 64 MiB, mmap_size 256 MiB, temp_store=MEMORY, auto_vacuum=INCREMENTAL, prepared statements reused, one BEGIN IMMEDIATE…COMMIT per save"
-        case .json: "the seed's whole-file JSONStore: reads and rewrites the whole file per save (atomic rename, no fsync)"
+        case .json: "the whole-file JSONStore (SnapshotTestSupport): reads and rewrites the whole file per save (atomic rename, no fsync)"
         }
     }
 }
