@@ -71,13 +71,13 @@ public final class DefaultSerialModelExecutor: SerialModelExecutor, @unchecked S
     /// The context the actor uses.
     public let modelContext: ModelContext
     /// The serial queue every job runs on.
-    public let queue: DispatchQueue
+    public var queue: DispatchQueue { jobs.queue }
+    private let jobs: ExecutorQueue
 
     /// An executor on a new serial queue labelled `label`, holding `modelContext`.
     public init(modelContext: sending ModelContext, label: String = "WALStore.ModelActor") {
         self.modelContext = modelContext
-        queue = DispatchQueue(label: label)
-        queue.setSpecific(key: StoreExecutorQueueKey.key, value: StoreExecutorQueueKey(queue: ObjectIdentifier(queue)))
+        jobs = ExecutorQueue(label: label)
     }
 
     /// An executor on a new serial queue, holding a new context over `modelContainer`.
@@ -86,11 +86,7 @@ public final class DefaultSerialModelExecutor: SerialModelExecutor, @unchecked S
     }
 
     /// Runs `job` on ``queue``, after every job enqueued before it.
-    public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedSerialExecutor()
-        queue.async { job.runSynchronously(on: executor) }
-    }
+    public func enqueue(_ job: consuming ExecutorJob) { jobs.run(job, on: asUnownedSerialExecutor()) }
 
     /// This executor, unowned.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -98,12 +94,8 @@ public final class DefaultSerialModelExecutor: SerialModelExecutor, @unchecked S
     }
 
     /// Whether the calling code runs on ``queue``.
-    public var isCurrentQueue: Bool {
-        DispatchQueue.getSpecific(key: StoreExecutorQueueKey.key)?.queue == ObjectIdentifier(queue)
-    }
+    public var isCurrentQueue: Bool { jobs.isCurrent }
 
     /// Stops the process unless the calling code runs on ``queue``.
-    public func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
-    }
+    public func checkIsolated() { jobs.checkIsolated() }
 }
