@@ -103,12 +103,12 @@ struct TableSalvage: Sendable {
             break
         }
         if inOrder { return entries }
-        let sorted = entries.enumerated().sorted { a, b in
-            let order = compareBytes(a.element.key, b.element.key)
-            return order != 0 ? order < 0 : a.element.sequence > b.element.sequence
+        let sorted = entries.sorted { a, b in
+            let order = compareBytes(a.key, b.key)
+            return order != 0 ? order < 0 : a.sequence > b.sequence
         }
         var result: [TableEntry] = []
-        for (_, entry) in sorted where result.last?.key != entry.key { result.append(entry) }
+        for entry in sorted where result.last?.key != entry.key { result.append(entry) }
         return result
     }
 }
@@ -128,33 +128,19 @@ extension TableSalvage {
         }
 
         mutating func run() throws(EngineError) -> Method {
-            let size = UInt64(bytes.count)
             let footer: TableFooter
             do {
-                footer = try TableFooter.decode(bytes.suffix(TableFormat.footerSize), fileSize: size, path: path)
+                footer = try TableFooter.decode(bytes.suffix(TableFormat.footerSize), fileSize: UInt64(bytes.count), path: path)
             } catch {
                 if error.code == .unsupportedFormat { throw error }
-                let end = walk(0..<bytes.count)
-                let hasFooter = bytes.count >= TableFormat.footerSize && Array(bytes.suffix(TableFormat.footerSize).prefix(8)) == TableFormat.magic
-                losses.append(
-                    Loss(
-                        range: UInt64(end)..<size, reason: hasFooter ? .footerUnreadable : .cutShort,
-                        message: hasFooter
-                            ? "\(error.message); nothing after the last intact data block was kept"
-                            : "the file ends without a table footer (cut short); nothing after the last intact data block was kept"))
+                walkWithoutFooter(error)
                 return .walk
             }
             let handles: [BlockHandle]
             do {
                 handles = try index(footer)
             } catch {
-                let end = walk(0..<Int(footer.filter.offset))
-                if end < Int(footer.filter.offset) {
-                    losses.append(
-                        Loss(
-                            range: UInt64(end)..<footer.filter.offset, reason: .checksumMismatch,
-                            message: "no intact data block ends in these bytes"))
-                }
+                walkWithoutIndex(footer)
                 checkFilter(footer)
                 losses.append(Loss(range: range(footer.index), reason: .indexUnreadable, message: error.message))
                 return .walk
@@ -171,6 +157,35 @@ extension TableSalvage {
             }
             checkFilter(footer)
             return .index
+        }
+
+        /// The footer is unreadable (`error`): the data blocks are walked to the end of the file,
+        /// and what follows the last intact one is lost, as cut short when the file does not end
+        /// in something that starts as a footer.
+        private mutating func walkWithoutFooter(_ error: EngineError) {
+            let end = walk(0..<bytes.count)
+            let hasFooter = bytes.count >= TableFormat.footerSize
+                && bytes.suffix(TableFormat.footerSize).prefix(TableFormat.magic.count).elementsEqual(TableFormat.magic)
+            let range = UInt64(end)..<UInt64(bytes.count)
+            if hasFooter {
+                losses.append(Loss(range: range, reason: .footerUnreadable, message: "\(error.message); nothing after the last intact data block was kept"))
+            } else {
+                losses.append(Loss(
+                    range: range, reason: .cutShort,
+                    message: "the file ends without a table footer (cut short); nothing after the last intact data block was kept"))
+            }
+        }
+
+        /// The footer checks out but the index does not: the data blocks are walked up to the
+        /// filter block.
+        private mutating func walkWithoutIndex(_ footer: TableFooter) {
+            let dataEnd = Int(footer.filter.offset)
+            let end = walk(0..<dataEnd)
+            if end < dataEnd {
+                losses.append(Loss(
+                    range: UInt64(end)..<footer.filter.offset, reason: .checksumMismatch,
+                    message: "no intact data block ends in these bytes"))
+            }
         }
 
         private func range(_ handle: BlockHandle) -> Range<UInt64> { handle.offset..<handle.offset + handle.length }
