@@ -1,4 +1,5 @@
 @testable import Engine
+import EngineTestSupport
 import Foundation
 import Testing
 
@@ -52,6 +53,8 @@ import Testing
             }
         }
     }
+
+    typealias Loss = TableSalvage.Loss
 
     static func salvage(_ bytes: [UInt8]) throws -> TableSalvage {
         try TableSalvage(source: MemoryTableSource(bytes: bytes, path: "/t.sst"))
@@ -142,8 +145,6 @@ import Testing
         #expect(salvage.entries == fixture.blocks.enumerated().filter { $0.offset != 2 }.flatMap(\.element.entries))
     }
 
-    typealias Loss = TableSalvage.Loss
-
     @Test func walkingFindsTheBlocksAfterADamagedOne() throws {
         let fixture = try Fixture()
         for victim in [0, 2, fixture.blocks.count - 1] {
@@ -176,6 +177,16 @@ import Testing
         let salvage = try Self.salvage(damaged)
         #expect(salvage.losses.map(\.reason) == [.undecodableBlock])
         #expect(salvage.losses.first?.range == victim.offset..<victim.offset + victim.length)
+    }
+
+    @Test func bytesThatAreNoTableGiveNothing() throws {
+        var random = SeededGenerator(seed: 7)
+        for length in [0, 1, 59, 60, 61, 4_000] {
+            let salvage = try Self.salvage(random.bytes(length))
+            #expect(salvage.entries.isEmpty && salvage.keptBlocks.isEmpty, "\(length) random bytes")
+            #expect(salvage.losses.map(\.range) == [0..<UInt64(length)], "\(length) random bytes: \(salvage.losses)")
+            #expect(salvage.losses.map(\.reason) == [.cutShort], "\(length) random bytes")
+        }
     }
 
     @Test func aFooterOfAnotherVersionIsRefusedNotSalvaged() throws {
