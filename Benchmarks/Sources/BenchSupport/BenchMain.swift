@@ -65,6 +65,9 @@ public enum BenchMain {
         if arguments.count == 2, arguments[0] == MemoryProbe.flag {
             return MemoryProbe.run(path: arguments[1])
         }
+        if arguments.first == OpenMemoryProbe.flag {
+            return OpenMemoryProbe.run(Array(arguments.dropFirst()), contenders: bench.makeContenders(DataSet(count: 1)))
+        }
         let options: BenchOptions
         switch BenchOptions.parse(arguments, available: bench.available) {
         case .success(let parsed):
@@ -122,8 +125,8 @@ public enum BenchMain {
             .map { " (\($0.rawValue): \($0.maximumRepetitions))" }.joined()
         lines.append(
             "median of \(options.repetitions) repetition\(options.repetitions == 1 ? "" : "s")\(capped); ops/s and µs/op per record "
-                + "(per open for open and open-hints, per blob for assets, per commit for compact's commits, per record moved for "
-                + "compact()); MB/s counts raw key+value bytes (keys for delete; blob bytes for assets; the files replaced for "
+                + "(per open for open, open-compacted and open-hints, per record opened for memory-compacted, per blob for assets, per commit for compact's commits, per record moved for "
+                + "compact()); MB/s counts raw key+value bytes (keys for delete and readmissing; blob bytes for assets; the files replaced for "
                 + "compact()); on disk = all files in the store's directory after the workload; "
                 + "ratios = \(bench.subject) ops/s ÷ theirs (above 1: \(bench.subject) is faster)")
         lines.append(contentsOf: bench.legend)

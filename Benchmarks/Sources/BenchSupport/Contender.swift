@@ -33,12 +33,16 @@ public protocol BenchStore: AnyObject {
     /// Brings the files to their resting size before they are measured (SQLite checkpoints its
     /// write-ahead log). Most stores do nothing.
     func settle() throws
+    /// Rewrites the store as compactly as it can, as an app would after a bulk load (WALStore:
+    /// `compact()`; SQLite: `VACUUM`). Stores without such a step do nothing.
+    func compact() throws
     /// Closes the store. Idempotent: the harness may close a store twice.
     func close() throws
 }
 
 extension BenchStore {
     public func settle() throws {}
+    public func compact() throws {}
 }
 
 /// A store opened for the writer threads of `fillsync-concurrent`.

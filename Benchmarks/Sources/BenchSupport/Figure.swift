@@ -82,4 +82,12 @@ public enum Figure {
     public static let engineEstimatePerKey = "engineEstimateBytesPerKey"
     /// `statistics.cacheBytes` right after the open.
     public static let valueCacheBytes = "valueCacheBytes"
+
+    // `memory-compacted` (``OpenMemoryProbe``), besides `records`, `rssGrowth` (anonymous pages
+    // here too), `rssPerKey`, `heapGrowth` and `heapPerKey`.
+
+    /// Growth of the child process's whole resident set (`VmRSS`) over the open and first read,
+    /// in bytes, and per key.
+    public static let residentGrowth = "residentGrowthBytes"
+    public static let residentPerKey = "residentGrowthBytesPerKey"
 }

@@ -91,12 +91,19 @@ public enum MemoryProbe {
     }
 
     /// This executable.
-    private static var executablePath: String {
+    static var executablePath: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
     /// Anonymous resident bytes and heap bytes in use, after returning free memory to the system.
-    private static func usage() -> (rss: Int, heap: Int) {
+    static func usage() -> (rss: Int, heap: Int) {
+        let (_, anonymous, heap) = fullUsage()
+        return (anonymous, heap)
+    }
+
+    /// Resident bytes (`VmRSS`), anonymous resident bytes (`RssAnon`) and heap bytes in use,
+    /// after returning free memory to the system (`malloc_trim(0)`).
+    static func fullUsage() -> (resident: Int, anonymous: Int, heap: Int) {
         #if os(Linux)
         malloc_trim(0)
         let info = mallinfo2()
@@ -104,14 +111,15 @@ public enum MemoryProbe {
         #else
         let heap = 0
         #endif
-        return (residentAnonymousBytes(), heap)
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        return (statusBytes(status, "VmRSS:"), statusBytes(status, "RssAnon:"), heap)
     }
 
-    /// `RssAnon` of `/proc/self/status`, in bytes (0 where there is none).
-    private static func residentAnonymousBytes() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("RssAnon:") {
-            let number = line.dropFirst("RssAnon:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
+    /// The field `name` (such as `RssAnon:`) of `/proc/self/status`'s text, in bytes (0 where
+    /// there is none).
+    private static func statusBytes(_ status: String, _ name: String) -> Int {
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
+            let number = line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) } ?? 0
             return number * 1024
         }
         return 0

@@ -1,9 +1,13 @@
 /// The workloads, written once for every store contender.
 extension StoreContender {
-    /// `readrandom-cold` in its two parts (``measureColdReads(in:)``); every other workload as
-    /// ``measure(_:in:)``'s one sample.
+    /// `readrandom-cold` and `open-compacted` in their two parts (``measureColdReads(in:)``,
+    /// ``measureCompactedOpen(in:)``); every other workload as ``measure(_:in:)``'s one sample.
     public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
-        workload == .readrandomCold ? try measureColdReads(in: context) : [Measurement(try measure(workload, in: context))]
+        switch workload {
+        case .readrandomCold: try measureColdReads(in: context)
+        case .openCompacted: try measureCompactedOpen(in: context)
+        default: [Measurement(try measure(workload, in: context))]
+        }
     }
 
     /// `readrandom-cold`: the store reopened with the OS page cache of its files dropped before
@@ -101,6 +105,12 @@ extension StoreContender {
             try store.close()
             return Sample(seconds: seconds, operations: 1, rawBytes: data.rawBytes,
                           bytesOnDisk: try context.fixtureSize(for: self))
+        case .openCompacted:
+            return try measureCompactedOpen(in: context).first { $0.part == Workload.coldPart }!.sample
+        case .readmissing:
+            return try measureReadMissing(in: context)
+        case .memoryCompacted:
+            return try measureCompactedMemory(in: context)
         case .openHints, .indexMemory, .compact, .assets:
             throw BenchError("\(name) does not run \(workload.rawValue): it needs WALStore's own API")
         }

@@ -24,9 +24,8 @@ public struct WALStoreContender: StoreContender {
     /// Every workload, those on the engine's own API included.
     public func supports(_ workload: Workload) -> Bool { true }
 
-    /// `assets`, `compact`, `open-hints`, `index-memory` and `readrandom-cold` in several parts;
-    /// every other
-    /// workload through the shared code of `StoreContender+Workloads.swift`.
+    /// `assets`, `compact`, `open-hints`, `index-memory`, `readrandom-cold` and `open-compacted`
+    /// in several parts; every other workload through the shared code of `StoreContender+Workloads.swift`.
     public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
         switch workload {
         case .assets: try measureAssets(in: context)
@@ -34,6 +33,7 @@ public struct WALStoreContender: StoreContender {
         case .openHints: try measureOpenHints(in: context)
         case .indexMemory: try measureIndexMemory(in: context)
         case .readrandomCold: try measureColdReads(in: context)
+        case .openCompacted: try measureCompactedOpen(in: context)
         default: [Measurement(try measure(workload, in: context))]
         }
     }
@@ -81,6 +81,10 @@ final class WALStoreHandle: BenchStore, ConcurrentWriter {
     }
 
     func settle() throws {}
+
+    func compact() throws {
+        _ = try store.compact()
+    }
 
     func close() throws {
         try store.close()

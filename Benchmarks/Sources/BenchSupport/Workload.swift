@@ -10,6 +10,9 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     case readseq
     case delete
     case open
+    case openCompacted = "open-compacted"
+    case readmissing
+    case memoryCompacted = "memory-compacted"
     // Blobs before the workloads that write a gigabyte: measured after them, a blob's syncs
     // wait behind their dirty pages' writeback (64 MiB writes at 0.3x plain files instead of 0.9x).
     case assets
@@ -30,7 +33,9 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     public var writes: Bool {
         switch self {
         case .fillseq, .fillbatch100, .fillsync, .fillsyncConcurrent, .overwrite, .delete: true
-        case .readrandomWarm, .readrandomCold, .readseq, .open, .openHints, .indexMemory, .compact, .assets: false
+        case .readrandomWarm, .readrandomCold, .readseq, .open, .openCompacted, .readmissing, .memoryCompacted, .openHints,
+            .indexMemory, .compact, .assets:
+            false
         }
     }
 
@@ -42,6 +47,19 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         default: false
         }
     }
+
+    /// True for the workloads on the compacted store of ``WorkloadSizes/compactedRecords`` records
+    /// (``StoreContender/compactedStore(in:)``): `open-compacted`, `readmissing`, `memory-compacted`.
+    public var usesCompactedStore: Bool {
+        switch self {
+        case .openCompacted, .readmissing, .memoryCompacted: true
+        default: false
+        }
+    }
+
+    /// The parts of `open-compacted`.
+    public static let coldPart = "cold"
+    public static let warmPart = "warm"
 
     /// The most repetitions the workload runs, whatever `--quick` says: `compact` builds a log of
     /// up to a gigabyte and compacts it away, so it runs once.
@@ -63,6 +81,10 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         case .readseq: "scan every record in key order reading every value (store freshly opened)"
         case .delete: "delete all N keys, 1,000 per durable commit"
         case .open: "open the store of N records with the OS page cache dropped, plus its first point read"
+        case .openCompacted:
+            "open a compacted store of 10 N records (2 N in the default run), plus its first point read: page cache dropped (cold), and not (warm)"
+        case .readmissing: "N point reads of absent keys (16 random bytes, none in the store) on the compacted store, second pass"
+        case .memoryCompacted: "the compacted store opened in a fresh child process, plus its first point read: resident memory growth per key"
         case .openHints: "open 10 N records (2 N in the default run) cold: never compacted (segment hints), and after compact() (pack hints)"
         case .indexMemory: "open-hints' two stores opened in a fresh child process: its memory growth per key (RSS, heap)"
         case .compact:

@@ -1,5 +1,6 @@
-/// How much `assets`, `compact`, `open-hints` and `index-memory` write: set by `--quick`,
-/// `--scale`, `--compact-bytes`, `--full`, and by whether `--workloads` names them. Their full
+/// How much `assets`, `compact`, `open-hints`, `index-memory` and the compacted-store workloads
+/// write: set by `--quick`, `--scale`, `--compact-bytes`, `--full`, and by whether `--workloads`
+/// names them. Their full
 /// sizes (a gigabyte of log; a million records) take a minute or two each, too long for the
 /// default run of every workload, which uses smaller ones.
 public struct WorkloadSizes: Sendable, Codable {
@@ -21,6 +22,9 @@ public struct WorkloadSizes: Sendable, Codable {
     public var stallBaselineSeconds: Double
     /// Records in the stores that `open-hints` and `index-memory` open.
     public var openRecords: Int
+    /// Records in the compacted store of `open-compacted`, `readmissing` and `memory-compacted`
+    /// (one per contender): as many as `open-hints` opens, with the same scaling.
+    public var compactedRecords: Int
 
     /// The log `compact` builds when named in `--workloads` (times the scale).
     public static let fullCompactLogBytes = 1 << 30
@@ -50,6 +54,9 @@ public struct WorkloadSizes: Sendable, Codable {
         openRecords = options.recordCount
             * (options.quick || named(.openHints) || named(.indexMemory)
                 ? Self.fullOpenRecordsPerRecord : Self.defaultRunOpenRecordsPerRecord)
+        let compactedNamed = Workload.allCases.contains { $0.usesCompactedStore && named($0) }
+        compactedRecords = options.recordCount
+            * (options.quick || compactedNamed ? Self.fullOpenRecordsPerRecord : Self.defaultRunOpenRecordsPerRecord)
     }
 
     /// The line under the data set's in the table's header that gives these sizes, for those of
@@ -66,6 +73,10 @@ public struct WorkloadSizes: Sendable, Codable {
         }
         if workloads.contains(.openHints) || workloads.contains(.indexMemory) {
             parts.append("open-hints and index-memory open \(TableFormat.count(Double(openRecords))) records")
+        }
+        if workloads.contains(where: \.usesCompactedStore) {
+            parts.append("open-compacted, readmissing and memory-compacted use a compacted store of "
+                + "\(TableFormat.count(Double(compactedRecords))) records")
         }
         return parts.isEmpty ? nil : "sizes: " + parts.joined(separator: "; ")
     }

@@ -28,7 +28,7 @@ enum Markdown {
     }
 
     /// One row per key–value workload (and part) that ran: each contender's ops/s (ms for
-    /// `open`), then WALStore ÷ the faster SQLite FULL layout (named) and ÷ the plain loop; and
+    /// `open` and `open-compacted`, bytes per record for `memory-compacted`), then WALStore ÷ the faster SQLite FULL layout (named) and ÷ the plain loop; and
     /// the bytes on disk per record after `fillseq`.
     static func keyValueTable(_ rows: [ResultRow], _ data: DataSet) -> [String] {
         let labels = rows.filter { !$0.workload.usesEngineAPI }.reduce(into: [(Workload, String?)]()) { list, row in
@@ -40,16 +40,29 @@ enum Markdown {
             "|---|" + String(repeating: "---:|", count: columns.count + 2),
         ]
         for (workload, part) in labels {
-            let open = workload == .open
+            let open = workload == .open || workload == .openCompacted
             var cells = [title(workload, part)]
             for contender in columns {
                 guard let row = rows.row(workload, contender, part: part) else {
                     cells.append("")
                     continue
                 }
-                cells.append(open ? TableFormat.fixed(row.median.seconds * 1e3, 1) : TableFormat.count(row.median.operationsPerSecond))
+                cells.append(
+                    workload == .memoryCompacted ? TableFormat.fixed(row.median.figures[Figure.residentPerKey] ?? 0, 1)
+                        : open ? TableFormat.fixed(row.median.seconds * 1e3, 1) : TableFormat.count(row.median.operationsPerSecond))
             }
             let mine = rows.row(workload, subject, part: part)
+            if workload == .memoryCompacted {
+                let ratio = mine.flatMap { row in
+                    rows.row(workload, sqliteFullRowid).map { theirs in
+                        (row.median.figures[Figure.residentPerKey] ?? 0) / max(1e-9, theirs.median.figures[Figure.residentPerKey] ?? 0)
+                    }
+                }
+                cells.append(ratio.map { TableFormat.ratio($0) + " (rowid)" } ?? "")
+                cells.append("")
+                lines.append("| " + cells.joined(separator: " | ") + " |")
+                continue
+            }
             cells.append(mine.flatMap { row in
                 row.ratios[fasterSQLite.name].map { ratio in
                     TableFormat.ratio(ratio) + (row.ratioBasis[fasterSQLite.name].map { " (\(fasterSQLite.label($0)))" } ?? "")
@@ -95,6 +108,10 @@ enum Markdown {
         case (.readseq, _): "readseq (every value, key order), ops/s"
         case (.delete, _): "delete (1,000 per commit), ops/s"
         case (.open, _): "open plus first point read, page cache dropped, ms"
+        case (.openCompacted, Workload.coldPart?): "open plus first point read of the compacted store, page cache dropped, ms"
+        case (.openCompacted, _): "open plus first point read of the compacted store, page cache warm, ms"
+        case (.readmissing, _): "readmissing (point reads of absent keys, compacted store), ops/s"
+        case (.memoryCompacted, _): "resident memory growth per record, open plus first read of the compacted store (ratio: WALStore's ÷ SQLite's), B"
         default: workload.rawValue + (part.map { " " + $0 } ?? "")
         }
     }

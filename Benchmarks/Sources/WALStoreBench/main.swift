@@ -57,7 +57,36 @@ func notes(_ rows: [ResultRow], _ data: DataSet) -> [String] {
     if !limits.isEmpty {
         lines.append("plain loop (syncs × bytes per sync, from WALStore's growth per commit): " + limits.joined(separator: ", "))
     }
-    return lines + EngineNotes.lines(rows, subject: subject, plainFiles: plainLoop)
+    return lines + compactedStoreNotes(rows) + EngineNotes.lines(rows, subject: subject, plainFiles: plainLoop)
+}
+
+/// The figures of `open-compacted` and `memory-compacted`, WALStore beside SQLite's rowid table.
+func compactedStoreNotes(_ rows: [ResultRow]) -> [String] {
+    var lines: [String] = []
+    let contenders = [subject, sqliteFullRowid]
+    let opens = contenders.compactMap { name -> String? in
+        guard let cold = rows.row(.openCompacted, name, part: Workload.coldPart),
+              let warm = rows.row(.openCompacted, name, part: Workload.warmPart) else { return nil }
+        return "\(name) \(TableFormat.fixed(cold.median.seconds * 1e3, 1)) ms cold, \(TableFormat.fixed(warm.median.seconds * 1e3, 1)) ms warm"
+    }
+    if let any = rows.first(where: { $0.workload == .openCompacted }) {
+        let records = any.median.figures[Figure.records] ?? 0
+        lines.append("open-compacted: open plus first point read of a store of \(TableFormat.count(records)) records written 1,000 per "
+            + "commit and compacted (WALStore compact(), SQLite VACUUM): " + opens.joined(separator: "; "))
+    }
+    let memory = contenders.compactMap { name -> String? in
+        guard let row = rows.row(.memoryCompacted, name) else { return nil }
+        let f = row.median.figures
+        return "\(name) \(TableFormat.fixed(f[Figure.residentPerKey] ?? 0, 1)) B/key (VmRSS +\(TableFormat.bytes(UInt64(max(0, f[Figure.residentGrowth] ?? 0))))), "
+            + "anonymous \(TableFormat.fixed(f[Figure.rssPerKey] ?? 0, 1)) B/key, heap \(TableFormat.fixed(f[Figure.heapPerKey] ?? 0, 1)) B/key"
+    }
+    if !memory.isEmpty {
+        let records = rows.first { $0.workload == .memoryCompacted }?.median.figures[Figure.records] ?? 0
+        lines.append("memory-compacted: a fresh process's resident memory growth over open plus first point read of the compacted store "
+            + "of \(TableFormat.count(records)) records, per record, after malloc_trim(0) and one unmeasured open and close: "
+            + memory.joined(separator: "; "))
+    }
+    return lines
 }
 
 /// The goal of `open`, then those of WALStore's own workloads.
@@ -98,6 +127,8 @@ let bench = BenchDescription(
             + "writes other bytes; plain loop, appending = the same loop appending to a new file (each sync also writes the size); "
             + "for assets the plain loop is one plain file per blob (write, fsync, rename, fsync of the directory; read(2) in "
             + "1 MiB chunks, mmap)",
+        "open-compacted, readmissing and memory-compacted run on WALStore and SQLite FULL rowid only, each on a store of its own "
+            + "written 1,000 records per commit and compacted once (WALStore compact(), SQLite VACUUM) before the run's first use",
         "assets, compact, open-hints and index-memory run on WALStore's own API (blobs, compact(), hint files, statistics), "
             + "compact, open-hints and index-memory with LogStore.Options.compaction = .manual",
     ],
