@@ -17,9 +17,17 @@ class Media: ModelObject, InheritableModel {
 final class Photo: Media {
     final var lens = ""
     final var width = 0
+    final var place: Place?
     override class var declaration: ModelClassDeclaration {
-        ModelClassDeclaration(Photo.self, properties: [.attribute(\.lens), .attribute(\.width)])
+        ModelClassDeclaration(Photo.self, properties: [.attribute(\.lens), .attribute(\.width), .toOne(\.place, inverse: \Place.photos)])
     }
+}
+
+/// Where photos were taken: the target of a relationship only a subclass declares.
+final class Place: ModelObject, PersistentModel {
+    var name = ""
+    var photos: [Photo] = []
+    static let properties: [ModelProperty<Place>] = [.attribute(\.name), .toMany(\.photos, inverse: \Photo.place)]
 }
 
 final class Video: Media {
@@ -40,7 +48,7 @@ final class Album: ModelObject, PersistentModel {
 /// A container of the media model in memory.
 struct MediaHome {
     static let schema: Schema = {
-        do { return try Schema(models: Media.self, Photo.self, Video.self, Album.self) } catch { preconditionFailure("\(error)") }
+        do { return try Schema(models: Media.self, Photo.self, Video.self, Album.self, Place.self) } catch { preconditionFailure("\(error)") }
     }()
 
     let container: StoreContainer

@@ -20,8 +20,8 @@ import Testing
         let photo = try #require(MediaHome.schema.entities.first { $0.name == "Photo" })
         #expect(media.isAbstract && media.superentityName == nil)
         #expect(!photo.isAbstract && photo.superentityName == "Media")
-        #expect(photo.attributes.map(\.name) == ["lens", "width"] && photo.relationships.isEmpty)
-        #expect(Photo.properties.map(\.name) == ["title", "rating", "albums", "lens", "width"])
+        #expect(photo.attributes.map(\.name) == ["lens", "width"] && photo.relationships.map(\.name) == ["place"])
+        #expect(Photo.properties.map(\.name) == ["title", "rating", "albums", "lens", "width", "place"])
         #expect(Video.properties.map(\.name) == ["title", "rating", "albums", "seconds"])
         #expect(Media.properties.map(\.name) == ["title", "rating", "albums"])
         // An inherited property's key path from the subclass reads the same property.
@@ -66,6 +66,25 @@ import Testing
         try fresh.update(asMedia)
         try fresh.save()
         #expect(try ModelContext(home.container).fetch(FetchDescriptor<Photo>()).map(\.width) == [10])
+    }
+
+    @Test func aSubclassesOwnRelationshipKeepsItsInverseInStepThroughARootReference() throws {
+        let place = Place()
+        place.name = "Lisbon"
+        let media: Media = MediaHome.photo("Harbour", rating: 4, lens: "50mm", width: 4000)
+        (media as? Photo)?.place = place
+        try context.insert(media)
+        #expect(place.photos.first === media)
+        try context.save()
+        let other: Media = MediaHome.photo("Alley", rating: 2, lens: "35mm", width: 3000)
+        try context.insert(other)
+        try context.save()
+        (other as? Photo)?.place = place
+        try context.processPendingChanges()
+        #expect(place.photos.count == 2 && place.photos.last === other)
+        try context.save()
+        let fetched = try #require(try ModelContext(home.container).fetch(FetchDescriptor<Place>()).first)
+        #expect(fetched.photos.map(\.title).sorted() == ["Alley", "Harbour"])
     }
 
     @Test func deletesOfSubclassObjectsAndCascadesFromARootToManyRemoveThem() throws {
@@ -151,12 +170,13 @@ import Testing
         let error = #expect(throws: DataStoreError.self) { try Schema(models: Media.self, Sketch.self, Album.self) }
         #expect(error?.code == .invalidSchema)
         #expect(error?.entityName == "Sketch" && error?.propertyName == "strokes")
-        // Its transient property is not saved, and not refused.
+        // A subclass's transient property is neither saved nor refused.
+        #expect(throws: Never.self) { try Schema(models: Media.self, Video.self, Album.self) }
         #expect(Video.properties.allSatisfy { $0.name != "thumbnailCache" })
     }
 
     @Test func aSubclassThatIsNotInTheSchemaCannotBeInsertedAndNothingIsStaged() throws {
-        let home = try MediaHome(schema: try Schema(models: Media.self, Photo.self, Album.self))
+        let home = try MediaHome(schema: try Schema(models: Media.self, Photo.self, Album.self, Place.self))
         let context = ModelContext(home.container)
         let album = Album()
         album.items = [MediaHome.photo("Harbour", rating: 1, lens: "50mm", width: 1), MediaHome.video("Storm", rating: 1, seconds: 1)]

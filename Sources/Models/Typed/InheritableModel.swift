@@ -34,7 +34,7 @@ import Synchronization
 /// **Rules.** Stored properties of a class that has subclasses are declared `final var` (a
 /// non-final property's key path does not show its name, and an override would not be
 /// stored). List every class of the hierarchy that is saved in
-/// ``Snapshot/Schema/init(models:)-([any PersistentModel.Type])``: that is how a fetch of
+/// ``Snapshot/Schema/init(models:)-([any EntityModel.Type])``: that is how a fetch of
 /// `Media` knows to make a `Photo` of a stored `Photo`. An abstract class (`isAbstract: true`)
 /// has no instances of its own in the store: a context refuses to insert one.
 public protocol InheritableModel: ModelObject, EntityModel {
@@ -139,33 +139,6 @@ extension InheritableModel {
             relationships: relationships, uniquenessConstraints: uniquenessConstraints, indexes: indexes)
     }
 
-    /// Refuses a hierarchy class whose declaration names a class outside its own superclass
-    /// chain, or declares a property name its superclasses already declare.
-    ///
-    /// - Throws: ``Snapshot/DataStoreError/Code/invalidSchema`` naming the class and property.
-    static func checkHierarchyDeclaration() throws {
-        let layout = self.layout
-        if layout.levels.isEmpty || !layout.chain.contains(where: { ObjectIdentifier($0) == ObjectIdentifier(declaration.model) }) {
-            throw DataStoreError(
-                .invalidSchema,
-                "\(Self.self).declaration is made for \(declaration.model), which is not \(Self.self) or one of its superclasses; override it with ModelClassDeclaration(\(Self.self).self, properties: …).",
-                entityName: entityName)
-        }
-        var inherited: [String: String] = [:]
-        for level in layout.levels {
-            let owner = "\(level.model)"
-            for property in level.declared.properties(as: Self.self) {
-                if let first = inherited[property.name], first != owner {
-                    throw DataStoreError(
-                        .invalidSchema,
-                        "\(owner) declares the property \(property.name), which it inherits from \(first); a subclass model adds properties of its own names — remove it from \(owner).declaration, or give it another name.",
-                        entityName: level.model.entityName, propertyName: property.name)
-                }
-                inherited[property.name] = owner
-            }
-        }
-    }
-
     /// The class's place in its hierarchy, worked out once per class.
     static var layout: HierarchyLayout<Self> { HierarchyLayout.of(Self.self) }
 }
@@ -211,7 +184,7 @@ struct HierarchyLayout<Model: InheritableModel>: Sendable {
 private let hierarchyLayouts = Mutex<[ObjectIdentifier: any Sendable]>([:])
 
 /// The hierarchy classes listed in a schema made with
-/// ``Snapshot/Schema/init(models:)-([any PersistentModel.Type])``, by entity name: how a fetch
+/// ``Snapshot/Schema/init(models:)-([any EntityModel.Type])``, by entity name: how a fetch
 /// of a superclass model makes objects of the subclass each stored object belongs to.
 enum ModelTypeRegistry {
     private static let types = Mutex<[String: [any InheritableModel.Type]]>([:])

@@ -25,7 +25,7 @@ import Snapshot
 /// path it does not name cannot be used in a predicate or sort (the translation says which).
 ///
 /// **No silent loss.** A stored property the list leaves out would not be saved, so
-/// ``Snapshot/Schema/init(models:)-([any PersistentModel.Type])`` refuses it (reflecting on an
+/// ``Snapshot/Schema/init(models:)-([any EntityModel.Type])`` refuses it (reflecting on an
 /// instance made with `init()`) unless ``transientProperties`` names it, as SwiftData's
 /// `@Transient` does. A `lazy var` counts as transient: it is recomputed, never saved.
 public protocol PersistentModel: EntityModel {
