@@ -146,9 +146,7 @@ extension InheritableModel {
 /// Where a class of an ``InheritableModel`` hierarchy sits: its superclass models and the
 /// declarations that make up its properties.
 struct HierarchyLayout<Model: InheritableModel>: Sendable {
-    /// The class and its superclass models, root first.
-    let chain: [any InheritableModel.Type]
-    /// The declarations the classes of ``chain`` make themselves, root first.
+    /// The declarations the class and its superclass models make themselves, root first.
     let levels: [ModelClassDeclaration]
     /// The class's own declaration, when it overrides ``InheritableModel/declaration``.
     let own: ModelClassDeclaration?
@@ -173,7 +171,7 @@ struct HierarchyLayout<Model: InheritableModel>: Sendable {
         }
         let own = levels.last.flatMap { $0.isMade(by: model) ? $0 : nil }
         let layout = HierarchyLayout(
-            chain: chain, levels: levels, own: own, superclass: chain.dropLast().last,
+            levels: levels, own: own, superclass: chain.dropLast().last,
             properties: levels.flatMap { $0.declared.properties(as: Model.self) })
         hierarchyLayouts.withLock { $0[key] = layout }
         return layout

@@ -100,7 +100,7 @@ extension EntityModel {
 extension EntityModel {
     /// The model type of `object` when it is an instance of a subclass of `Self`.
     static func subclassModel(of object: Self) -> (any EntityModel.Type)? {
-        guard Self.self is AnyObject.Type else { return nil }
+        // A struct's (and an exact instance's) own type is `Self`: one comparison.
         let ownType: Any.Type = type(of: object)
         guard ownType != Self.self else { return nil }
         return ownType as? any EntityModel.Type
