@@ -194,6 +194,34 @@ import Testing
     }
 }
 
+/// A hierarchy whose subclass is never listed in `Schema(models:)` (its schema is made from
+/// entities), so a fetch of the root cannot know which class a stored `Circle` is.
+class Shape: ModelObject, InheritableModel {
+    final var name = ""
+    class var declaration: ModelClassDeclaration { ModelClassDeclaration(Shape.self, properties: [.attribute(\.name)]) }
+}
+
+final class Circle: Shape {
+    final var radius = 0
+    override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Circle.self, properties: [.attribute(\.radius)]) }
+}
+
+extension ModelHierarchyDeclarationTests {
+    @Test func aStoredObjectOfASubclassNoSchemaOfModelsListedIsRefusedByAFetchOfTheRoot() throws {
+        let schema = try Schema([Shape.entity, Circle.entity])
+        let home = try MediaHome(schema: schema)
+        let context = ModelContext(home.container)
+        try context.storeContext.insert(
+            DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Circle"), values: ["name": .string("ring"), "radius": .int(2)]))
+        try context.save()
+        let error = #expect(throws: DataStoreError.self) { try ModelContext(home.container).fetch(FetchDescriptor<Shape>()) }
+        #expect(error?.code == .unknownEntity && error?.entityName == "Circle")
+        #expect(error?.message.contains("list the class of Circle there") == true)
+        // Fetched as its own class, it is made.
+        #expect(try ModelContext(home.container).fetch(FetchDescriptor<Circle>()).map(\.radius) == [2])
+    }
+}
+
 /// A subclass that declares, under another Swift name, a property its superclass declares.
 final class Poster: Media {
     final var caption = ""
