@@ -124,7 +124,7 @@ extension StoreContainer {
 }
 
 extension VersionedModelSchema {
-    /// Refuses models that would lose data (``Snapshot/Schema/init(models:)-([any PersistentModel.Type])``'s checks).
+    /// Refuses models that would lose data (``Snapshot/Schema/init(models:)-([any EntityModel.Type])``'s checks).
     static func checkModels() throws { _ = try Schema(models: models) }
 }
 

@@ -14,7 +14,7 @@ import Snapshot
 ///     predicate: #Predicate { $0.title.contains("swift") },
 ///     sortBy: [SortDescriptor(\.date, order: .reverse)])
 /// ```
-public struct FetchDescriptor<Model: PersistentModel>: Sendable {
+public struct FetchDescriptor<Model: EntityModel>: Sendable {
     /// The condition the objects must satisfy; `nil` for all of them. Translated for the
     /// store as ``Snapshot/FetchPredicate/init(_:)`` says; never evaluated in memory.
     public var predicate: Predicate<Model>?

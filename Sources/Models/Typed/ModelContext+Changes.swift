@@ -8,8 +8,9 @@ extension ModelContext {
     ///
     /// - Throws: ``ContainerError/Code/unknownEntity`` for a model whose entity the container's
     ///   schema does not declare, ``Snapshot/DataStoreError/Code/invalidRequest`` for a model
-    ///   already saved; nothing is staged then.
-    public func insert<Model: PersistentModel>(_ model: Model) throws {
+    ///   already saved or an instance of an abstract ``InheritableModel`` class; nothing is
+    ///   staged then.
+    public func insert<Model: EntityModel>(_ model: Model) throws {
         try requireRegisteredInstance(model)
         guard model.persistentModelID.isTemporary else {
             let id = model.persistentModelID
@@ -17,17 +18,24 @@ extension ModelContext {
                 .invalidRequest, "\(id) is already saved; change its properties and save instead of inserting it again.",
                 entityName: id.entityName, identifier: id)
         }
-        var inserted: [any PersistentModel] = []
-        var pending: [any PersistentModel] = [model]
+        var reached: [any EntityModel] = []
+        var pending: [any EntityModel] = [model.boxedAsOwnClass]
         var seen: Set<PersistentIdentifier> = []
+        while let next = pending.popLast() {
+            let id = next.persistentModelID
+            guard id.isTemporary, seen.insert(id).inserted, !objects.isRegistered(id) else { continue }
+            reached.append(next)
+            pending += next.relatedModelObjects
+        }
+        // An object of an entity the schema lacks (a subclass model not listed) is refused before
+        // anything is staged: undoing an insert whose relationships reach it would fail.
+        for object in reached { _ = try storeContext.requireEntity(object.persistentModelID.entityName) }
+        var inserted: [any EntityModel] = []
         do {
-            while let next = pending.popLast() {
-                let id = next.persistentModelID
-                guard id.isTemporary, seen.insert(id).inserted, !objects.isRegistered(id) else { continue }
+            for next in reached {
                 try storeContext.insert(next.snapshot)
                 objects.register(next)
                 inserted.append(next)
-                pending += next.relatedModelObjects
             }
             for object in inserted { _ = try maintainInverses(of: object, from: nil) }
         } catch {
@@ -46,7 +54,7 @@ extension ModelContext {
     ///   its store or is pending deletion; ``Snapshot/DataStoreError/Code/invalidRequest`` for a
     ///   class instance that is not the one the context tracks for its identifier (an instance
     ///   an upsert retired: see ``save()``); the store's errors.
-    public func update<Model: PersistentModel>(_ model: Model) throws {
+    public func update<Model: EntityModel>(_ model: Model) throws {
         try requireRegisteredInstance(model)
         let id = model.persistentModelID
         guard let current = try storeContext.snapshot(for: id) else {
@@ -63,7 +71,7 @@ extension ModelContext {
     ///
     /// - Throws: as ``StoreContext/delete(_:)`` (`deleteDenied`, `danglingReference`), with
     ///   nothing staged by the delete.
-    public func delete<Model: PersistentModel>(_ model: Model) throws {
+    public func delete<Model: EntityModel>(_ model: Model) throws {
         try processPendingChanges()
         try storeContext.delete(model.persistentModelID)
         try refreshRegisteredObjects()
@@ -153,7 +161,7 @@ extension ModelContext {
         }
     }
 
-    private func insertAny(_ object: any PersistentModel) throws {
+    private func insertAny(_ object: any EntityModel) throws {
         try insert(object)
     }
 

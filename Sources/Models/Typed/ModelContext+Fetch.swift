@@ -10,7 +10,7 @@ extension ModelContext {
     ///
     /// - Throws: ``PredicateTranslationError`` for a predicate or sort the store cannot run
     ///   (nothing is evaluated in memory instead); the stores' errors.
-    public func fetch<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> [Model] {
+    public func fetch<Model: EntityModel>(_ descriptor: FetchDescriptor<Model>) throws -> [Model] {
         let storeDescriptor = try descriptor.storeDescriptor()
         try processPendingChanges()
         let snapshots = try storeContext.fetch(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
@@ -23,9 +23,9 @@ extension ModelContext {
     /// Reads, one fetch per entity and level, the objects that making `snapshots` into
     /// `Model` objects will reach through relationships held as references and that are not
     /// registered yet (so making them does not read them one at a time).
-    func preloadReferences<Model: PersistentModel>(of snapshots: [DefaultSnapshot], as type: Model.Type) throws {
-        var models: [String: any PersistentModel.Type] = [:]
-        var queue: [any PersistentModel.Type] = [Model.self]
+    func preloadReferences<Model: EntityModel>(of snapshots: [DefaultSnapshot], as type: Model.Type) throws {
+        var models: [String: any EntityModel.Type] = [:]
+        var queue: [any EntityModel.Type] = [Model.self]
         while let next = queue.popLast() {
             guard models.updateValue(next, forKey: next.entityName) == nil else { continue }
             queue += next.referencedModelTypes.values
@@ -35,7 +35,8 @@ extension ModelContext {
         while !frontier.isEmpty {
             var missing: [String: Set<PersistentIdentifier>] = [:]
             for snapshot in frontier {
-                guard let model = models[snapshot.persistentIdentifier.entityName] else { continue }
+                let entityName = snapshot.persistentIdentifier.entityName
+                guard let model = models[entityName] ?? ModelTypeRegistry.model(named: entityName, kindOf: AnyObject.self) else { continue }
                 for name in model.referencedModelTypes.keys {
                     for id in snapshot[name]?.referencedIdentifiers ?? [] where seen.insert(id).inserted && !objects.isRegistered(id) {
                         missing[id.entityName, default: []].insert(id)
@@ -56,7 +57,7 @@ extension ModelContext {
     /// says otherwise.
     ///
     /// - Throws: as ``fetch(_:)``.
-    public func fetchCount<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> Int {
+    public func fetchCount<Model: EntityModel>(_ descriptor: FetchDescriptor<Model>) throws -> Int {
         let storeDescriptor = try descriptor.storeDescriptor()
         try processPendingChanges()
         return try storeContext.fetchCount(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
@@ -66,7 +67,7 @@ extension ModelContext {
     /// included unless the descriptor says otherwise.
     ///
     /// - Throws: as ``fetch(_:)``.
-    public func fetchIdentifiers<Model: PersistentModel>(_ descriptor: FetchDescriptor<Model>) throws -> [PersistentIdentifier] {
+    public func fetchIdentifiers<Model: EntityModel>(_ descriptor: FetchDescriptor<Model>) throws -> [PersistentIdentifier] {
         let storeDescriptor = try descriptor.storeDescriptor()
         try processPendingChanges()
         return try storeContext.fetchIdentifiers(storeDescriptor, includePendingChanges: descriptor.includePendingChanges)
@@ -77,7 +78,7 @@ extension ModelContext {
     ///
     /// - Throws: ``Snapshot/DataStoreError/Code/typeMismatch`` when the object is of another
     ///   entity than `Model`'s; the stores' errors.
-    public func model<Model: PersistentModel>(_ type: Model.Type, for identifier: PersistentIdentifier) throws -> Model? {
+    public func model<Model: EntityModel>(_ type: Model.Type, for identifier: PersistentIdentifier) throws -> Model? {
         let id = storeContext.permanentIdentifier(for: identifier) ?? identifier
         guard try storeContext.snapshot(for: id) != nil else { return nil }
         defer { objects.clearSnapshots() }

@@ -32,10 +32,10 @@ extension ModelContext {
 
     /// Puts `object` on the other side of each of its relationships whose targets differ from
     /// `known` (everything, for an object not known yet). Returns the objects it changed.
-    func maintainInverses<Model: PersistentModel>(of object: Model, from known: DefaultSnapshot?) throws -> [PersistentIdentifier] {
+    func maintainInverses<Model: EntityModel>(of object: Model, from known: DefaultSnapshot?) throws -> [PersistentIdentifier] {
         var adjusted: [PersistentIdentifier] = []
         let id = object.persistentModelID
-        for property in Model.properties {
+        for property in Model.modelProperties {
             guard case .relationship(let relationship) = property.kind, let inverseName = relationship.inverse,
                 let destination = property.destinationModel
             else { continue }
@@ -53,12 +53,12 @@ extension ModelContext {
 
     /// Adds `source` to (or removes it from) the relationship `inverse` of the registered
     /// object `target`. Returns whether it changed anything.
-    private func link<Destination: PersistentModel>(
+    private func link<Destination: EntityModel>(
         _ source: PersistentIdentifier, into target: PersistentIdentifier, as type: Destination.Type, inverse: String, adding: Bool
     ) throws -> Bool {
         guard objects.isRegistered(target) || storeContext.registeredSnapshot(for: target) != nil,
             var object = try? objects.model(Destination.self, for: target),
-            let property = Destination.properties.first(where: { $0.name == inverse }), case .relationship(let relationship) = property.kind
+            let property = Destination.modelProperties.first(where: { $0.name == inverse }), case .relationship(let relationship) = property.kind
         else { return false }
         let current = property.read(object)
         let next: PropertyValue

@@ -11,9 +11,9 @@ extension ModelContext {
         for (_, object) in objects.registeredObjects { try redirectReferences(of: object) }
     }
 
-    private func redirectReferences<Model: PersistentModel>(of object: Model) throws {
+    private func redirectReferences<Model: EntityModel>(of object: Model) throws {
         var object = object
-        for property in Model.properties where property.destinationModel != nil {
+        for property in Model.modelProperties where property.destinationModel != nil {
             guard property.relatedObjects(object).contains(where: objects.isRetired) else { continue }
             // Reading gives identifiers (a retired instance carries its successor's), and
             // writing resolves each through the identity map: to the registered instance.
@@ -23,7 +23,7 @@ extension ModelContext {
 
     /// Refuses a class instance that is not the registered object of its identifier (one an
     /// upsert retired, or an instance made outside this context for a stored object).
-    func requireRegisteredInstance<Model: PersistentModel>(_ model: Model) throws {
+    func requireRegisteredInstance<Model: EntityModel>(_ model: Model) throws {
         guard Model.self is AnyObject.Type, let registered = objects.registeredObject(for: model.persistentModelID),
             (registered as AnyObject) !== (model as AnyObject)
         else { return }

@@ -61,7 +61,7 @@ public final class ModelContext {
     }
 
     /// The properties of `object` that differ from `current`.
-    static func changes<Model: PersistentModel>(of object: Model, from current: DefaultSnapshot) -> [String: PropertyValue] {
+    static func changes<Model: EntityModel>(of object: Model, from current: DefaultSnapshot) -> [String: PropertyValue] {
         object.changedValues(from: current)
     }
 }

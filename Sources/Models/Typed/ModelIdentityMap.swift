@@ -13,7 +13,7 @@ package final class ModelIdentityMap: ModelResolver {
     package typealias Loader = ([PersistentIdentifier]) throws -> [DefaultSnapshot]
 
     private var snapshots: [PersistentIdentifier: DefaultSnapshot] = [:]
-    private var objects: [PersistentIdentifier: any PersistentModel] = [:]
+    private var objects: [PersistentIdentifier: any EntityModel] = [:]
     private var filling: Set<PersistentIdentifier> = []
     /// Class instances an upsert merged into another registered instance (``rekey(_:to:)``),
     /// by object identity → the identifier of the instance that stands for them now.
@@ -43,13 +43,13 @@ package final class ModelIdentityMap: ModelResolver {
     }
 
     /// Registers `object` as the one object of its identifier.
-    package func register<Model: PersistentModel>(_ object: Model) {
-        objects[object.persistentModelID] = object
+    package func register<Model: EntityModel>(_ object: Model) {
+        objects[object.persistentModelID] = object.boxedAsOwnClass
     }
 
     /// The registered objects that are instances of classes (the ones a context can track),
     /// by identifier.
-    package var registeredObjects: [PersistentIdentifier: any PersistentModel] {
+    package var registeredObjects: [PersistentIdentifier: any EntityModel] {
         objects.filter { type(of: $0.value) is AnyObject.Type }
     }
 
@@ -74,7 +74,7 @@ package final class ModelIdentityMap: ModelResolver {
     }
 
     /// Whether `object` is a class instance an upsert retired in favour of the registered one.
-    package func isRetired(_ object: any PersistentModel) -> Bool {
+    package func isRetired(_ object: any EntityModel) -> Bool {
         guard !retired.isEmpty, type(of: object) is AnyObject.Type else { return false }
         let instance = object as AnyObject
         return retired[ObjectIdentifier(instance)]?.object === instance
@@ -90,7 +90,7 @@ package final class ModelIdentityMap: ModelResolver {
     }
 
     /// The registered object of `identifier` when it is an instance of a class.
-    package func registeredObject(for identifier: PersistentIdentifier) -> (any PersistentModel)? {
+    package func registeredObject(for identifier: PersistentIdentifier) -> (any EntityModel)? {
         guard let object = objects[identifier], type(of: object) is AnyObject.Type else { return nil }
         return object
     }
@@ -99,7 +99,7 @@ package final class ModelIdentityMap: ModelResolver {
     package func isRegistered(_ identifier: PersistentIdentifier) -> Bool { objects[identifier] != nil }
 
     /// The registered object of `identifier`, when there is one of type `Model`.
-    package func registered<Model: PersistentModel>(_ type: Model.Type, for identifier: PersistentIdentifier) -> Model? {
+    package func registered<Model: EntityModel>(_ type: Model.Type, for identifier: PersistentIdentifier) -> Model? {
         objects[identifier] as? Model
     }
 
@@ -110,7 +110,7 @@ package final class ModelIdentityMap: ModelResolver {
     ///   can be found; ``Snapshot/DataStoreError/Code/typeMismatch`` when it is registered as
     ///   another type, or when a struct model refers back to itself through its references
     ///   (only classes can be in cycles); the conversion's errors.
-    package func model<Destination: PersistentModel>(_ type: Destination.Type, for identifier: PersistentIdentifier) throws -> Destination {
+    package func model<Destination: EntityModel>(_ type: Destination.Type, for identifier: PersistentIdentifier) throws -> Destination {
         if let object = objects[identifier] {
             guard let model = object as? Destination else {
                 throw DataStoreError(
@@ -130,9 +130,9 @@ package final class ModelIdentityMap: ModelResolver {
                 .danglingReference, "No object \(identifier) was found; it was deleted, or belongs to a store this context does not read.",
                 entityName: identifier.entityName, identifier: identifier)
         }
-        var model = Destination()
+        var model = try Self.makeObject(Destination.self, of: identifier.entityName, for: identifier)
         model.persistentModelID = identifier
-        if Destination.self is AnyObject.Type { objects[identifier] = model }
+        if Destination.self is AnyObject.Type { objects[identifier] = model.boxedAsOwnClass }
         filling.insert(identifier)
         defer { filling.remove(identifier) }
         do {
@@ -141,7 +141,27 @@ package final class ModelIdentityMap: ModelResolver {
             objects[identifier] = nil
             throw error
         }
-        objects[identifier] = model
+        objects[identifier] = model.boxedAsOwnClass
         return model
+    }
+
+    /// A new object for a stored object of `entityName`, to be filled from its snapshot: a
+    /// `Destination`, or, for an entity of a subclass model, an instance of that subclass (the
+    /// class listed for it in the schema).
+    ///
+    /// - Throws: ``Snapshot/DataStoreError/Code/unknownEntity`` when the entity is not
+    ///   `Destination`'s and no subclass of `Destination` was listed for it.
+    private static func makeObject<Destination: EntityModel>(
+        _: Destination.Type, of entityName: String, for identifier: PersistentIdentifier
+    ) throws -> Destination {
+        guard entityName != Destination.entityName, Destination.self is any InheritableModel.Type else { return Destination() }
+        guard let subclass = ModelTypeRegistry.model(named: entityName, kindOf: Destination.self), let object = subclass.init() as? Destination
+        else {
+            throw DataStoreError(
+                .unknownEntity,
+                "\(identifier) is a stored \(entityName), and no subclass model of \(Destination.self) for \(entityName) was listed in Schema(models:); list the class of \(entityName) there.",
+                entityName: entityName, identifier: identifier)
+        }
+        return object
     }
 }

@@ -12,7 +12,7 @@ import Snapshot
 /// path (`\.title` is `title`), unless one is given (`.attribute(\.title, "heading")`, for a
 /// stored name that differs). A key path that reaches through another value (`\.address.city`)
 /// takes its last component's name: give a name for those.
-public struct ModelProperty<Model: PersistentModel>: Sendable {
+public struct ModelProperty<Model: EntityModel>: Sendable {
     /// What the schema says of a property.
     public enum Kind: Sendable {
         /// An attribute.
@@ -26,20 +26,26 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
     /// The name of the Swift property the key path reads (its last component), when the key
     /// path's description shows it; what the undeclared-property check compares.
     public let swiftName: String?
-    /// Where the model holds it.
-    public let keyPath: PartialKeyPath<Model> & Sendable
+    /// Where the model holds it. For a property a class model inherits from a superclass
+    /// model, a key path from this class through its superclass (it reads and writes the same
+    /// property; key paths the app writes, `\Photo.title`, are matched to it by name).
+    public var keyPath: PartialKeyPath<Model> { path.keyPath }
+    private let path: KeyPathBox<Model>
+    /// The superclass's own key path, for a property inherited from a superclass model.
+    var inheritedKeyPath: AnyKeyPath? { inheritedPath?.keyPath }
+    private let inheritedPath: AnyKeyPathBox?
     /// The model type a relationship held as references points at (`nil` for attributes and
     /// relationships held as identifiers).
-    public let destinationModel: (any PersistentModel.Type)?
-    private let declaredKind: Kind
+    public let destinationModel: (any EntityModel.Type)?
+    let declaredKind: Kind
     /// The inverse's name, worked out from a key path of the destination when asked (not when
     /// the property is made: the destination's list may refer back to this one).
-    private let inverseName: (@Sendable () -> String)?
+    let inverseName: (@Sendable () -> String)?
     let read: @Sendable (Model) -> PropertyValue
     let write: @Sendable (inout Model, PropertyValue, any ModelResolver) throws -> Void
     /// The model objects a relationship held as references reaches (none for other
     /// properties).
-    let relatedObjects: @Sendable (Model) -> [any PersistentModel]
+    let relatedObjects: @Sendable (Model) -> [any EntityModel]
 
     /// Its declaration (a relationship's inverse named by key path resolved to its name).
     public var kind: Kind {
@@ -49,16 +55,17 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
     }
 
     init(
-        name: String?, keyPath: PartialKeyPath<Model> & Sendable, kind: Kind, destinationModel: (any PersistentModel.Type)? = nil,
-        inverseName: (@Sendable () -> String)? = nil,
+        name: String?, keyPath: PartialKeyPath<Model>, kind: Kind, destinationModel: (any EntityModel.Type)? = nil,
+        inverseName: (@Sendable () -> String)? = nil, inheritedKeyPath: AnyKeyPath? = nil,
         read: @escaping @Sendable (Model) -> PropertyValue,
         write: @escaping @Sendable (inout Model, PropertyValue, any ModelResolver) throws -> Void,
-        relatedObjects: @escaping @Sendable (Model) -> [any PersistentModel] = { _ in [] }
+        relatedObjects: @escaping @Sendable (Model) -> [any EntityModel] = { _ in [] }
     ) {
-        let swiftName = Self.swiftName(of: keyPath)
+        let swiftName = Self.swiftName(of: inheritedKeyPath ?? keyPath)
         self.name = name ?? swiftName ?? ""
         self.swiftName = swiftName
-        self.keyPath = keyPath
+        self.path = KeyPathBox(keyPath: keyPath)
+        self.inheritedPath = inheritedKeyPath.map(AnyKeyPathBox.init)
         self.declaredKind = kind
         self.destinationModel = destinationModel
         self.inverseName = inverseName
@@ -88,8 +95,8 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
 
     /// The name of the property of `Destination` at `keyPath`: as its list declares it, else the
     /// key path's own name.
-    static func propertyName<Destination: PersistentModel>(at keyPath: PartialKeyPath<Destination>, of _: Destination.Type) -> String {
-        Destination.properties.first { $0.keyPath == keyPath }?.name ?? ModelProperty<Destination>.swiftName(of: keyPath) ?? "\(keyPath)"
+    static func propertyName<Destination: EntityModel>(at keyPath: PartialKeyPath<Destination>, of _: Destination.Type) -> String {
+        Destination.modelProperties.first { $0.isDeclared(at: keyPath) }?.name ?? ModelProperty<Destination>.swiftName(of: keyPath) ?? "\(keyPath)"
     }
 
     /// The value of this property in `model`.
@@ -113,7 +120,7 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
 
     /// A to-one relationship held as a reference to a `Destination` object (or `nil`), named
     /// as the Swift property unless `name` is given, whose inverse is named `inverse`.
-    public static func toOne<Destination: PersistentModel>(
+    public static func toOne<Destination: EntityModel>(
         _ keyPath: WritableKeyPath<Model, Destination?> & Sendable, _ name: String? = nil, inverse: String? = nil,
         deleteRule: Schema.Relationship.DeleteRule = .nullify, originalName: String? = nil
     ) -> ModelProperty {
@@ -122,14 +129,14 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
 
     /// A to-one relationship held as a reference to a `Destination` object (or `nil`), whose
     /// inverse is the property of `Destination` at `inverse` (`\Post.attachments`).
-    public static func toOne<Destination: PersistentModel>(
+    public static func toOne<Destination: EntityModel>(
         _ keyPath: WritableKeyPath<Model, Destination?> & Sendable, _ name: String? = nil, inverse: PartialKeyPath<Destination> & Sendable,
         deleteRule: Schema.Relationship.DeleteRule = .nullify, originalName: String? = nil
     ) -> ModelProperty {
         toOne(keyPath, name, inverseName: { propertyName(at: inverse, of: Destination.self) }, deleteRule: deleteRule, originalName: originalName)
     }
 
-    private static func toOne<Destination: PersistentModel>(
+    private static func toOne<Destination: EntityModel>(
         _ keyPath: WritableKeyPath<Model, Destination?> & Sendable, _ name: String?, inverseName: (@Sendable () -> String)?,
         deleteRule: Schema.Relationship.DeleteRule, originalName: String?
     ) -> ModelProperty {
@@ -149,7 +156,7 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
 
     /// A to-many relationship held as references to `Destination` objects, named as the Swift
     /// property unless `name` is given, whose inverse is named `inverse`.
-    public static func toMany<Destination: PersistentModel>(
+    public static func toMany<Destination: EntityModel>(
         _ keyPath: WritableKeyPath<Model, [Destination]> & Sendable, _ name: String? = nil, inverse: String? = nil,
         deleteRule: Schema.Relationship.DeleteRule = .nullify, minimumCount: Int? = nil, maximumCount: Int? = nil,
         originalName: String? = nil
@@ -161,7 +168,7 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
 
     /// A to-many relationship held as references to `Destination` objects, whose inverse is
     /// the property of `Destination` at `inverse` (`\Tag.posts`, `\Attachment.post`).
-    public static func toMany<Destination: PersistentModel>(
+    public static func toMany<Destination: EntityModel>(
         _ keyPath: WritableKeyPath<Model, [Destination]> & Sendable, _ name: String? = nil, inverse: PartialKeyPath<Destination> & Sendable,
         deleteRule: Schema.Relationship.DeleteRule = .nullify, minimumCount: Int? = nil, maximumCount: Int? = nil,
         originalName: String? = nil
@@ -171,7 +178,7 @@ public struct ModelProperty<Model: PersistentModel>: Sendable {
             minimumCount: minimumCount, maximumCount: maximumCount, originalName: originalName)
     }
 
-    private static func toMany<Destination: PersistentModel>(
+    private static func toMany<Destination: EntityModel>(
         _ keyPath: WritableKeyPath<Model, [Destination]> & Sendable, _ name: String?, inverseName: (@Sendable () -> String)?,
         deleteRule: Schema.Relationship.DeleteRule, minimumCount: Int?, maximumCount: Int?, originalName: String?
     ) -> ModelProperty {

@@ -11,7 +11,7 @@ public protocol ModelResolver {
     ///
     /// - Throws: ``Snapshot/DataStoreError/Code/danglingReference`` when there is none, or the
     ///   error of the fetch that looked for it.
-    func model<Destination: PersistentModel>(_ type: Destination.Type, for identifier: PersistentIdentifier) throws -> Destination
+    func model<Destination: EntityModel>(_ type: Destination.Type, for identifier: PersistentIdentifier) throws -> Destination
 }
 
 /// A resolver for models whose relationships are identifiers: it refuses every model
@@ -22,7 +22,7 @@ public struct IdentifierOnlyResolver: ModelResolver {
 
     /// Always throws ``Snapshot/DataStoreError/Code/unsupportedFeature``: there is no object
     /// to return.
-    public func model<Destination: PersistentModel>(_ type: Destination.Type, for identifier: PersistentIdentifier) throws -> Destination {
+    public func model<Destination: EntityModel>(_ type: Destination.Type, for identifier: PersistentIdentifier) throws -> Destination {
         throw DataStoreError(
             .unsupportedFeature,
             "\(identifier) is referred to by a relationship held as a model reference; make the model through a context, which resolves references, or hold the relationship as an identifier.",

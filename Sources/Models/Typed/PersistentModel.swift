@@ -4,8 +4,9 @@ import Snapshot
 /// by key path) and converts to and from a ``DefaultSnapshot``.
 ///
 /// A model is a `final class` (as SwiftData's models are; relationships to it can then be held
-/// as references, and objects can refer to each other in cycles) or a struct (whose
-/// relationships are held as identifiers). It needs an `init()` (every stored property with a
+/// as references, and objects can refer to each other in cycles), a class of a hierarchy of
+/// class models (``InheritableModel``: `class Media` and `final class Photo: Media`), or a
+/// struct (whose relationships are held as identifiers). It needs an `init()` (every stored property with a
 /// default value: the model layer makes an instance, then fills it from a snapshot), its
 /// identifier, and its property list. A class gets the first two from ``ModelObject``:
 ///
@@ -24,23 +25,38 @@ import Snapshot
 /// path it does not name cannot be used in a predicate or sort (the translation says which).
 ///
 /// **No silent loss.** A stored property the list leaves out would not be saved, so
-/// ``Snapshot/Schema/init(models:)-([any PersistentModel.Type])`` refuses it (reflecting on an
+/// ``Snapshot/Schema/init(models:)-([any EntityModel.Type])`` refuses it (reflecting on an
 /// instance made with `init()`) unless ``transientProperties`` names it, as SwiftData's
 /// `@Transient` does. A `lazy var` counts as transient: it is recomputed, never saved.
-public protocol PersistentModel: SendableMetatype {
-    /// The entity's name; the type's name unless declared.
-    static var entityName: String { get }
+public protocol PersistentModel: EntityModel {
     /// The stored properties, in declaration order: attributes and relationships.
     static var properties: [ModelProperty<Self>] { get }
+    /// Stored properties that are not saved (caches, state of the app's own), by key path: a
+    /// new or fetched object has their `init()` values. None unless declared.
+    static var transientProperties: [PartialKeyPath<Self>] { get }
+}
+
+/// What every model type is — a ``PersistentModel`` (a final class or a struct) or a class of
+/// an ``InheritableModel`` hierarchy — and what generic code over models (`FetchDescriptor`,
+/// `ModelContext`'s methods, ``ModelProperty``) takes.
+///
+/// A model does not conform to it directly: those two protocols provide
+/// ``declaredProperties(of:)`` and ``transientPropertyNames`` from what the model declares.
+/// (Its requirements do not name `Self` in a list, so that a class with subclasses can meet them.)
+public protocol EntityModel: SendableMetatype {
+    /// The entity's name; the type's name unless declared.
+    static var entityName: String { get }
     /// Compound uniqueness constraints, as lists of property names (a single unique attribute
     /// is declared with ``Snapshot/Schema/Attribute/Options/unique`` instead). None unless
     /// declared.
     static var uniquenessConstraints: [[String]] { get }
     /// Indexes, as lists of property names. None unless declared.
     static var indexes: [[String]] { get }
-    /// Stored properties that are not saved (caches, state of the app's own), by key path: a
-    /// new or fetched object has their `init()` values. None unless declared.
-    static var transientProperties: [PartialKeyPath<Self>] { get }
+    /// Every stored property of the model (inherited ones first), as properties of `Model`,
+    /// the model type itself; none for another type. ``modelProperties`` reads it.
+    static func declaredProperties<Model: EntityModel>(of _: Model.Type) -> [ModelProperty<Model>]
+    /// The Swift names of the stored properties that are not saved.
+    static var transientPropertyNames: Set<String> { get }
 
     /// The object's identity: temporary until a save gives it its permanent identifier.
     var persistentModelID: PersistentIdentifier { get set }
@@ -50,21 +66,41 @@ public protocol PersistentModel: SendableMetatype {
 }
 
 extension PersistentModel {
+    /// ``properties``.
+    public static func declaredProperties<Model: EntityModel>(of _: Model.Type) -> [ModelProperty<Model>] {
+        // The same type: the cast only restates it.
+        Model.self == Self.self ? unsafeBitCast(properties, to: [ModelProperty<Model>].self) : []
+    }
+
+    /// The names of ``transientProperties``.
+    public static var transientPropertyNames: Set<String> {
+        Set(transientProperties.compactMap { ModelProperty<Self>.swiftName(of: $0) })
+    }
+
+    /// None.
+    public static var transientProperties: [PartialKeyPath<Self>] { [] }
+}
+
+extension EntityModel {
     /// The type's name.
     public static var entityName: String { String(describing: Self.self) }
     /// None.
     public static var uniquenessConstraints: [[String]] { [] }
     /// None.
     public static var indexes: [[String]] { [] }
-    /// None.
-    public static var transientProperties: [PartialKeyPath<Self>] { [] }
+
+    /// Every stored property, in declaration order (a subclass model's inherited ones first):
+    /// a ``PersistentModel``'s ``PersistentModel/properties``, or what the classes of an
+    /// ``InheritableModel`` hierarchy declare.
+    public static var modelProperties: [ModelProperty<Self>] { declaredProperties(of: Self.self) }
 
     /// The entity the model declares: its attributes and relationships in the order of
     /// ``properties``, its constraints and indexes.
     public static var entity: Schema.Entity {
+        if let hierarchyClass = Self.self as? any InheritableModel.Type { return hierarchyClass.hierarchyEntity }
         var attributes: [Schema.Attribute] = []
         var relationships: [Schema.Relationship] = []
-        for property in properties {
+        for property in modelProperties {
             switch property.kind {
             case .attribute(let attribute): attributes.append(attribute)
             case .relationship(let relationship): relationships.append(relationship)
@@ -77,12 +113,12 @@ extension PersistentModel {
 
     /// Every declared key path and the name of the property it stands for.
     public static var propertyNames: [PartialKeyPath<Self>: String] {
-        Dictionary(properties.map { ($0.keyPath, $0.name) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(modelProperties.map { ($0.keyPath, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The declared property at `keyPath`, when there is one.
     static func property(at keyPath: AnyKeyPath) -> ModelProperty<Self>? {
-        properties.first { $0.keyPath == keyPath }
+        modelProperties.first { $0.isDeclared(at: keyPath) }
     }
 
     /// Whether `keyPath` reads ``persistentModelID``: it reads a fresh identifier back from a
@@ -98,7 +134,7 @@ extension PersistentModel {
     }
 }
 
-extension PersistentModel {
+extension EntityModel {
     /// Refuses a model that would lose data silently: a stored property (as reflection on an
     /// `init()` instance shows it) that neither ``properties`` nor ``transientProperties``
     /// names, or a property whose name could not be read from its key path.
@@ -106,15 +142,16 @@ extension PersistentModel {
     /// - Throws: ``Snapshot/DataStoreError/Code/invalidSchema`` naming the model's entity and the
     ///   property.
     static func checkDeclaresEveryStoredProperty() throws {
+        let properties = modelProperties
         for property in properties where property.name.isEmpty {
             throw DataStoreError(
                 .invalidSchema,
-                "\(Self.self) declares the property at \(property.keyPath) without a name, and the key path does not show one; pass its name (.attribute(keyPath, \"name\")).",
+                "\(Self.self) declares the property at \(property.keyPath) without a name, and the key path does not show one; pass its name (.attribute(keyPath, \"name\")), or, in a class that has subclasses, declare the property final var (the key path of an overridable property does not show its name).",
                 entityName: entityName)
         }
         var declared: Set<String> = ["persistentModelID"]
         for property in properties { if let name = property.swiftName { declared.insert(name) } }
-        for keyPath in transientProperties { if let name = ModelProperty<Self>.swiftName(of: keyPath) { declared.insert(name) } }
+        declared.formUnion(transientPropertyNames)
         var mirror: Mirror? = Mirror(reflecting: Self())
         while let current = mirror, current.subjectType != ModelObject.self {
             for child in current.children {
@@ -149,6 +186,6 @@ open class ModelObject {
     /// An object with a temporary identifier of its model's entity.
     public required init() {
         let type = type(of: self)
-        persistentModelID = .temporary(entityName: (type as? any PersistentModel.Type)?.entityName ?? String(describing: type))
+        persistentModelID = .temporary(entityName: (type as? any EntityModel.Type)?.entityName ?? String(describing: type))
     }
 }

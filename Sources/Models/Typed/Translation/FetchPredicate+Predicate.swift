@@ -38,7 +38,7 @@ extension FetchPredicate {
     /// - Throws: ``PredicateTranslationError`` naming the refused expression;
     ///   ``Snapshot/DataStoreError/Code/typeMismatch`` for a `??` whose constant cannot be
     ///   compared as asked.
-    public init<Model: PersistentModel>(_ predicate: Predicate<Model>) throws {
+    public init<Model: EntityModel>(_ predicate: Predicate<Model>) throws {
         var translator = PredicateTranslator(input: predicate.variable)
         self = try translator.condition(of: predicate.expression)
     }

@@ -14,7 +14,7 @@ extension FetchSortDescriptor {
     /// - Throws: ``PredicateTranslationError/Code/undeclaredKeyPath`` for a key path that is
     ///   not a declared attribute (a relationship, a computed property, a path through a
     ///   relationship) or a descriptor made from a comparator without a key path.
-    public init<Model: PersistentModel>(_ sort: SortDescriptor<Model>) throws {
+    public init<Model: EntityModel>(_ sort: SortDescriptor<Model>) throws {
         guard let keyPath = sort.keyPath else {
             throw PredicateTranslationError(
                 .undeclaredKeyPath, "A SortDescriptor without a key path cannot be run by the store; sort by a declared attribute's key path.",

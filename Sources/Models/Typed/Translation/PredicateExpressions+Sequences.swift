@@ -70,7 +70,7 @@ extension PredicateExpressions.SequenceAllSatisfy: StoreTranslatableExpression {
 }
 
 /// The property path and element model of a to-many relationship held as references.
-private func toManyPath(_ term: StoreTerm, in expression: Any, translator: PredicateTranslator) throws -> (PropertyPath, any PersistentModel.Type) {
+private func toManyPath(_ term: StoreTerm, in expression: Any, translator: PredicateTranslator) throws -> (PropertyPath, any EntityModel.Type) {
     guard case .path(let path) = term, case .objects(let model) = path.target else {
         throw PredicateTranslator.unsupported(
             expression, "contains(where:) and allSatisfy are supported on to-many relationships held as model references")

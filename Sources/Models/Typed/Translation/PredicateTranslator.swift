@@ -13,7 +13,7 @@ struct PredicateTranslator {
     private(set) var scope = 0
 
     /// A translator for predicates over `Model`, whose input is `variable`.
-    init<Model: PersistentModel>(input variable: PredicateExpressions.Variable<Model>) {
+    init<Model: EntityModel>(input variable: PredicateExpressions.Variable<Model>) {
         variables[variable.key] = StorePath(components: [], scope: 0, target: .object(Model.self))
     }
 
@@ -73,7 +73,7 @@ struct PredicateTranslator {
     /// `body`'s result in a new scope whose object is an element of a to-many relationship
     /// of `model` objects, named by `variable`.
     mutating func elementScope<Result>(
-        _ variable: PredicateExpressions.VariableID, model: any PersistentModel.Type, _ body: (inout PredicateTranslator) throws -> Result
+        _ variable: PredicateExpressions.VariableID, model: any EntityModel.Type, _ body: (inout PredicateTranslator) throws -> Result
     ) throws -> Result {
         scope += 1
         defer { scope -= 1 }
@@ -140,9 +140,9 @@ struct PredicateTranslator {
         }
     }
 
-    private static func isEmptyKeyPath<Model: PersistentModel>(of model: Model.Type) -> AnyKeyPath { \[Model].isEmpty }
+    private static func isEmptyKeyPath<Model: EntityModel>(of model: Model.Type) -> AnyKeyPath { \[Model].isEmpty }
 
-    private static func follow<Model: PersistentModel>(
+    private static func follow<Model: EntityModel>(
         _ keyPath: AnyKeyPath, of model: Model.Type, from base: StorePath, in expression: Any
     ) throws -> StorePath {
         var path = base
@@ -180,7 +180,7 @@ struct PredicateTranslator {
             guard let wrapped = optional.wrappedConstant else { return .null }
             return try value(of: wrapped, in: expression)
         }
-        if let model = constant as? any PersistentModel { return .toOne(model.persistentModelID) }
+        if let model = constant as? any EntityModel { return .toOne(model.persistentModelID) }
         if let convertible = constant as? any PropertyValueConvertible { return convertible.propertyValue }
         throw PredicateTranslationError(
             .unsupportedValue,

@@ -8,9 +8,9 @@ struct StorePath {
     enum Target {
         /// A model object: the scope's object itself (no components), or the target of a to-one
         /// relationship held as a reference.
-        case object(any PersistentModel.Type)
+        case object(any EntityModel.Type)
         /// The objects of a to-many relationship held as references.
-        case objects(any PersistentModel.Type)
+        case objects(any EntityModel.Type)
         /// A to-one relationship held as an identifier.
         case reference
         /// A to-many relationship held as identifiers.
