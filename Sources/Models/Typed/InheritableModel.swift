@@ -198,8 +198,14 @@ enum ModelTypeRegistry {
         }
     }
 
-    /// The registered class of the entity `entityName` that is a `Base` (a subclass of it).
-    static func model<Base>(named entityName: String, kindOf _: Base.Type) -> (any InheritableModel.Type)? {
-        types.withLock { $0[entityName] }?.last { $0 is Base.Type }
+    /// The registered class of the entity `entityName` that is a `Base` (a subclass of it) and,
+    /// given the `schema` of the store the object comes from, declares the entity as that
+    /// schema does (two schemas may list different classes under one entity name); `nil` when
+    /// none is.
+    static func model<Base>(named entityName: String, kindOf _: Base.Type, in schema: Schema?) -> (any InheritableModel.Type)? {
+        let candidates = (types.withLock { $0[entityName] } ?? []).filter { $0 is Base.Type }
+        guard let schema else { return candidates.last }
+        let declared = schema.entity(named: entityName)
+        return candidates.last { $0.entity == declared }
     }
 }
