@@ -52,3 +52,117 @@ enum Archive {
         #expect(try ModelContext(archive.container).fetch(descriptor).map(\.title) == ["Fog", "Dunes"])
     }
 }
+
+/// A hierarchy whose root has a unique attribute, and a subclass with a unique attribute of
+/// its own: saves of new objects with the unique values of stored ones are upserts.
+class Asset: ModelObject, InheritableModel {
+    final var code = ""
+    final var note = ""
+    class var declaration: ModelClassDeclaration {
+        ModelClassDeclaration(Asset.self, properties: [.attribute(\.code, options: .unique), .attribute(\.note)])
+    }
+}
+
+final class Picture: Asset {
+    final var pixels = 0
+    final var serial = ""
+    override class var declaration: ModelClassDeclaration {
+        ModelClassDeclaration(Picture.self, properties: [.attribute(\.pixels), .attribute(\.serial, options: .unique)])
+    }
+}
+
+final class Clip: Asset {
+    final var frames = 0
+    override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Clip.self, properties: [.attribute(\.frames)]) }
+}
+
+extension ModelHierarchyReviewTests {
+    static func assets() throws -> StoreContainer {
+        try StoreContainer(
+            schema: try Schema(models: Asset.self, Picture.self, Clip.self),
+            configurations: [.init(name: "Assets", entityNames: nil, isStoredInMemoryOnly: true)])
+    }
+
+    static func picture(_ code: String, pixels: Int, serial: String, note: String = "") -> Asset {
+        let picture = Picture()
+        (picture.code, picture.pixels, picture.serial, picture.note) = (code, pixels, serial, note)
+        return picture
+    }
+
+    @Test func anInsertHeldAsTheRootWithARootUniqueValueUpsertsIntoTheRegisteredSubclassInstance() throws {
+        let container = try Self.assets()
+        let context = ModelContext(container)
+        let first = Self.picture("A", pixels: 1, serial: "s1", note: "kept")
+        try context.insert(first)
+        try context.save()
+        let second = Self.picture("A", pixels: 2, serial: "s2")
+        try context.insert(second)
+        try context.save()
+        #expect(second.persistentModelID == first.persistentModelID)
+        let fetched = try context.fetch(FetchDescriptor<Asset>())
+        #expect(fetched.count == 1 && fetched.first === first)
+        #expect(((first as? Picture)?.pixels, (first as? Picture)?.serial) == (2, "s2"))
+        let fresh = try #require(try ModelContext(container).fetch(FetchDescriptor<Asset>()).first as? Picture)
+        #expect((fresh.pixels, fresh.serial, fresh.code) == (2, "s2", "A"))
+        // The retired instance saves nothing.
+        (second as? Picture)?.pixels = 3
+        #expect(throws: DataStoreError.self) { try context.update(second) }
+    }
+
+    @Test func anInsertWithASubclassUniqueValueUpsertsIntoTheStoredObjectFetchedAsTheRoot() throws {
+        let container = try Self.assets()
+        let context = ModelContext(container)
+        try context.insert(Self.picture("A", pixels: 1, serial: "s1"))
+        try context.save()
+        let other = ModelContext(container)
+        let held = try #require(try other.fetch(FetchDescriptor<Asset>()).first)
+        try other.insert(Self.picture("B", pixels: 5, serial: "s1"))
+        try other.save()
+        #expect(try other.fetch(FetchDescriptor<Asset>()).map { $0 === held } == [true])
+        #expect((held.code, (held as? Picture)?.pixels) == ("B", 5))
+    }
+
+    @Test func anInsertOfAnotherSubclassWithARootUniqueValueIsRefusedAndNothingIsSaved() throws {
+        let container = try Self.assets()
+        let context = ModelContext(container)
+        try context.insert(Self.picture("A", pixels: 1, serial: "s1"))
+        try context.save()
+        let clip = Clip()
+        clip.code = "A"
+        try context.insert(clip)
+        let error = #expect(throws: DataStoreError.self) { try context.save() }
+        #expect(error?.code == .uniqueness)
+        #expect(try ModelContext(container).fetchCount(FetchDescriptor<Asset>()) == 1)
+    }
+
+    nonisolated static func isKind<Desired>(_: Desired.Type) -> Predicate<Media> { #Predicate<Media> { $0 is Desired } }
+    nonisolated static func castRating<Desired: Media>(_: Desired.Type) -> Predicate<Media> { #Predicate<Media> { ($0 as? Desired)?.rating == 2 } }
+
+    nonisolated static let predicates: [(String, Predicate<Media>)] = [
+        ("as? Photo lens !=", #Predicate<Media> { ($0 as? Photo)?.lens != "50mm" }),
+        ("!(as? Photo lens ==)", #Predicate<Media> { !(($0 as? Photo)?.lens == "50mm") }),
+        ("as? Photo place nil", #Predicate<Media> { ($0 as? Photo)?.place?.name == nil }),
+        ("as? Photo place name", #Predicate<Media> { ($0 as? Photo)?.place?.name == "Lisbon" }),
+        ("as? Photo title (inherited)", #Predicate<Media> { ($0 as? Photo)?.title == "Harbour" }),
+        ("as? Photo width < or Video", #Predicate<Media> { ($0 as? Photo)?.width ?? 9999 < 4500 || $0 is Video }),
+        ("is Media (the root)", isKind(Media.self)),
+        ("as? Media rating", castRating(Media.self)),
+        ("albums with a video", #Predicate<Media> { $0.albums.contains { $0.items.contains { $0 is Video } } }),
+        ("not in an album of photos", #Predicate<Media> { !$0.albums.contains { $0.items.allSatisfy { $0 is Photo } } }),
+    ]
+
+    @Test(arguments: 0..<predicates.count)
+    func moreTypeTestsAndCastsSelectWhatFoundationsEvaluationSelects(_ index: Int) throws {
+        let (name, predicate) = Self.predicates[index]
+        let home = try MediaHome()
+        let context = ModelContext(home.container)
+        let objects = try home.fill(context)
+        let place = Place()
+        place.name = "Lisbon"
+        (objects[0] as? Photo)?.place = place
+        try context.save()
+        let expected = try objects.filter { try predicate.evaluate($0) }.map(\.title).sorted()
+        let descriptor = FetchDescriptor<Media>(predicate: predicate, sortBy: [SortDescriptor(\.title)])
+        #expect(try ModelContext(home.container).fetch(descriptor).map(\.title) == expected, "\(name)")
+    }
+}
