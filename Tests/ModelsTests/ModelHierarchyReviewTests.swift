@@ -166,3 +166,49 @@ extension ModelHierarchyReviewTests {
         #expect(try ModelContext(home.container).fetch(descriptor).map(\.title) == expected, "\(name)")
     }
 }
+
+/// Three levels: a concrete middle class with a subclass of its own.
+class Document: ModelObject, InheritableModel {
+    final var name = ""
+    class var declaration: ModelClassDeclaration { ModelClassDeclaration(Document.self, properties: [.attribute(\.name)]) }
+}
+
+class Report: Document {
+    final var pages = 0
+    override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Report.self, properties: [.attribute(\.pages)]) }
+}
+
+final class Audit: Report {
+    final var auditor = ""
+    override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Audit.self, properties: [.attribute(\.auditor)]) }
+}
+
+extension ModelHierarchyReviewTests {
+    @Test func aThirdLevelClassHeldAsTheRootSavesEveryLevelAndFetchesOfEachLevelMakeIt() throws {
+        let container = try StoreContainer(
+            schema: try Schema(models: Document.self, Report.self, Audit.self),
+            configurations: [.init(name: "Documents", entityNames: nil, isStoredInMemoryOnly: true)])
+        let context = ModelContext(container)
+        let audit = Audit()
+        (audit.name, audit.pages, audit.auditor) = ("Q3", 12, "Kim")
+        let report = Report()
+        (report.name, report.pages) = ("Plan", 3)
+        let held: [Document] = [audit, report]
+        for document in held { try context.insert(document) }
+        try context.save()
+        held[0].name = "Q3 final"
+        (held[0] as? Report)?.pages = 13
+        try context.save()
+        #expect(Audit.properties.map(\.name) == ["name", "pages", "auditor"])
+
+        let fresh = ModelContext(container)
+        let documents = try fresh.fetch(FetchDescriptor<Document>(sortBy: [SortDescriptor(\.name)]))
+        #expect(documents.map { String(describing: type(of: $0)) } == ["Report", "Audit"])
+        let fetched = try #require(documents.last as? Audit)
+        #expect((fetched.name, fetched.pages, fetched.auditor) == ("Q3 final", 13, "Kim"))
+        let reports = try fresh.fetch(FetchDescriptor<Report>(predicate: #Predicate { $0.pages > 5 && $0.name != "" }))
+        #expect(reports.count == 1 && reports[0] === fetched)
+        let isAudit = #Predicate<Document> { ($0 as? Report)?.pages ?? 0 > 1 && !($0 is Audit) }
+        #expect(try fresh.fetch(FetchDescriptor(predicate: isAudit)).map(\.name) == ["Plan"])
+    }
+}
