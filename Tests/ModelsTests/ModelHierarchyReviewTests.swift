@@ -212,3 +212,33 @@ extension ModelHierarchyReviewTests {
         #expect(try fresh.fetch(FetchDescriptor(predicate: isAudit)).map(\.name) == ["Plan"])
     }
 }
+
+/// A hierarchy whose entities are named otherwise than its classes.
+class Artwork: ModelObject, InheritableModel {
+    final var name = ""
+    class var entityName: String { "ArtworkEntity" }
+    class var declaration: ModelClassDeclaration { ModelClassDeclaration(Artwork.self, properties: [.attribute(\.name)]) }
+}
+
+final class Painting: Artwork {
+    final var medium = ""
+    override class var entityName: String { "PaintingEntity" }
+    override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Painting.self, properties: [.attribute(\.medium)]) }
+}
+
+extension ModelHierarchyReviewTests {
+    @Test func classesThatOverrideTheRootsEntityNameAreSavedAndFetchedUnderTheirOwnNames() throws {
+        let schema = try Schema(models: Artwork.self, Painting.self)
+        #expect(schema.entities.map(\.name) == ["ArtworkEntity", "PaintingEntity"])
+        let container = try StoreContainer(schema: schema, configurations: [.init(name: "Art", entityNames: nil, isStoredInMemoryOnly: true)])
+        let context = ModelContext(container)
+        let painting = Painting()
+        (painting.name, painting.medium) = ("Haystacks", "oil")
+        let held: Artwork = painting
+        try context.insert(held)
+        try context.save()
+        #expect(held.persistentModelID.entityName == "PaintingEntity")
+        let fetched = try ModelContext(container).fetch(FetchDescriptor<Artwork>(predicate: #Predicate { $0 is Painting }))
+        #expect(fetched.map { ($0 as? Painting)?.medium } == ["oil"])
+    }
+}

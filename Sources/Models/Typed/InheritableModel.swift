@@ -37,6 +37,11 @@ import Synchronization
 /// ``Snapshot/Schema/init(models:)-([any EntityModel.Type])``: that is how a fetch of
 /// `Media` knows to make a `Photo` of a stored `Photo`. An abstract class (`isAbstract: true`)
 /// has no instances of its own in the store: a context refuses to insert one.
+///
+/// **Entity names.** Each class's entity is named as the class unless the root declares
+/// `class var entityName` and every subclass overrides it with its own name (a subclass that
+/// does not would share its superclass's name, which the schema refuses). A `static let
+/// entityName` in a subclass is not seen: the subclass takes its conformance from the root.
 public protocol InheritableModel: ModelObject, EntityModel {
     /// What this class declares itself: the properties, constraints and indexes it adds to
     /// those it inherits. Every subclass model overrides it, naming itself.
