@@ -37,6 +37,11 @@ import Synchronization
 /// ``Snapshot/Schema/init(models:)-([any EntityModel.Type])``: that is how a fetch of
 /// `Media` knows to make a `Photo` of a stored `Photo`. An abstract class (`isAbstract: true`)
 /// has no instances of its own in the store: a context refuses to insert one.
+///
+/// **Entity names.** Each class's entity is named as the class unless the root declares
+/// `class var entityName` and every subclass overrides it with its own name (a subclass that
+/// does not would share its superclass's name, which the schema refuses). A `static let
+/// entityName` in a subclass is not seen: the subclass takes its conformance from the root.
 public protocol InheritableModel: ModelObject, EntityModel {
     /// What this class declares itself: the properties, constraints and indexes it adds to
     /// those it inherits. Every subclass model overrides it, naming itself.
@@ -198,8 +203,14 @@ enum ModelTypeRegistry {
         }
     }
 
-    /// The registered class of the entity `entityName` that is a `Base` (a subclass of it).
-    static func model<Base>(named entityName: String, kindOf _: Base.Type) -> (any InheritableModel.Type)? {
-        types.withLock { $0[entityName] }?.last { $0 is Base.Type }
+    /// The registered class of the entity `entityName` that is a `Base` (a subclass of it) and,
+    /// given the `schema` of the store the object comes from, declares the entity as that
+    /// schema does (two schemas may list different classes under one entity name); `nil` when
+    /// none is.
+    static func model<Base>(named entityName: String, kindOf _: Base.Type, in schema: Schema?) -> (any InheritableModel.Type)? {
+        let candidates = (types.withLock { $0[entityName] } ?? []).filter { $0 is Base.Type }
+        guard let schema else { return candidates.last }
+        let declared = schema.entity(named: entityName)
+        return candidates.last { $0.entity == declared }
     }
 }

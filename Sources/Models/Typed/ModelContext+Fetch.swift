@@ -36,7 +36,7 @@ extension ModelContext {
             var missing: [String: Set<PersistentIdentifier>] = [:]
             for snapshot in frontier {
                 let entityName = snapshot.persistentIdentifier.entityName
-                guard let model = models[entityName] ?? ModelTypeRegistry.model(named: entityName, kindOf: AnyObject.self) else { continue }
+                guard let model = models[entityName] ?? objects.subclassModel(ofEntity: entityName, kindOf: AnyObject.self) else { continue }
                 for name in model.referencedModelTypes.keys {
                     for id in snapshot[name]?.referencedIdentifiers ?? [] where seen.insert(id).inserted && !objects.isRegistered(id) {
                         missing[id.entityName, default: []].insert(id)

@@ -45,7 +45,7 @@ public final class ModelContext {
     public init(_ container: StoreContainer, editingState: EditingState = EditingState()) {
         let context = StoreContext(container, editingState: editingState)
         storeContext = context
-        objects = ModelIdentityMap { ids in try ids.compactMap { try context.snapshot(for: $0) } }
+        objects = ModelIdentityMap(schema: context.container.schema) { ids in try ids.compactMap { try context.snapshot(for: $0) } }
     }
 
     /// The container whose stores it reads and saves to.

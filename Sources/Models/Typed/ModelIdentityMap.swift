@@ -31,9 +31,21 @@ package final class ModelIdentityMap: ModelResolver {
         return !retired.isEmpty
     }
     private let load: Loader
+    /// The schema of the stores the objects come from: which listed class makes a stored
+    /// object of a subclass model's entity.
+    private let schema: Schema?
+    /// The classes found so far for entities of subclass models, by entity and base class.
+    private var subclassModels: [SubclassModelKey: any InheritableModel.Type] = [:]
 
-    /// A map that fetches what it lacks through `load`.
-    package init(load: @escaping Loader) {
+    private struct SubclassModelKey: Hashable {
+        let entityName: String
+        let base: ObjectIdentifier
+    }
+
+    /// A map that fetches what it lacks through `load`, of objects stored as `schema` declares
+    /// (`nil`: any class listed for an entity in a schema made from models).
+    package init(schema: Schema? = nil, load: @escaping Loader) {
+        self.schema = schema
         self.load = load
     }
 
@@ -130,7 +142,7 @@ package final class ModelIdentityMap: ModelResolver {
                 .danglingReference, "No object \(identifier) was found; it was deleted, or belongs to a store this context does not read.",
                 entityName: identifier.entityName, identifier: identifier)
         }
-        var model = try Self.makeObject(Destination.self, of: identifier.entityName, for: identifier)
+        var model = try makeObject(Destination.self, of: identifier.entityName, for: identifier)
         model.persistentModelID = identifier
         if Destination.self is AnyObject.Type { objects[identifier] = model.boxedAsOwnClass }
         filling.insert(identifier)
@@ -145,17 +157,28 @@ package final class ModelIdentityMap: ModelResolver {
         return model
     }
 
+    /// The class, a `Base`, listed in a schema made from models for the entity `entityName`
+    /// as this map's schema declares it (another schema may list another class under the same
+    /// entity name).
+    package func subclassModel<Base>(ofEntity entityName: String, kindOf _: Base.Type) -> (any InheritableModel.Type)? {
+        let key = SubclassModelKey(entityName: entityName, base: ObjectIdentifier(Base.self))
+        if let known = subclassModels[key] { return known }
+        let found = ModelTypeRegistry.model(named: entityName, kindOf: Base.self, in: schema)
+        subclassModels[key] = found
+        return found
+    }
+
     /// A new object for a stored object of `entityName`, to be filled from its snapshot: a
     /// `Destination`, or, for an entity of a subclass model, an instance of that subclass (the
     /// class listed for it in the schema).
     ///
     /// - Throws: ``Snapshot/DataStoreError/Code/unknownEntity`` when the entity is not
     ///   `Destination`'s and no subclass of `Destination` was listed for it.
-    private static func makeObject<Destination: EntityModel>(
+    private func makeObject<Destination: EntityModel>(
         _: Destination.Type, of entityName: String, for identifier: PersistentIdentifier
     ) throws -> Destination {
         guard entityName != Destination.entityName, Destination.self is any InheritableModel.Type else { return Destination() }
-        guard let subclass = ModelTypeRegistry.model(named: entityName, kindOf: Destination.self), let object = subclass.init() as? Destination
+        guard let subclass = subclassModel(ofEntity: entityName, kindOf: Destination.self), let object = subclass.init() as? Destination
         else {
             throw DataStoreError(
                 .unknownEntity,

@@ -111,7 +111,10 @@ extension EntityModel {
             indexes: indexes)
     }
 
-    /// Every declared key path and the name of the property it stands for.
+    /// Every declared key path and the name of the property it stands for. A property a class
+    /// model inherits from a superclass model is held under its ``ModelProperty/keyPath``, a key
+    /// path through the superclass, so `\Photo.title` as the app writes it is not a key here
+    /// (predicates, sorts and prefetching match it by name all the same).
     public static var propertyNames: [PartialKeyPath<Self>: String] {
         Dictionary(modelProperties.map { ($0.keyPath, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
