@@ -35,12 +35,16 @@ final class ObserverRegistry: Sendable {
 
     private let state = Locked(State())
     private let count = Atomic<Int>(0)
+    private let reruns = Atomic<Int>(0)
 
     /// Whether anything observes the store (the save path's one check).
     var isActive: Bool { count.load(ordering: .acquiring) > 0 }
 
     /// How many observers are registered (a test hook: zero once every observation ended).
     var observerCount: Int { state.withLock { $0.results.count + $0.transactions.count } }
+
+    /// How many times a write re-ran an observed fetch (a test hook).
+    var fetchesRerun: Int { reruns.load(ordering: .relaxed) }
 
     /// Registers an observed fetch whose current answer is `first` (call holding the store's
     /// lock); returns its id.
@@ -120,6 +124,7 @@ final class ObserverRegistry: Sendable {
             return (affected, Array(s.transactions.values))
         }
         for (id, observer) in affected {
+            reruns.add(1, ordering: .relaxed)
             do {
                 let snapshots = try store.fetchHoldingLock(observer.request)
                 guard snapshots != observer.last else { continue }

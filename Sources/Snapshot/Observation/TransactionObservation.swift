@@ -64,7 +64,11 @@ public struct TransactionObservation: AsyncSequence, Sendable {
                     try await readBack(store, after: Swift.max(after, delivered[store] ?? 0))
                     continue
                 }
-                guard let event = await buffer.next() else { return nil }
+                guard let event = await buffer.next() else {
+                    // Cancelled or finished: the registrations go now, not when the sequence goes.
+                    handle.cancel()
+                    return nil
+                }
                 switch event {
                 case .transaction(let t):
                     if take(t) { return t }

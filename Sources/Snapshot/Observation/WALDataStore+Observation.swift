@@ -110,6 +110,9 @@ extension WALDataStore {
     /// How many observations the store holds (a test hook: zero once every one has ended).
     package var observerCount: Int { observers.observerCount }
 
+    /// How many times a write has re-run an observed fetch of this store (a test hook).
+    package var observedFetchesRerun: Int { observers.fetchesRerun }
+
     // MARK: Hooks of the write paths (the caller holds the store's lock)
 
     /// Whether a write must tell observers what it changed.
