@@ -89,13 +89,17 @@ extension ModelContext {
         return ObservedModels(models: models, inserted: results.inserted, deleted: results.deleted, updated: results.updated)
     }
 
-    /// Gives the registered object of `snapshot`'s identifier the saved values, unless this
-    /// context has changes of it pending (staged, or made to the object and not yet compared).
+    /// Registers `snapshot` as the stored state of its object, as a fetch does, and gives the
+    /// registered model object the saved values — unless this context has changes of it pending
+    /// (staged, or made to the object and not yet compared), which it keeps.
     private func refresh(from snapshot: DefaultSnapshot) throws {
         let id = snapshot.persistentIdentifier
-        guard var object = objects.registeredObject(for: id), let known = storeContext.registered[id], known != snapshot,
-              storeContext.updates[id] == nil, !storeContext.deletes.contains(id), Self.changes(of: object, from: known).isEmpty
-        else { return }
+        guard storeContext.updates[id] == nil, !storeContext.deletes.contains(id) else { return }
+        guard var object = objects.registeredObject(for: id), let known = storeContext.registered[id] else {
+            storeContext.registered[id] = snapshot
+            return
+        }
+        guard known != snapshot, Self.changes(of: object, from: known).isEmpty else { return }
         storeContext.registered[id] = snapshot
         try object.update(from: snapshot, resolver: objects)
     }
