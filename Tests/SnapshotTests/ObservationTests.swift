@@ -13,15 +13,25 @@ import Testing
         defer { home.temporary.remove() }
         let store = try home.open()
         try store.insertPost("avocado")
-        var values = try store.observe(postsBeginningWithA).makeAsyncIterator()
+        let observation = try store.observe(postsBeginningWithA)
+        var values = observation.makeAsyncIterator()
         #expect(try await values.next()?.titles == ["avocado"])
         try store.insertPost("apple")
-        // The save has returned: the next value includes it.
+        // The save has returned, so its answer is already there: ending the observation now
+        // still delivers it (and nothing older), then the end.
+        observation.cancel()
         #expect(try await values.next()?.titles == ["apple", "avocado"])
+        #expect(try await values.next() == nil)
+
+        // Two saves before the consumer looks: it gets the newest answer, never an older one.
+        let second = try store.observe(postsBeginningWithA)
+        var newest = second.makeAsyncIterator()
+        #expect(try await newest.next()?.titles == ["apple", "avocado"])
         try store.insertPost("apricot")
         try store.insertPost("almond")
-        // Two saves before the consumer looks: it gets the newest answer, never an older one.
-        #expect(try await values.next()?.titles == ["almond", "apple", "apricot", "avocado"])
+        second.cancel()
+        #expect(try await newest.next()?.titles == ["almond", "apple", "apricot", "avocado"])
+        #expect(try await newest.next() == nil)
         try store.close()
     }
 

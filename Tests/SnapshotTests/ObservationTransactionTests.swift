@@ -103,6 +103,9 @@ import Testing
         task.cancel()
         try await task.value
         #expect(store.observerCount == 0)
+        // A stream dropped without being iterated ends too.
+        do { _ = try store.observeTransactions() }
+        #expect(store.observerCount == 0)
         let foreign = #expect(throws: DataStoreError.self) {
             try store.observeTransactions(after: DefaultHistoryToken(storeIdentifier: "other", value: 1))
         }
