@@ -92,7 +92,7 @@ for round in 0..<rounds {
     }
     print("round \(round) done")
 }
-func median(_ key: String) -> Double { let r = results[key]!.sorted(); return r[r.count / 2] }
+@MainActor func median(_ key: String) -> Double { let r = results[key]!.sorted(); return r[r.count / 2] }
 for op in ["save-batch", "save-single", "fetch-predicate"] {
     let bare = median("\(op) bare"), ctx = median("\(op) context")
     print(String(format: "%@: bare %.4f s, context %.4f s, overhead %+.1f%% (median of %d: %@ / %@)", op, bare, ctx, (ctx / bare - 1) * 100, rounds,
