@@ -16,7 +16,9 @@ public struct ObservedModels<Model: PersistentModel> {
 /// The answers of an observed typed fetch as saves change them (``ModelContext/observe(_:)``).
 /// Its values are made in the context's isolation domain: iterate it where the context lives.
 public struct ModelResultsObservation<Model: PersistentModel>: AsyncSequence {
+    /// One answer as model objects, and its differences from the one before.
     public typealias Element = ObservedModels<Model>
+    /// What a re-run fetch, or making its objects, threw.
     public typealias Failure = any Error
 
     let context: ModelContext
@@ -34,11 +36,13 @@ public struct ModelResultsObservation<Model: PersistentModel>: AsyncSequence {
             return try context.models(Model.self, for: results)
         }
 
+        /// As ``next(isolation:)``, outside any actor.
         public mutating func next() async throws -> ObservedModels<Model>? {
             try await next(isolation: nil)
         }
     }
 
+    /// An iterator whose first value is the answer when the observation began (or a newer one).
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator(), context: context)
     }

@@ -48,7 +48,9 @@ public struct ObservedResults: Sendable, Equatable {
 /// when the store closes (the iteration then ends with `nil`). A fetch that fails when re-run
 /// (the engine fails) ends the iteration by throwing that error.
 public struct ResultsObservation: AsyncSequence, Sendable {
+    /// One answer and its differences from the one before.
     public typealias Element = ObservedResults
+    /// What a re-run fetch that failed threw.
     public typealias Failure = any Error
 
     let stream: AsyncThrowingStream<[DefaultSnapshot], any Error>
@@ -72,6 +74,8 @@ public struct ResultsObservation: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator whose first value is the answer when the observation began (or a newer one,
+    /// when a save came before the first `next()`).
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: stream.makeAsyncIterator(), handle: handle, last: nil)
     }

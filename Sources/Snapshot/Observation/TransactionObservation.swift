@@ -13,7 +13,9 @@
 /// iterating it is cancelled, when the last copy of the sequence and its iterator go away, or
 /// when the store closes (the iteration then ends with `nil`).
 public struct TransactionObservation: AsyncSequence, Sendable {
+    /// One committed transaction, as `fetchHistory` returns it.
     public typealias Element = DefaultHistoryTransaction
+    /// What reading history back threw (``DataStoreError/Code/historyTokenExpired``, …).
     public typealias Failure = any Error
 
     /// Reads the transactions of a store after a token number (0: from its first kept), at most
@@ -96,6 +98,7 @@ public struct TransactionObservation: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator over the transactions (one observation: make one iterator of it).
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(buffer: buffer, handle: handle, catchUp: catchUp)
     }
