@@ -55,7 +55,9 @@ import Testing
         let other = try store.insertPost("cherry")
         #expect(try reruns { try store.update(other, ["title": "cranberry"]) } == 1)
         #expect(try reruns { try store.update(inside, ["content": "text"]) } == 1)
-        #expect(try reruns { try store.insertPost("date") } == 1)
+        #expect(try reruns { try store.insertPost("apricot") } == 1)
+        // An insert the predicate rejects, checked on the new object without a fetch.
+        #expect(try reruns { try store.insertPost("date") } == 0)
         #expect(try reruns { try store.deleteObject(inside) } == 1)
         observation.cancel()
         #expect(try reruns { try store.insertPost("apple") } == 0)

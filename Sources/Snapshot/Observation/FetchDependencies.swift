@@ -14,6 +14,9 @@ struct FetchDependencies: Sendable {
     var related: Set<String>
     /// Whether it skips objects (an offset): a delete before its window moves the window.
     var hasOffset: Bool
+    /// The predicate, when it reads only the fetched object's own values (no relationship):
+    /// then it can be checked on an inserted object without reading the store.
+    var ownPredicate: FetchPredicate?
 
     init(_ descriptor: FetchDescriptor, schema: Schema) {
         fetched = [descriptor.entityName]
@@ -49,6 +52,7 @@ struct FetchDependencies: Sendable {
             }
         }
         for entity in related { related.formUnion(schema.subentities(of: entity).map(\.name)) }
+        ownPredicate = related.isEmpty ? descriptor.predicate : nil
     }
 
     /// The relationship `name` of `entity` (or, for the fetched entity, of one of the
@@ -71,13 +75,16 @@ struct FetchDependencies: Sendable {
     /// Every entity a change of which is looked at for this fetch.
     var entities: Set<String> { fetched.union(related) }
 
-    /// Whether `change` can change the answer of a fetch that last returned `last` (by primary
-    /// key).
-    func isAffected(by change: HistoryRecord.Change, last: Set<UUID>) -> Bool {
+    /// Whether `change` of `save` can change the answer of a fetch that last returned `last`
+    /// (by primary key). An insert the predicate rejects (`evaluator` checks it on the new
+    /// object, when the predicate reads only the object's own values) cannot.
+    func isAffected(by change: HistoryRecord.Change, of save: ObservedSave, last: Set<UUID>, evaluator: PredicateEvaluator) -> Bool {
         if related.contains(change.entity) { return true }
         guard fetched.contains(change.entity) else { return false }
         switch change.kind {
-        case .insert: return true
+        case .insert:
+            guard let predicate = ownPredicate, let snapshot = save.inserted[change.primaryKey] else { return true }
+            return (try? evaluator.evaluate(predicate, on: snapshot)) ?? true
         case .delete: return hasOffset || last.contains(change.primaryKey)
         case .update: return last.contains(change.primaryKey) || change.updated.contains(where: read.contains)
         }

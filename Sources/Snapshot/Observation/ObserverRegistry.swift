@@ -104,6 +104,7 @@ final class ObserverRegistry: Sendable {
     /// answer when it differs from the last one, and hands the write's transaction to every
     /// transaction stream.
     func publish(_ save: ObservedSave, in store: WALDataStore) {
+        let evaluator = PredicateEvaluator(schema: store.schema) { _ in nil }
         let (affected, buffers) = state.withLock { s -> ([(Int, ResultObserver)], [TransactionBuffer]) in
             var affected: [(Int, ResultObserver)] = []
             if save.changesEverything {
@@ -116,7 +117,7 @@ final class ObserverRegistry: Sendable {
                 }
                 for id in candidates.sorted() {
                     guard let observer = s.results[id] else { continue }
-                    if save.changes.contains(where: { observer.dependencies.isAffected(by: $0, last: observer.lastKeys) }) {
+                    if save.changes.contains(where: { observer.dependencies.isAffected(by: $0, of: save, last: observer.lastKeys, evaluator: evaluator) }) {
                         affected.append((id, observer))
                     }
                 }

@@ -8,7 +8,8 @@ extension WALDataStore {
     /// stores, an erase) is checked against what the fetch reads, from the write's changes as
     /// history records them, without re-running the fetches it cannot affect. It re-runs when
     /// the write
-    /// - inserts an object of the fetched entity (or of a sub-entity it includes);
+    /// - inserts an object of the fetched entity (or of a sub-entity it includes), unless the
+    ///   predicate reads only the object's own values and rejects the new object;
     /// - updates such an object that was in the last answer, or changes a property of one that
     ///   the predicate, a sort key or a prefetch path reads (its first component);
     /// - deletes an object that was in the last answer (any such object, when the fetch has an
@@ -128,7 +129,7 @@ extension WALDataStore {
         guard observed || history.settings.isEnabled else { return (nil, nil) }
         let changes = try planner.historyChanges(request)
         let recorded = try history.record(changes, author: request.editingState.author, into: &batch)
-        return (recorded, observed ? ObservedSave(changes: changes, token: recorded?.last) : nil)
+        return (recorded, observed ? ObservedSave(changes, of: planner, token: recorded?.last) : nil)
     }
 
     /// Tells the observers about a committed write.
