@@ -100,7 +100,7 @@ extension HistoryLog {
 
     /// The public shape of a stored transaction, with the changes selected (each keeps its
     /// position in the whole transaction as its change identifier).
-    private func transaction(_ token: UInt64, _ record: HistoryRecord, _ changes: [(offset: Int, element: HistoryRecord.Change)]) throws -> DefaultHistoryTransaction {
+    func transaction(_ token: UInt64, _ record: HistoryRecord, _ changes: [(offset: Int, element: HistoryRecord.Change)]) throws -> DefaultHistoryTransaction {
         var result: [HistoryChange] = []
         result.reserveCapacity(changes.count)
         for (i, c) in changes {

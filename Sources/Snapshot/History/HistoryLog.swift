@@ -162,11 +162,3 @@ final class HistoryLog: Sendable {
         return s
     }
 }
-
-extension HistoryLog {
-    /// Records `planner`'s save (see ``record(_:author:into:)``).
-    func record(_ planner: SavePlanner, _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, into batch: inout WriteBatch) throws -> HistoryState? {
-        guard settings.isEnabled else { return nil }
-        return try record(try planner.historyChanges(request), author: request.editingState.author, into: &batch)
-    }
-}

@@ -14,6 +14,8 @@ extension WALDataStore {
         /// The history's state once the batch (which records the save's transaction) is
         /// committed; `nil` when nothing is recorded.
         let historyState: HistoryState?
+        /// What the store's observers are told once the batch is committed.
+        let observed: ObservedSave?
     }
 
     /// Runs `body` holding the store's lock: no save, fetch or erase of this store runs
@@ -30,12 +32,12 @@ extension WALDataStore {
         try Self.engineCall("Saving") {
             let planner = SavePlanner(mapper: mapper)
             var batch = try planner.plan(request)
-            let recorded = try history.record(planner, request, into: &batch)
+            let (recorded, observed) = try recordChanges(planner, request, into: &batch)
             return PlannedSave(
                 batch: space.engineBatch(batch),
                 result: DataStoreSaveChangesResult(
                     for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: try planner.snapshotsToReregister()),
-                historyState: recorded)
+                historyState: recorded, observed: observed)
         }
     }
 
@@ -43,6 +45,7 @@ extension WALDataStore {
     /// in-memory history then counts the transaction it recorded.
     package func didCommit(_ planned: PlannedSave) {
         history.didCommit(planned.historyState)
+        publish(planned.observed)
     }
 
     /// Reads the history's state again, after a batch this store did not plan (a save across

@@ -63,9 +63,10 @@ extension WALDataStore {
                 let planner = SavePlanner(mapper: mapper)
                 let save = DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
                 var batch = try planner.plan(save)
-                let recorded = try history.record(planner, save, into: &batch)
+                let (recorded, observed) = try recordChanges(planner, save, into: &batch)
                 try space.commit(batch)
                 history.didCommit(recorded)
+                publish(observed)
             }
         }
     }
@@ -90,6 +91,7 @@ extension WALDataStore {
                     recorded = history.erase(into: &batch)
                 }
                 history.didCommit(recorded)
+                publish(isObserved ? .erased : nil)
             }
         }
     }

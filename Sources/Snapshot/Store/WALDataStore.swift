@@ -61,6 +61,8 @@ public final class WALDataStore: DataStoreBatching {
     package let coalescer = SaveCoalescer()
     /// The history of its saves (``fetchHistory(_:)``), recorded when the configuration asks.
     let history: HistoryLog
+    /// Its observed fetches and transaction streams (``observe(_:)``).
+    let observers = ObserverRegistry()
     private let recordsReadCounter = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store `configuration` describes, migrating it when it
@@ -178,6 +180,7 @@ public final class WALDataStore: DataStoreBatching {
     /// custom migration stage is given is not closed: the migration goes on with its engine.)
     public func close() throws {
         guard !isMigrationContext else { return }
+        defer { observers.removeAll() }
         try gate.withLock { try Self.engineCall("Closing the store") { try engine.close() } }
     }
 
