@@ -101,12 +101,16 @@ package enum DecoderHooks {
         }
     }
 
-    /// Reads the manifest in `directory` (``Manifest/read(in:names:fileSystem:)``); nil when
-    /// there is none.
+    /// Reads the manifest in `directory` (``Manifest/read(in:names:fileSystem:)``): the number of
+    /// tables it lists (of packs, for a format-3 one); nil when there is none.
     @discardableResult
     package static func readManifest(in directory: String, fileSystem: any FileSystem) throws(EngineError) -> Int? {
         let names = try fileSystem.listDirectory(directory)
-        return try Manifest.read(in: directory, names: names, fileSystem: fileSystem)?.packs.count
+        switch try Manifest.read(in: directory, names: names, fileSystem: fileSystem) {
+        case .none: return nil
+        case .current(let manifest): return manifest.tables.count
+        case .version3(let manifest): return manifest.packs.count
+        }
     }
 
     /// Decodes a blob reference's 33 bytes; nil when they are not a valid reference.
