@@ -134,7 +134,7 @@ extension LogStore {
             // Every segment below the active one is sealed and synced (rollOver syncs it).
             return (w.activeNumber, w.activeFirstSequence - 1)
         }
-        let (inputs, olderTablesExist) = state.withLock { s in
+        var (inputs, olderTablesExist) = state.withLock { s in
             (s.files.filter { $0.key < boundary }.sorted { $0.key < $1.key }, !s.tables.isEmpty)
         }
         guard !inputs.isEmpty else { return StepResult(table: nil, bytesBefore: 0, entriesWritten: 0) }
@@ -159,6 +159,13 @@ extension LogStore {
             }
         }
         gathered.sort { compareBytes($0.entry.key, $1.entry.key) < 0 }
+        // A commit that deletes a key twice holds two records its tombstone matches: keep one.
+        var unique = 0
+        for item in gathered where unique == 0 || gathered[unique - 1].entry.key != item.entry.key {
+            gathered[unique] = item
+            unique += 1
+        }
+        gathered.removeLast(gathered.count - unique)
 
         // 2. Write the table under its temporary name, then rename it into place.
         // A tombstone is written only while an older table may hold its key; it leaves the
@@ -202,7 +209,9 @@ extension LogStore {
             c.pendingSegmentHints.removeAll { $0 < boundary }
             c.flushBytesWritten += written?.length ?? 0
         }
-        removeReplaced(inputs.map { (SegmentFile.name($0.key), $0.value, [SegmentHint.name($0.key)]) })
+        var replaced = inputs.map { (name: SegmentFile.name($0.key), file: $0.value, companions: [SegmentHint.name($0.key)]) }
+        inputs = []
+        removeReplaced(&replaced)
         return StepResult(table: written, bytesBefore: bytesBefore, entriesWritten: kept)
     }
 
@@ -240,6 +249,17 @@ extension LogStore {
     /// more). Overwritten versions are dropped, and tombstones too when no older table remains
     /// below the inputs. Returns nil when no merge was due. Called under the compaction gate.
     func mergeNow(everything: Bool) throws(EngineError) -> StepResult? {
+        // The merge's own references to the input tables end with `merge(everything:)`, before
+        // the files are looked at by the removal.
+        guard var (result, replaced) = try merge(everything: everything) else { return nil }
+        removeReplaced(&replaced)
+        result.entriesWritten = Int(result.table?.entryCount ?? 0)
+        return result
+    }
+
+    private func merge(
+        everything: Bool
+    ) throws(EngineError) -> (StepResult, [(name: String, file: any StoreFile, companions: [String])])? {
         let tables = state.withLock { $0.tables }
         let inputRange: Range<Int>
         let level: UInt32
@@ -300,10 +320,10 @@ extension LogStore {
             c.mergeBytesWritten += written?.length ?? 0
         }
         let bytesBefore = inputs.reduce(0) { $0 + $1.record.length }
-        cursors = []
-        merge = TableMerge([])
-        removeReplaced(inputs.map { (TableFormat.name($0.number), $0.file, []) })
-        return StepResult(table: written, bytesBefore: bytesBefore, entriesWritten: Int(written?.entryCount ?? 0))
+        return (
+            StepResult(table: written, bytesBefore: bytesBefore, entriesWritten: 0),
+            inputs.map { (name: TableFormat.name($0.number), file: $0.file, companions: []) }
+        )
     }
 
     // MARK: Steps shared by flush and merge
@@ -374,14 +394,12 @@ extension LogStore {
     /// Removes the files a step replaced (each with its companions, such as a segment's hint),
     /// then syncs the directory (best effort: open removes whatever is left). A file nothing else
     /// holds is cut down first (``cutDown(_:)``).
-    private func removeReplaced(_ files: [(name: String, file: any StoreFile, companions: [String])]) {
+    private func removeReplaced(_ replaced: inout [(name: String, file: any StoreFile, companions: [String])]) {
         // The step drops its own reference to each replaced file before looking whether anything
-        // else (a scan, a read in flight) still holds it.
-        var replaced = files.map { ($0.name, Optional($0.file), $0.companions) }
+        // else (a scan, a read in flight) still holds it: the caller holds none but these.
         while !replaced.isEmpty {
-            var (name, file, companions) = replaced.removeLast()
-            weak let heldElsewhere = file
-            file = nil
+            let (name, companions) = (replaced.last!.name, replaced.last!.companions)
+            weak let heldElsewhere = replaced.removeLast().file
             if heldElsewhere == nil, !compaction.withLock({ $0.stopping }) { cutDown(path + "/" + name) }
             try? fileSystem.removeFile(path + "/" + name)
             for companion in companions { try? fileSystem.removeFile(path + "/" + companion) }

@@ -30,6 +30,9 @@ struct Manifest: Sendable, Equatable {
     /// The tables, newest first: a key's entry in an earlier table hides its entries in later ones.
     var tables: [Table] = []
 
+    /// The fewest bytes a table's entry takes (one-byte keys, no blob).
+    static let smallestTableEntry = 8 + 4 + 8 + 8 + 2 + 1 + 2 + 1 + 4
+
     /// The encoded size: 36 bytes of header, each table's entry, the crc32.
     var encodedSize: Int { 36 + tables.reduce(0) { $0 + $1.encodedSize } + 4 }
 
@@ -80,7 +83,7 @@ struct Manifest: Sendable, Equatable {
         lastSequence = reader.readUInt64()!
         let count = Int(reader.readUInt32()!)
         guard (1...LogFormat.maxFileNumber).contains(logStart), lastSequence < LogFormat.maxSequence,
-            count <= reader.remaining / 42
+            count <= reader.remaining / Self.smallestTableEntry
         else {
             throw .corruption(
                 "manifest declares \(count) tables in \(reader.remaining) bytes, log start \(logStart), last sequence \(lastSequence)",
