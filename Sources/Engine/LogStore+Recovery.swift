@@ -148,11 +148,14 @@ struct RecoveredLog {
         let numbers = names.compactMap(SegmentFile.number(fromName:)).filter { $0 >= start }.sorted()
         guard let newest = numbers.last else {
             assert(start == 1 && manifest.tables.isEmpty, "checkManifestFiles saw segment \(start)")
-            let file = try SegmentFile.create(number: 1, firstSequence: 1, in: directory, fileSystem: fileSystem)
-            activeFirstSequence = 1
+            // A new store (or a manifest naming no segment yet): the log starts where it says.
+            let file = try SegmentFile.create(
+                number: start, firstSequence: lastSequence + 1, in: directory, fileSystem: fileSystem)
+            activeFirstSequence = lastSequence + 1
             activeFile = file
-            files[1] = file
-            index.noteSegment(1)
+            files[start] = file
+            index.noteSegment(start)
+            activeNumber = start
             return
         }
         guard numbers[0] == start else {
