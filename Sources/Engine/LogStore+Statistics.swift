@@ -37,7 +37,12 @@ extension LogStore {
                 segments: segments,
                 tables: tables,
                 bytesOnDisk: tailBytes + tableBytes + hintBytes + manifestBytes,
-                blobCount: s.index.blobs.count,
+                blobCount: {
+                    guard !s.tables.isEmpty else { return s.index.blobs.count }
+                    var ids = Set(s.index.blobs.values.map(\.id))
+                    for table in s.tables { ids.formUnion(table.record.blobIDs) }
+                    return ids.count
+                }(),
                 blobBytes: s.index.blobBytes,
                 filterChecks: tableFilterChecks.load(ordering: .relaxed),
                 filterNegatives: tableFilterNegatives.load(ordering: .relaxed),

@@ -117,9 +117,12 @@ extension LogStore {
         /// Bytes of every segment, segment hint and table file and the manifest, less the active
         /// segment's preallocated zeros. Blob files are counted apart, in ``blobBytes``.
         public var bytesOnDisk: UInt64
-        /// Blob files referenced by the tail's keys.
+        /// Blob files referenced: by the tail's keys, and by the tables' entries (the manifest lists
+        /// them; a table may still list a blob that a newer version replaced, until a merge drops
+        /// that entry). Exact after ``LogStore/compact()``.
         public var blobCount: Int
-        /// The total size of those blob files. Replaced blobs awaiting collection are not counted.
+        /// The total size of the blob files the tail's keys reference (a table's are not counted:
+        /// the manifest lists their ids only). Replaced blobs awaiting collection are not counted.
         public var blobBytes: UInt64
         /// Table filter checks made by point reads (``LogStore/value(forKey:)``, ``LogStore/contains(_:)``,
         /// …) since open, and how many of them said the key is absent (no block read).
