@@ -8,9 +8,10 @@ extension LogStore {
         public var segmentSize: Int = 64 << 20
         /// Bytes of decoded values kept in memory for repeated reads (0 disables the cache).
         public var valueCacheCapacity: Int = 32 << 20
-        /// Bytes of decoded blocks kept in memory (0 disables the cache). A value read from a cached
-        /// block costs no `pread`, checksum or inflate; scans and reads of keys written together
-        /// share blocks.
+        /// Bytes of decoded log blocks (of the tail's segments) kept in memory (0 disables the
+        /// cache). A value read from a cached block costs no `pread`, checksum or inflate; scans
+        /// and reads of keys written together share blocks. Table blocks have their own budget,
+        /// ``tableCacheCapacity``.
         public var blockCacheCapacity: Int = 32 << 20
         /// Bytes of decoded table blocks kept in memory, one budget shared by every table of the
         /// store (0 disables the cache). A point read of a key in a table costs no `pread`,
