@@ -99,7 +99,7 @@ extension LogStore {
         }
         lock.unlock()
         // The last pass reads every value through an open store: what is left unreadable is in a
-        // blob (the frames and packs were verified above).
+        // blob (the frames and tables were verified above).
         options.creation = .never
         let store = try open(at: path, options: options, fileSystem: fileSystem)
         defer { try? store.close() }
