@@ -85,18 +85,17 @@ extension LogStore {
         let started = clock.now
         try checkStopping()
         let flush = try flushNow(sealingActive: true)
-        var tablesWritten = flush.table == nil ? 0 : 1
+        var tablesWritten = flush.tables.count
         var bytesBefore = flush.bytesBefore
         var recordsWritten = flush.entriesWritten
-        var bytesAfter = flush.table?.length ?? 0
+        var bytesAfter = flush.tables.reduce(0) { $0 + $1.length }
         try checkStopping()
         if let merge = try mergeNow(everything: true) {
-            tablesWritten += merge.table == nil ? 0 : 1
-            bytesBefore += merge.bytesBefore
+            tablesWritten += merge.tables.count
             // What the flush wrote is counted once, as part of the merged table.
-            bytesBefore -= min(bytesBefore, flush.table?.length ?? 0)
-            bytesAfter = merge.table?.length ?? 0
-            recordsWritten = Int(merge.table?.entryCount ?? 0)
+            bytesBefore += merge.bytesBefore - min(merge.bytesBefore, bytesAfter)
+            bytesAfter = merge.tables.reduce(0) { $0 + $1.length }
+            recordsWritten = merge.entriesWritten
         }
         let blobsRemoved = collectUnreferencedBlobs()
         let report = Statistics.Compaction(
@@ -108,22 +107,23 @@ extension LogStore {
 
     /// What one flush or merge did.
     struct StepResult {
-        /// The table written (nil when every entry was dropped or there were none).
-        var table: Manifest.Table?
+        /// The tables written, oldest first (none when every entry was dropped or there were none).
+        var tables: [Manifest.Table]
         /// Bytes of the files it replaced (segments and their hints, or tables).
         var bytesBefore: UInt64
-        /// Entries written into the table and, for a flush, dropped from the resident index.
+        /// Entries written into the tables.
         var entriesWritten: Int
     }
 
     // MARK: Flush
 
     /// Flushes the sealed segments of the tail (FORMAT.md, "Flush"): with `sealingActive`, seals
-    /// the active segment first so that every commit so far is flushed. Writes one level-0 table
-    /// of their current entries (a tombstone kept only while an older table exists), installs a
-    /// manifest whose log start is the first segment not flushed, drops those entries from the
-    /// resident index where it still points at them, and removes the segments. Called under the
-    /// compaction gate.
+    /// the active segment first so that every commit so far is flushed. Writes their current
+    /// entries as level-0 tables, one per run of segments of about
+    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: what a flush holds in
+    /// memory), a tombstone kept only while an older table exists; installs one manifest whose
+    /// log start is the first segment not flushed; drops those entries from the resident index
+    /// where it still points at them; and removes the segments. Called under the compaction gate.
     func flushNow(sealingActive: Bool) throws(EngineError) -> StepResult {
         let (boundary, lastSequence) = try writer.withLock { w throws(EngineError) -> (UInt64, UInt64) in
             guard !w.closed else { throw Self.closedError }
@@ -137,13 +137,92 @@ extension LogStore {
         var (inputs, olderTablesExist) = state.withLock { s in
             (s.files.filter { $0.key < boundary }.sorted { $0.key < $1.key }, !s.tables.isEmpty)
         }
-        guard !inputs.isEmpty else { return StepResult(table: nil, bytesBefore: 0, entriesWritten: 0) }
+        guard !inputs.isEmpty else { return StepResult(tables: [], bytesBefore: 0, entriesWritten: 0) }
         var bytesBefore = compaction.withLock { c in c.segmentHintBytes.filter { $0.key < boundary }.values.reduce(0, +) }
-        for (_, file) in inputs { bytesBefore += try file.size() }
+        var sizes: [UInt64] = []
+        for (_, file) in inputs { sizes.append(try file.size()) }
+        bytesBefore += sizes.reduce(0, +)
 
-        // 1. Gather the sealed segments' current entries, reading each segment front to back.
+        // 1–2. For each run of segments: gather their current entries, write them as a table.
+        let groupBytes = UInt64(max(options.compaction.flushBytes, options.segmentSize))
+        var written: [(record: Manifest.Table, table: StoreTable)] = []
+        var flushed: [(key: [UInt8], location: Location)] = []
+        var kept = 0
+        do throws(EngineError) {
+            var start = 0
+            while start < inputs.count {
+                var end = start + 1
+                var bytes = sizes[start]
+                while end < inputs.count, bytes + sizes[end] <= groupBytes {
+                    bytes += sizes[end]
+                    end += 1
+                }
+                let gathered = try gatherCurrent(of: inputs[start..<end])
+                flushed += gathered.map { ($0.entry.key, $0.location) }
+                // A tombstone is written only while an older table (or an older run of this
+                // flush) may hold its key; it leaves the resident index either way.
+                let keepTombstones = olderTablesExist || !written.isEmpty
+                let entries = gathered.lazy.filter { keepTombstones || !$0.location.isTombstone }.map(\.entry)
+                if !entries.isEmpty {
+                    written.append(try writeTable(level: 0) { (writer: inout TableWriter) throws(EngineError) in
+                        for entry in entries { try writer.add(entry) }
+                    })
+                    kept += Int(written.last!.record.entryCount)
+                }
+                start = end
+            }
+        } catch {
+            removeTableFiles(written.map(\.record.number))
+            throw error
+        }
+
+        // 3. Switch: the new manifest lists the new tables first (newest first) and starts the
+        // log at `boundary`.
+        let oldTables = compaction.withLock { $0.manifest.tables }
+        let manifest = Manifest(
+            logStart: boundary, lastSequence: lastSequence, tables: written.reversed().map(\.record) + oldTables)
+        try installManifest(manifest, removingOnFailure: written.map(\.record.number))
+
+        // 4. The tables answer for the flushed keys before they leave the resident index.
+        state.withLock { s in s.tables.insert(contentsOf: written.reversed().map(\.table), at: 0) }
+        var start = 0
+        while start < flushed.count {
+            let end = min(start + Self.moveBatchSize, flushed.count)
+            state.withLock { s in
+                for i in start..<end { _ = s.index.dropFlushed(flushed[i].key, at: flushed[i].location) }
+            }
+            start = end
+            // A mutex does not queue: released and retaken at once, it would stay with this
+            // thread while a committer or reader waits. Step aside so the waiters get it.
+            Syscall.pause(microseconds: Self.batchPauseMicroseconds)
+        }
+        let inputNumbers = inputs.map(\.key)
+        state.withLock { s in
+            for number in inputNumbers { s.files[number] = nil }
+            s.index.forgetFiles(inputNumbers)
+        }
+        let tables = written.map(\.record)
+        compaction.withLock { c in
+            c.manifest = manifest
+            c.segmentHintBytes = c.segmentHintBytes.filter { $0.key >= boundary }
+            c.pendingSegmentHints.removeAll { $0 < boundary }
+            c.flushBytesWritten += tables.reduce(0) { $0 + $1.length }
+        }
+        written = []
+        var replaced = inputs.map { (name: SegmentFile.name($0.key), file: $0.value, companions: [SegmentHint.name($0.key)]) }
+        inputs = []
+        removeReplaced(&replaced)
+        return StepResult(tables: tables, bytesBefore: bytesBefore, entriesWritten: kept)
+    }
+
+    /// The current entries of `segments` (each read front to back, every frame and block
+    /// verified): the records the resident index still names as their key's version, in key
+    /// order, each key once.
+    private func gatherCurrent(
+        of segments: ArraySlice<(key: UInt64, value: any StoreFile)>
+    ) throws(EngineError) -> [(entry: TableEntry, location: Location)] {
         var gathered: [(entry: TableEntry, location: Location)] = []
-        for (number, file) in inputs {
+        for (number, file) in segments {
             try checkStopping()
             var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
             _ = try reader.readHeader()
@@ -166,53 +245,7 @@ extension LogStore {
             unique += 1
         }
         gathered.removeLast(gathered.count - unique)
-
-        // 2. Write the table under its temporary name, then rename it into place.
-        // A tombstone is written only while an older table may hold its key; it leaves the
-        // resident index either way.
-        let kept = olderTablesExist ? gathered.count : gathered.reduce(0) { $0 + ($1.location.isTombstone ? 0 : 1) }
-        var written: Manifest.Table?
-        var table: StoreTable?
-        if kept > 0 {
-            (written, table) = try writeTable(level: 0) { (writer: inout TableWriter) throws(EngineError) in
-                for item in gathered where olderTablesExist || !item.location.isTombstone { try writer.add(item.entry) }
-            }
-        }
-
-        // 3. Switch: the new manifest lists the new table first and starts the log at `boundary`.
-        let oldTables = compaction.withLock { $0.manifest.tables }
-        let manifest = Manifest(
-            logStart: boundary, lastSequence: lastSequence, tables: (written.map { [$0] } ?? []) + oldTables)
-        try installManifest(manifest, removingOnFailure: written.map { [$0.number] } ?? [])
-
-        // 4. The table answers for the flushed keys before they leave the resident index.
-        state.withLock { s in if let table { s.tables.insert(table, at: 0) } }
-        var start = 0
-        while start < gathered.count {
-            let end = min(start + Self.moveBatchSize, gathered.count)
-            state.withLock { s in
-                for i in start..<end { _ = s.index.dropFlushed(gathered[i].entry.key, at: gathered[i].location) }
-            }
-            start = end
-            // A mutex does not queue: released and retaken at once, it would stay with this
-            // thread while a committer or reader waits. Step aside so the waiters get it.
-            Syscall.pause(microseconds: Self.batchPauseMicroseconds)
-        }
-        let inputNumbers = inputs.map(\.key)
-        state.withLock { s in
-            for number in inputNumbers { s.files[number] = nil }
-            s.index.forgetFiles(inputNumbers)
-        }
-        compaction.withLock { c in
-            c.manifest = manifest
-            c.segmentHintBytes = c.segmentHintBytes.filter { $0.key >= boundary }
-            c.pendingSegmentHints.removeAll { $0 < boundary }
-            c.flushBytesWritten += written?.length ?? 0
-        }
-        var replaced = inputs.map { (name: SegmentFile.name($0.key), file: $0.value, companions: [SegmentHint.name($0.key)]) }
-        inputs = []
-        removeReplaced(&replaced)
-        return StepResult(table: written, bytesBefore: bytesBefore, entriesWritten: kept)
+        return gathered
     }
 
     /// Keeps the records of one verified block of segment `segment` (written by commit
@@ -253,7 +286,7 @@ extension LogStore {
         // the files are looked at by the removal.
         guard var (result, replaced) = try merge(everything: everything) else { return nil }
         removeReplaced(&replaced)
-        result.entriesWritten = Int(result.table?.entryCount ?? 0)
+        result.entriesWritten = result.tables.reduce(0) { $0 + Int($1.entryCount) }
         return result
     }
 
@@ -321,7 +354,7 @@ extension LogStore {
         }
         let bytesBefore = inputs.reduce(0) { $0 + $1.record.length }
         return (
-            StepResult(table: written, bytesBefore: bytesBefore, entriesWritten: 0),
+            StepResult(tables: written.map { [$0] } ?? [], bytesBefore: bytesBefore, entriesWritten: 0),
             inputs.map { (name: TableFormat.name($0.number), file: $0.file, companions: []) }
         )
     }

@@ -123,6 +123,44 @@ import Testing
         try store.close()
     }
 
+    /// A flush of a long tail writes one table per run of about `flushBytes` of segments (at
+    /// least one segment), newest run first, so that it holds one run in memory at a time; reads
+    /// see the newest version across them, and `compact()` merges them into one.
+    @Test func aFlushOfALongTailWritesATablePerRunOfSegments() throws {
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        var model: [[UInt8]: [UInt8]] = [:]
+        var random = SeededGenerator(seed: 12)
+        for round in 0..<12 {
+            try store.write { batch in
+                for i in 0..<40 {
+                    let value = random.bytes(700 + i)
+                    batch.put(bytes("r\(round)-\(i)"), value)
+                    model[bytes("r\(round)-\(i)")] = value
+                }
+                // Deletes and overwrites of keys an older segment holds.
+                if round > 0 {
+                    batch.delete(bytes("r\(round - 1)-3"))
+                    model[bytes("r\(round - 1)-3")] = nil
+                    batch.put(bytes("r0-5"), bytes("round \(round)"))
+                    model[bytes("r0-5")] = bytes("round \(round)")
+                }
+            }
+        }
+        let segments = store.statistics.segments.count
+        #expect(segments >= 4)
+        try store.flushForTesting()
+        let tables = store.statistics.tables
+        #expect(tables.count >= segments - 1, "one table per sealed segment (flushBytes below a segment)")
+        #expect(store.statistics.tailKeyCount == 0)
+        #expect(try store.contents() == model)
+        try store.compact()
+        #expect(store.statistics.tables.count == 1)
+        #expect(store.statistics.tables.first?.entryCount == model.count)
+        #expect(try store.contents() == model)
+        try store.close()
+    }
+
     /// A delete in the tail hides the table's version, in point reads and scans, and survives a
     /// reopen; a put after it shows again.
     @Test func aTombstoneInTheTailHidesTheTablesVersion() throws {
