@@ -126,10 +126,11 @@ extension LogStore {
     ///
     /// Only the tail (the segments not yet flushed) has a resident index, so its size bounds the
     /// index's memory and open's replay. With ``isAutomatic``, once the sealed segments of the
-    /// tail hold at least ``flushBytes``, a background flush writes their current entries into one
-    /// new level-0 table and removes them; then, while some level holds ``mergeFanIn`` tables, they
-    /// are merged into one table of the next level (tiered merging), which bounds the tables a read
-    /// consults to about `(mergeFanIn − 1) × levels`, and each entry is rewritten once per level.
+    /// tail hold at least ``flushBytes``, a background flush writes their current entries into new
+    /// level-0 tables (one per run of about ``flushBytes`` of segments) and removes them; then,
+    /// while some level holds ``mergeFanIn`` tables, they are merged into one table of the next
+    /// level (tiered merging), which bounds the tables a read consults to about
+    /// `(mergeFanIn − 1) × levels`, and each entry is rewritten once per level.
     public struct CompactionPolicy: Sendable, Equatable {
         /// Flush and merge after commits on its own (true), or only when ``LogStore/compact()`` is
         /// called.
