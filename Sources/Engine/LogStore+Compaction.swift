@@ -178,9 +178,10 @@ extension LogStore {
 
         // 3. Switch: the new manifest lists the new tables first (newest first) and starts the
         // log at `boundary`.
-        let oldTables = compaction.withLock { $0.manifest.tables }
+        let old = compaction.withLock { $0.manifest }
         let manifest = Manifest(
-            logStart: boundary, lastSequence: lastSequence, tables: written.reversed().map(\.record) + oldTables)
+            logStart: boundary, lastSequence: lastSequence, tables: written.reversed().map(\.record) + old.tables
+        ).keepingClosedEnd(from: old)
         try installManifest(manifest, removingOnFailure: written.map(\.record.number))
 
         // 4. The tables answer for the flushed keys before they leave the resident index.
@@ -342,6 +343,7 @@ extension LogStore {
         if let written { manifestTables.insert(written, at: position) }
         let manifest = compaction.withLock { c in
             Manifest(logStart: c.manifest.logStart, lastSequence: c.manifest.lastSequence, tables: manifestTables)
+                .keepingClosedEnd(from: c.manifest)
         }
         try installManifest(manifest, removingOnFailure: written.map { [$0.number] } ?? [])
         state.withLock { s in
@@ -398,6 +400,27 @@ extension LogStore {
             }
         }
         if removed { try? fileSystem.syncDirectory(path) }
+    }
+
+    /// Records at a clean close where the log ends (FORMAT.md, "Manifest": closed segment and
+    /// length), when segment hints are off and nothing else would: the manifest is rewritten with
+    /// the active segment and the end of its last commit frame. Best effort: on failure the
+    /// temporary file is removed and the manifest stays as it was (open then cannot tell a newest
+    /// segment cut short from a torn tail, as without the record).
+    func recordLogEnd(segment: UInt64, length: UInt64, sequence: UInt64) {
+        let temporary = path + "/" + LogFormat.manifestTemporaryName
+        var manifest = compaction.withLock { $0.manifest }
+        manifest.closedSegment = segment
+        manifest.closedLength = length
+        manifest.closedSequence = sequence
+        do throws(EngineError) {
+            try HintFile.writeSynced(manifest.encoded(), to: temporary, fileSystem: fileSystem)
+            try fileSystem.rename(temporary, to: path + "/" + LogFormat.manifestName)
+            try fileSystem.syncDirectory(path)
+            compaction.withLock { $0.manifest = manifest }
+        } catch {
+            try? fileSystem.removeFile(temporary)
+        }
     }
 
     /// Writes `manifest` to `MANIFEST-tmp`, syncs it, renames it over `MANIFEST` and syncs the

@@ -172,6 +172,19 @@ struct RecoveredLog {
         for number in numbers {
             let path = directory + "/" + SegmentFile.name(number)
             let file = try fileSystem.openFile(path, create: false)
+            // Before anything reads or cuts it: a clean close recorded how long it was, and its
+            // commits up to there were durable.
+            if number == manifest.closedSegment, case let size = try file.size(), size < manifest.closedLength {
+                // A file that is not ours under the segment's name is reported as such first.
+                if size >= UInt64(LogFormat.segmentHeaderSize) {
+                    try LogFormat.checkMagic(
+                        try file.read(at: 0, count: LogFormat.segmentHeaderSize), LogFormat.segmentMagic,
+                        checksumAt: LogFormat.segmentHeaderChecksumOffset, of: "segment", path: path)
+                }
+                throw .corruption(
+                    "segment is \(size) bytes but its last clean close recorded \(manifest.closedLength) in \(LogFormat.manifestName) (cut short: durable commits are gone)",
+                    path: path, offset: size)
+            }
             files[number] = file
             index.noteSegment(number)
             let isNewest = number == newest

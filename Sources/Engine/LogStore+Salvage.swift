@@ -87,6 +87,7 @@ extension LogStore {
             try salvage.setAsideSegmentHints()
             try salvage.upgradeFormat3(options: options)
             try salvage.repairManifestIfDamaged()
+            try salvage.forgetRecordedLogEnd()
             try salvage.repairTables(options: options)
             let kept = try salvage.recoverLongestPrefix()
             salvage.report.lastKeptSequence = kept
@@ -381,6 +382,24 @@ private struct Salvage {
         var ids = Set<UInt64>()
         for entry in entries { if case .blob(let reference) = entry.value { ids.insert(reference.id) } }
         return ids.sorted()
+    }
+
+    /// The log end a clean close recorded in the manifest is dropped (recovery then keeps the
+    /// longest intact prefix); when the segment it names is shorter than recorded, the commits up
+    /// to the recorded one are known lost past whatever the segment still holds.
+    mutating func forgetRecordedLogEnd() throws(EngineError) {
+        let names = try fileSystem.listDirectory(directory)
+        guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem),
+            manifest.closedSegment != 0
+        else { return }
+        let name = SegmentFile.name(manifest.closedSegment)
+        if names.contains(name), try fileSystem.openFile(directory + "/" + name, create: false).size() < manifest.closedLength {
+            highestLostSequence = max(highestLostSequence ?? 0, manifest.closedSequence)
+        }
+        manifest.closedSegment = 0
+        manifest.closedLength = 0
+        manifest.closedSequence = 0
+        try writeManifest(manifest)
     }
 
     /// Verifies every table the manifest lists: its length, footer, filter, index and every data

@@ -256,7 +256,9 @@ public final class LogStore: Sendable {
     /// unreferenced: the rest are left for the next open) to stop, syncs what is unsynced, appends
     /// a close frame (so that the next open can tell damage to the last commits from a torn
     /// write), writes the active segment's hint file (so that the next open replays nothing;
-    /// ``LogStore/Options/writesSegmentHints``), then releases the directory lock, all on the
+    /// ``LogStore/Options/writesSegmentHints``) or, with hints off, records in the manifest where
+    /// the log ends (so that the next open refuses the newest segment cut short), then releases
+    /// the directory lock, all on the
     /// calling thread. Idempotent; after it every call but `close()` throws
     /// ``EngineError/Code/closed``. When it returns, every commit that returned is durable,
     /// whatever the sync mode.
@@ -276,12 +278,14 @@ public final class LogStore: Sendable {
         // The sealed segments the background job had not reached yet get their hints now, so the
         // next open replays none of them.
         if options.writesSegmentHints { writePendingSegmentHints(whileClosing: true) }
+        var closedWithFrame = false
         let (failure, active) = writer.withLock { w -> (EngineError?, (UInt64, any StoreFile, UInt64)?) in
             guard !w.closed else { return (nil, nil) }
             w.closed = true
             do throws(EngineError) {
                 try syncIfNeeded(&w)
-                if try !appendCloseFrame(&w) {
+                closedWithFrame = try appendCloseFrame(&w)
+                if !closedWithFrame {
                     try trimPreallocation(&w)
                     try syncIfNeeded(&w)
                 }
@@ -290,9 +294,14 @@ public final class LogStore: Sendable {
                 return (error, nil)
             }
         }
-        // A clean close leaves a hint of the active segment too, so the next open replays nothing.
-        if options.writesSegmentHints, let (number, file, end) = active, end > UInt64(LogFormat.segmentHeaderSize) {
-            writeSegmentHint(of: number, file, upTo: end)
+        // A clean close leaves a hint of the active segment too, so the next open replays nothing;
+        // without hints, the manifest records where the log ends instead.
+        if let (number, file, end) = active, end > UInt64(LogFormat.segmentHeaderSize) {
+            if options.writesSegmentHints {
+                writeSegmentHint(of: number, file, upTo: end)
+            } else if closedWithFrame {
+                recordLogEnd(segment: number, length: end, sequence: state.withLock { $0.lastSequence })
+            }
         }
         let wasOpen = state.withLock { s in
             defer {

@@ -42,9 +42,10 @@ extension LogStore {
         /// the segment's keys from it instead of replaying the segment's frames: open's work then
         /// follows what was written since the last segment was sealed, not the size of the log.
         /// Hints are derived data: open replays a segment whose hint is missing or damaged. They
-        /// also record how long each segment was (the newest one's at a clean close): turned off,
-        /// a newest segment cut short after a clean close loses the commits past the cut with only
-        /// a torn tail reported (FORMAT.md, "Downsides").
+        /// also record how long each segment was (the newest one's at a clean close); turned off,
+        /// ``LogStore/close()`` records the newest segment's length in the manifest instead (one
+        /// more rename and two syncs at close), so that a newest segment cut short after a clean
+        /// close is still refused as corruption (FORMAT.md, "Manifest").
         public var writesSegmentHints = true
         /// Whether ``LogStore/open(at:options:)`` may make a new store, and where.
         public var creation = LogStore.Creation.ifMissing

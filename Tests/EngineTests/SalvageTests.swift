@@ -245,6 +245,33 @@ import Testing
         #expect(try Self.contents(fs) == history.last!)
     }
 
+    /// Without segment hints, the manifest records where the log ended at the clean close: a
+    /// newest segment cut at a frame boundary is refused, and salvage keeps what is left, drops the
+    /// record, and reports the commits from the cut to the recorded last one as lost.
+    @Test func aNewestSegmentCutBelowTheRecordedLogEndIsSalvaged() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.writesSegmentHints = false
+        var history: History = [[:]]
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try Self.commit(store, rounds: 0..<6, tag: "c", into: &history)
+        try store.close()
+        let path = Self.dir + "/" + Self.segments(fs).last!
+        let segment = try #require(fs.contents(of: path))
+        let frames = Self.frameOffsets(segment)
+        fs.setContents(Array(segment.prefix(frames[frames.count - 3])), of: path)
+        let refused = #expect(throws: EngineError.self) { try LogStore.open(at: Self.dir, options: options, fileSystem: fs) }
+        #expect(refused?.code == .corruption && refused?.path == path)
+
+        let report = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
+        let kept = Int(report.lastKeptSequence)
+        #expect(kept < history.count - 1)
+        #expect(report.lostSequences == UInt64(kept + 1)...UInt64(history.count - 1))
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(try reopened.contents() == history[kept])
+        try reopened.close()
+    }
+
     /// A segment cut at a frame boundary beside its whole hint: the hint is set aside as the
     /// evidence, and the keys of the frames it records past the cut are reported.
     @Test func aSegmentCutBeneathItsHintReportsTheKeysTheHintRecords() throws {

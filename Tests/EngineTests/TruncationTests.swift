@@ -181,23 +181,20 @@ import Testing
         }
     }
 
-    /// Without segment hints nothing records where the newest segment ended but its close frame,
-    /// and a cut removes that too: FORMAT.md section 11 names a cut at the close frame's start as
-    /// undetectable, which loses nothing, but a cut at any earlier frame boundary (or inside a
-    /// frame, taken for a torn write) drops the commits after it with only
-    /// `statistics.recovery` to show for it. The strict check is kept, as a known issue, so that
-    /// it fails once such a cut is detected.
-    @Test func withoutSegmentHintsTheNewestSegmentCutShortLosesCommitsUnreported() throws {
+    /// Without segment hints, a clean close records in the manifest where the log ends (the newest
+    /// segment and the end of its last commit): a newest segment cut short of that after a clean
+    /// close is corruption with every file unchanged, and a cut inside the close frame loses
+    /// nothing.
+    @Test func withoutSegmentHintsTheNewestSegmentCutShortIsCorruption() throws {
         var options = Self.options()
         options.writesSegmentHints = false
         let (base, original) = try Self.store(options: options)
         let newest = Self.dir + "/" + (try #require(base.names(in: Self.dir).sorted().last { $0.hasSuffix(".wal") }))
         var random = SeededGenerator(seed: 29)
         let cuts = try Self.cuts(base, path: newest, boundaries: Self.segmentBoundaries, random: &random)
-        withKnownIssue("a newest segment cut short is taken for a crash's torn tail when no hint records its length") {
-            _ = try Self.checkCuts(
-                base, original: original, label: "newest segment, no hints", path: newest, cuts: cuts, derived: false,
-                options: options)
-        }
+        let failed = try Self.checkCuts(
+            base, original: original, label: "newest segment, no hints", path: newest, cuts: cuts, derived: false,
+            options: options)
+        #expect(failed > 0)
     }
 }

@@ -29,14 +29,23 @@ struct Manifest: Sendable, Equatable {
     var lastSequence: UInt64 = 0
     /// The tables, newest first: a key's entry in an earlier table hides its entries in later ones.
     var tables: [Table] = []
+    /// Where the log ended at the last clean close that recorded it (a store with segment hints
+    /// off records it, since no hint holds the newest segment's length): the segment and the end
+    /// of its last commit frame, and that commit's sequence. Open refuses that segment shorter than
+    /// this (corruption): those commits were durable. All 0 when none is recorded.
+    var closedSegment: UInt64 = 0
+    var closedLength: UInt64 = 0
+    var closedSequence: UInt64 = 0
 
     /// The fewest bytes a table's entry takes (one-byte keys, no blob).
     static let smallestTableEntry = 8 + 4 + 8 + 8 + 2 + 1 + 2 + 1 + 4
 
-    /// The encoded size: 36 bytes of header, each table's entry, the crc32.
-    var encodedSize: Int { 36 + tables.reduce(0) { $0 + $1.encodedSize } + 4 }
+    /// The encoded size: 52 bytes of header, each table's entry, the crc32.
+    var encodedSize: Int { Self.headerSize + tables.reduce(0) { $0 + $1.encodedSize } + 4 }
+    static let headerSize = 60
 
-    /// magic(8) version(2) flags(2) reserved(4) log start(8) last sequence(8) table count(4),
+    /// magic(8) version(2) flags(2) reserved(4) log start(8) last sequence(8) closed segment(8)
+    /// closed length(8) closed sequence(8) table count(4),
     /// per table (newest first) number(8) level(4) length(8) entry count(8) smallest key (u16
     /// length + bytes) largest key (u16 length + bytes) blob count(4) blob ids(8 each), crc32 of
     /// everything before it (4).
@@ -48,6 +57,9 @@ struct Manifest: Sendable, Equatable {
         writer.append(UInt32(0))
         writer.append(logStart)
         writer.append(lastSequence)
+        writer.append(closedSegment)
+        writer.append(closedLength)
+        writer.append(closedSequence)
         writer.append(UInt32(tables.count))
         for table in tables {
             writer.append(table.number)
@@ -79,20 +91,28 @@ struct Manifest: Sendable, Equatable {
         guard reader.readUInt32()! == 0 else {
             throw EngineError(.unsupportedFormat, "manifest flags or reserved bytes are not zero", path: path, offset: 10)
         }
+        guard reader.remaining >= Self.headerSize - 16 else {
+            throw .corruption("manifest is shorter than its header", path: path, offset: 16)
+        }
         logStart = reader.readUInt64()!
         lastSequence = reader.readUInt64()!
+        closedSegment = reader.readUInt64()!
+        closedLength = reader.readUInt64()!
+        closedSequence = reader.readUInt64()!
         let count = Int(reader.readUInt32()!)
         guard (1...LogFormat.maxFileNumber).contains(logStart), lastSequence < LogFormat.maxSequence,
+            closedSegment <= LogFormat.maxFileNumber, (closedSegment == 0) == (closedLength == 0),
+            closedSequence < LogFormat.maxSequence, closedSegment != 0 || closedSequence == 0,
             count <= reader.remaining / Self.smallestTableEntry
         else {
             throw .corruption(
-                "manifest declares \(count) tables in \(reader.remaining) bytes, log start \(logStart), last sequence \(lastSequence)",
+                "manifest declares \(count) tables in \(reader.remaining) bytes, log start \(logStart), last sequence \(lastSequence), closed segment \(closedSegment) of \(closedLength) bytes",
                 path: path, offset: 16)
         }
         var numbers = Set<UInt64>()
         for index in 0..<count {
             let bad = { (what: String) in
-                EngineError.corruption("manifest's table entry \(index) \(what)", path: path, offset: 36)
+                EngineError.corruption("manifest's table entry \(index) \(what)", path: path, offset: UInt64(Self.headerSize))
             }
             guard let number = reader.readUInt64(), let level = reader.readUInt32(), let length = reader.readUInt64(),
                 let entryCount = reader.readUInt64(), let smallestLength = reader.readUInt16(),
@@ -117,7 +137,7 @@ struct Manifest: Sendable, Equatable {
                 largestKey: Array(largest), blobIDs: blobIDs))
         }
         guard reader.isAtEnd else {
-            throw .corruption("manifest holds \(reader.remaining) bytes after its last table", path: path, offset: 36)
+            throw .corruption("manifest holds \(reader.remaining) bytes after its last table", path: path, offset: UInt64(Self.headerSize))
         }
     }
 
@@ -128,6 +148,18 @@ struct Manifest: Sendable, Equatable {
         self.logStart = logStart
         self.lastSequence = lastSequence
         self.tables = tables
+    }
+
+    /// This manifest with the recorded log end kept only if its segment is still part of the log
+    /// from `logStart` on.
+    func keepingClosedEnd(from other: Manifest) -> Manifest {
+        var copy = self
+        if other.closedSegment >= logStart {
+            copy.closedSegment = other.closedSegment
+            copy.closedLength = other.closedLength
+            copy.closedSequence = other.closedSequence
+        }
+        return copy
     }
 
     /// The magic, checksum and version checks every manifest passes, in that order (FORMAT.md,
