@@ -53,7 +53,7 @@ extension LogStore {
     /// Compacts the store like the synchronous `compact()`, the whole compaction on one of the engine's
     /// I/O threads; the calling task is suspended meanwhile, and commits and reads go on.
     ///
-    /// When it returns, the new manifest and packs are durable.
+    /// When it returns, the new manifest and table are durable.
     ///
     /// - Throws: the same ``EngineError`` as the synchronous `compact()`.
     @discardableResult

@@ -77,7 +77,8 @@ extension RecoveredLog {
     /// ``nextBlobID`` past every id seen, so that no blob written from now on takes the name of a
     /// file found here. Removes nothing: open's cost does not grow with the garbage.
     mutating func findUnreferencedBlobs(directory: String, fileSystem: any FileSystem) throws(EngineError) {
-        let referenced = Set(index.blobs.values.map(\.id))
+        var referenced = Set(index.blobs.values.map(\.id))
+        for table in manifest.tables { referenced.formUnion(table.blobIDs) }
         var highest = referenced.max() ?? 0
         for name in try fileSystem.listDirectory(directory) {
             guard let id = BlobFile.id(fromName: name) else { continue }

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension LogStore {
     /// Commits `batch` atomically and returns its sequence number.
     ///
@@ -129,7 +131,6 @@ extension LogStore {
             for member in group.dropFirst() { member.resolve(.done(.failure(error))) }
         }
         queue.handOver()
-        if case .success = result { scheduleCompactionIfDue() }
         return try result.get()
     }
 
@@ -187,6 +188,7 @@ extension LogStore {
         w.allocatedEnd = max(w.allocatedEnd, groupOffset + UInt64(bytes.count))
         bytes.removeLast(padding)
         w.writeOffset = groupOffset + UInt64(bytes.count)
+        logBytesWritten.add(bytes.count, ordering: .relaxed)
         w.nextSequence = first + UInt64(group.count)
         w.unsynced = true
         if options.syncMode == .durable { try syncIfNeeded(&w) }
@@ -222,6 +224,7 @@ extension LogStore {
         }
         w.active = file
         w.activeNumber = number
+        w.activeFirstSequence = w.nextSequence
         w.preallocationSuspended = false  // a new segment tries again
         w.writeOffset = UInt64(LogFormat.segmentHeaderSize)
         w.syncedOffset = w.writeOffset
@@ -233,5 +236,6 @@ extension LogStore {
         }
         compaction.withLock { $0.pendingSegmentHints.append(number - 1) }
         scheduleSegmentHints()
+        scheduleFlushIfDue()
     }
 }

@@ -3,22 +3,23 @@ import Dispatch
 extension LogStore {
     /// Compacts the store now, on the calling thread, and returns what it did.
     ///
-    /// Compaction (FORMAT.md, "Compaction") seals the active segment, rewrites the live records
-    /// of every older segment and pack into new pack files — in key order, so the records of one
-    /// key prefix sit together, in compressed blocks — with a hint file beside each, switches to
-    /// them by installing a new manifest, removes the old files, then removes blob files no key
-    /// references. Nothing visible changes: every read before, during and after sees the same
-    /// contents. Commits and reads on other threads go on meanwhile; they wait only for short
-    /// steps (sealing the segment, and index updates in batches of ``moveBatchSize`` keys).
+    /// Compaction (FORMAT.md, "Flush", "Merge") seals the active segment, flushes every sealed
+    /// segment's current entries into a new sorted table, merges every table into one (dropping
+    /// overwritten versions and every tombstone), installs each step with a new manifest,
+    /// removes the replaced files, then removes blob files no entry references. Afterwards the
+    /// resident index of the log's tail is empty and one table holds every key. Nothing visible
+    /// changes: every read before, during and after sees the same contents. Commits and reads on
+    /// other threads go on meanwhile; they wait only for short steps (sealing the segment, and
+    /// index updates in batches of ``moveBatchSize`` keys).
     ///
-    /// When this returns, the new manifest and packs are durable. A crash at any point leaves the
-    /// old state or the new one, and the next open removes what the other left behind.
+    /// When this returns, the new manifest and table are durable. A crash at any point leaves
+    /// the old state or the new one, and the next open removes what the other left behind.
     ///
-    /// - Throws: ``EngineError``. Before the manifest is replaced, a failure removes what the
-    ///   compaction wrote and leaves the store as it was. Should the manifest's rename, or the
-    ///   directory sync after it, fail, which state is durable is unknown: the store turns
-    ///   read-only (``EngineError/Code/readOnly``) and keeps every file either state needs;
-    ///   reopen it. ``EngineError/Code/closed`` when ``close()`` interrupts it.
+    /// - Throws: ``EngineError``. Before a manifest is replaced, a failure removes what the step
+    ///   wrote and leaves the store as it was. Should the manifest's rename, or the directory
+    ///   sync after it, fail, which state is durable is unknown: the store turns read-only
+    ///   (``EngineError/Code/readOnly``) and keeps every file either state needs; reopen it.
+    ///   ``EngineError/Code/closed`` when ``close()`` interrupts it.
     @discardableResult
     public func compact() throws(EngineError) -> Statistics.Compaction {
         // It runs at the caller's CPU priority: a lowered one (nice) was tried, and made things
@@ -26,7 +27,7 @@ extension LogStore {
         try compactionGate.withLock { _ throws(EngineError) in try compactNow() }
     }
 
-    /// Keys moved to their new location per hold of the index lock.
+    /// Keys dropped from the resident index per hold of the index lock after a flush.
     static var moveBatchSize: Int { 1024 }
     /// The pause between two such holds, in which waiting committers and readers take the lock.
     static var batchPauseMicroseconds: Int { 50 }
@@ -34,22 +35,20 @@ extension LogStore {
     static var releaseStepBytes: UInt64 { 4 << 20 }
     /// The pause after each such cut.
     static var releasePauseMicroseconds: Int { 1000 }
+    /// The uncompressed size at which a table's data block is cut (FORMAT.md, "Table files"): a
+    /// point read in a table inflates one block of about this size.
+    static var tableBlockSize: Int { 4096 }
 
-    /// Starts a compaction in the background when ``LogStore/Options/compaction`` says one is due: at least
-    /// ``LogStore/CompactionPolicy/minimumBytes`` of record bytes in the files but the active segment, at
-    /// least ``LogStore/CompactionPolicy/deadRatio`` of them dead. Called after each successful commit.
-    func scheduleCompactionIfDue() {
+    /// Starts a flush (and the merges it makes due) in the background when
+    /// ``LogStore/CompactionPolicy/isAutomatic`` and the sealed segments of the tail hold at
+    /// least ``LogStore/CompactionPolicy/flushBytes``. Called after each rollover and at open.
+    func scheduleFlushIfDue() {
         let policy = options.compaction
         guard policy.isAutomatic else { return }
         let due = state.withLock { s -> Bool in
-            var live = 0
-            var dead = Int(s.index.retiredBlobBytes)  // replaced blobs wait for a compaction too
-            for (file, usage) in s.index.usage where file != s.activeSegment {
-                live += usage.liveBytes
-                dead += usage.deadBytes
-            }
-            let total = live + dead
-            return total > 0 && total >= policy.minimumBytes && Double(dead) >= policy.deadRatio * Double(total)
+            var sealed: UInt64 = 0
+            for (number, file) in s.files where number < s.activeSegment { sealed += (try? file.size()) ?? 0 }
+            return sealed >= UInt64(policy.flushBytes)
         }
         guard due else { return }
         let start = compaction.withLock { c -> Bool in
@@ -61,19 +60,23 @@ extension LogStore {
         DispatchQueue.global(qos: .utility).async {
             var failure: EngineError?
             do throws(EngineError) {
-                try self.compact()
+                try self.compactionGate.withLock { _ throws(EngineError) in
+                    try self.checkStopping()
+                    _ = try self.flushNow(sealingActive: false)
+                    while try self.mergeNow(everything: false) != nil { try self.checkStopping() }
+                }
             } catch {
                 failure = error
             }
             self.compaction.withLock { c in
                 c.scheduled = false
-                // Do not retry on every commit: automatic compaction waits for a reopen.
+                // Do not retry on every commit: automatic flushing waits for a reopen.
                 if let failure, failure.code != .closed { c.automaticFailure = failure }
             }
         }
     }
 
-    private func checkStopping() throws(EngineError) {
+    func checkStopping() throws(EngineError) {
         if compaction.withLock({ $0.stopping }) { throw Self.closedError }
     }
 
@@ -81,169 +84,397 @@ extension LogStore {
         let clock = ContinuousClock()
         let started = clock.now
         try checkStopping()
+        let flush = try flushNow(sealingActive: true)
+        var tablesWritten = flush.tables.count
+        var bytesBefore = flush.bytesBefore
+        var recordsWritten = flush.entriesWritten
+        var bytesAfter = flush.tables.reduce(0) { $0 + $1.length }
+        try checkStopping()
+        if let merge = try mergeNow(everything: true) {
+            tablesWritten += merge.tables.count
+            // What the flush wrote is counted once, as part of the merged table.
+            bytesBefore += merge.bytesBefore - min(merge.bytesBefore, bytesAfter)
+            bytesAfter = merge.tables.reduce(0) { $0 + $1.length }
+            recordsWritten = merge.entriesWritten
+        }
+        let blobsRemoved = collectUnreferencedBlobs()
+        let report = Statistics.Compaction(
+            duration: clock.now - started, bytesBefore: bytesBefore, bytesAfter: bytesAfter,
+            recordsWritten: recordsWritten, tablesWritten: tablesWritten, blobsRemoved: blobsRemoved)
+        compaction.withLock { $0.last = report }
+        return report
+    }
 
-        // 1. Seal the active segment: everything written so far becomes an input, durably.
-        // The inputs are listed under the same writer lock: once it is released, commits may
-        // fill segment `boundary` and roll over again, and no segment from `boundary` on may
-        // ever be an input.
-        var (boundary, lastSequence, inputs) = try writer.withLock {
-            w throws(EngineError) -> (UInt64, UInt64, [(key: UInt64, value: any StoreFile)]) in
+    /// What one flush or merge did.
+    struct StepResult {
+        /// The tables written, oldest first (none when every entry was dropped or there were none).
+        var tables: [Manifest.Table]
+        /// Bytes of the files it replaced (segments and their hints, or tables).
+        var bytesBefore: UInt64
+        /// Entries written into the tables.
+        var entriesWritten: Int
+    }
+
+    // MARK: Flush
+
+    /// Flushes the sealed segments of the tail (FORMAT.md, "Flush"): with `sealingActive`, seals
+    /// the active segment first so that every commit so far is flushed. Writes their current
+    /// entries as level-0 tables, one per run of segments of about
+    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: what a flush holds in
+    /// memory), a tombstone kept only while an older table exists; installs one manifest whose
+    /// log start is the first segment not flushed; drops those entries from the resident index
+    /// where it still points at them; and removes the segments. Called under the compaction gate.
+    func flushNow(sealingActive: Bool) throws(EngineError) -> StepResult {
+        let (boundary, lastSequence) = try writer.withLock { w throws(EngineError) -> (UInt64, UInt64) in
             guard !w.closed else { throw Self.closedError }
             if let failure = w.failure { throw Self.readOnlyError(after: failure) }
-            if w.writeOffset > UInt64(LogFormat.segmentHeaderSize) {
-                try rollOver(&w)
-            } else {
-                try syncIfNeeded(&w)
+            if sealingActive {
+                if w.writeOffset > UInt64(LogFormat.segmentHeaderSize) { try rollOver(&w) } else { try syncIfNeeded(&w) }
             }
-            let boundary = w.activeNumber
-            let inputs = state.withLock { s in
-                s.files.filter { PackFile.isPack($0.key) || $0.key < boundary }.sorted { $0.key < $1.key }
-            }
-            return (boundary, w.nextSequence - 1, inputs)
+            // Every segment below the active one is sealed and synced (rollOver syncs it).
+            return (w.activeNumber, w.activeFirstSequence - 1)
         }
-        guard !inputs.isEmpty else {
-            let report = Statistics.Compaction(
-                duration: clock.now - started, bytesBefore: 0, bytesAfter: 0, recordsWritten: 0, packsWritten: 0,
-                blobsRemoved: collectUnreferencedBlobs())
-            compaction.withLock { $0.last = report }
-            return report
+        var (inputs, olderTablesExist) = state.withLock { s in
+            (s.files.filter { $0.key < boundary }.sorted { $0.key < $1.key }, !s.tables.isEmpty)
         }
-        var bytesBefore = compaction.withLock { c in
-            c.hintBytes.values.reduce(0, +) + c.segmentHintBytes.filter { $0.key < boundary }.values.reduce(0, +)
-        }
-        for (_, file) in inputs { bytesBefore += try file.size() }
+        guard !inputs.isEmpty else { return StepResult(tables: [], bytesBefore: 0, entriesWritten: 0) }
+        var bytesBefore = compaction.withLock { c in c.segmentHintBytes.filter { $0.key < boundary }.values.reduce(0, +) }
+        var sizes: [UInt64] = []
+        for (_, file) in inputs { sizes.append(try file.size()) }
+        bytesBefore += sizes.reduce(0, +)
 
-        // 2. Copy the live records into new packs (temporary names until all are written).
-        var run = CompactionRun(store: self)
-        let newFiles: [(UInt64, any StoreFile)]
+        // 1–2. For each run of segments: gather their current entries, write them as a table.
+        let groupBytes = UInt64(max(options.compaction.flushBytes, options.segmentSize))
+        var written: [(record: Manifest.Table, table: StoreTable)] = []
+        var flushed: [(key: [UInt8], location: Location)] = []
+        var kept = 0
         do throws(EngineError) {
-            for (id, file) in inputs {
-                try checkStopping()
-                if PackFile.isPack(id) {
-                    try PackFile.forEachBlock(of: file, number: PackFile.number(ofFileID: id)) {
-                        blockOffset, _, raw, records throws(EngineError) in
-                        try run.collect(raw: raw, records: records, file: id, blockOffset: blockOffset)
-                    }
-                } else {
-                    var reader = try LogReader(file: file, segmentNumber: id, isNewest: false)
-                    _ = try reader.readHeader()
-                    while let frame = try reader.nextFrame() {
-                        if frame.isClose { continue }
-                        _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
-                            raw, records throws(EngineError) in
-                            let blockOffset = frame.offset + UInt64(records.first!.blockOffset)
-                            try run.collect(raw: raw, records: Array(records), file: id, blockOffset: blockOffset)
-                        }
-                    }
+            var start = 0
+            while start < inputs.count {
+                var end = start + 1
+                var bytes = sizes[start]
+                while end < inputs.count, bytes + sizes[end] <= groupBytes {
+                    bytes += sizes[end]
+                    end += 1
                 }
+                let gathered = try gatherCurrent(of: inputs[start..<end])
+                flushed += gathered.map { ($0.entry.key, $0.location) }
+                // A tombstone is written only while an older table (or an older run of this
+                // flush) may hold its key; it leaves the resident index either way.
+                let keepTombstones = olderTablesExist || !written.isEmpty
+                let entries = gathered.lazy.filter { keepTombstones || !$0.location.isTombstone }.map(\.entry)
+                if !entries.isEmpty {
+                    written.append(try writeTable(level: 0) { (writer: inout TableWriter) throws(EngineError) in
+                        for entry in entries { try writer.add(entry) }
+                    })
+                    kept += Int(written.last!.record.entryCount)
+                }
+                start = end
             }
-            try run.flush()
-            try checkStopping()
-            try run.renameIntoPlace()
-            newFiles = try run.openFinishedPacks()
         } catch {
-            run.removeWrittenFiles()
+            removeTableFiles(written.map(\.record.number))
             throw error
         }
 
-        // 3. Switch: the new manifest names the new packs and the first segment after them.
+        // 3. Switch: the new manifest lists the new tables first (newest first) and starts the
+        // log at `boundary`.
+        let old = compaction.withLock { $0.manifest }
         let manifest = Manifest(
-            logStart: boundary, lastSequence: lastSequence, packs: run.packs.map(\.number),
-            packSizes: run.packs.map(\.packBytes))
+            logStart: boundary, lastSequence: lastSequence, tables: written.reversed().map(\.record) + old.tables
+        ).keepingClosedEnd(from: old)
+        try installManifest(manifest, removingOnFailure: written.map(\.record.number))
+
+        // 4. The tables answer for the flushed keys before they leave the resident index.
+        state.withLock { s in s.tables.insert(contentsOf: written.reversed().map(\.table), at: 0) }
+        var start = 0
+        while start < flushed.count {
+            let end = min(start + Self.moveBatchSize, flushed.count)
+            state.withLock { s in
+                for i in start..<end { _ = s.index.dropFlushed(flushed[i].key, at: flushed[i].location) }
+            }
+            start = end
+            // A mutex does not queue: released and retaken at once, it would stay with this
+            // thread while a committer or reader waits. Step aside so the waiters get it.
+            Syscall.pause(microseconds: Self.batchPauseMicroseconds)
+        }
+        let inputNumbers = inputs.map(\.key)
+        state.withLock { s in
+            for number in inputNumbers { s.files[number] = nil }
+            s.index.forgetFiles(inputNumbers)
+        }
+        let tables = written.map(\.record)
+        compaction.withLock { c in
+            c.manifest = manifest
+            c.segmentHintBytes = c.segmentHintBytes.filter { $0.key >= boundary }
+            c.pendingSegmentHints.removeAll { $0 < boundary }
+            c.flushBytesWritten += tables.reduce(0) { $0 + $1.length }
+        }
+        written = []
+        var replaced = inputs.map { (name: SegmentFile.name($0.key), file: $0.value, companions: [SegmentHint.name($0.key)]) }
+        inputs = []
+        removeReplaced(&replaced)
+        return StepResult(tables: tables, bytesBefore: bytesBefore, entriesWritten: kept)
+    }
+
+    /// The current entries of `segments` (each read front to back, every frame and block
+    /// verified): the records the resident index still names as their key's version, in key
+    /// order, each key once.
+    private func gatherCurrent(
+        of segments: ArraySlice<(key: UInt64, value: any StoreFile)>
+    ) throws(EngineError) -> [(entry: TableEntry, location: Location)] {
+        var gathered: [(entry: TableEntry, location: Location)] = []
+        for (number, file) in segments {
+            try checkStopping()
+            var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
+            _ = try reader.readHeader()
+            while let frame = try reader.nextFrame() {
+                if frame.isClose { continue }
+                _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
+                    raw, records throws(EngineError) in
+                    let blockOffset = frame.offset + UInt64(records.first!.blockOffset)
+                    gatherCurrent(
+                        raw: raw, records: records, segment: number, blockOffset: blockOffset, sequence: frame.sequence,
+                        into: &gathered)
+                }
+            }
+        }
+        gathered.sort { compareBytes($0.entry.key, $1.entry.key) < 0 }
+        // A commit that deletes a key twice holds two records its tombstone matches: keep one.
+        var unique = 0
+        for item in gathered where unique == 0 || gathered[unique - 1].entry.key != item.entry.key {
+            gathered[unique] = item
+            unique += 1
+        }
+        gathered.removeLast(gathered.count - unique)
+        return gathered
+    }
+
+    /// Keeps the records of one verified block of segment `segment` (written by commit
+    /// `sequence`) that the resident index still names as their key's current version.
+    private func gatherCurrent(
+        raw: [UInt8], records: ArraySlice<RecordPlacement>, segment: UInt64, blockOffset: UInt64, sequence: UInt64,
+        into gathered: inout [(entry: TableEntry, location: Location)]
+    ) {
+        state.withLock { s in
+            for record in records {
+                guard let location = s.index[record.key], location.segment == segment, location.sequence == sequence else {
+                    continue
+                }
+                if record.valueLength == nil {
+                    guard location.isTombstone else { continue }
+                    gathered.append((TableEntry(key: record.key, sequence: sequence, value: .tombstone), location))
+                } else if location.blockOffset == blockOffset, location.valueOffset == UInt32(record.valueOffset) {
+                    let value: TableEntry.Value = if let blob = record.blob {
+                        .blob(blob)
+                    } else {
+                        .value(Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]))
+                    }
+                    gathered.append((TableEntry(key: record.key, sequence: sequence, value: value), location))
+                }
+            }
+        }
+    }
+
+    // MARK: Merge
+
+    /// Merges tables by the policy (FORMAT.md, "Merge"): the lowest level holding
+    /// ``LogStore/CompactionPolicy/mergeFanIn`` tables has all of them merged into one table of
+    /// the next level; with `everything`, every table is merged into one (when there are two or
+    /// more). Overwritten versions are dropped, and tombstones too when no older table remains
+    /// below the inputs. Returns nil when no merge was due. Called under the compaction gate.
+    func mergeNow(everything: Bool) throws(EngineError) -> StepResult? {
+        // The merge's own references to the input tables end with `merge(everything:)`, before
+        // the files are looked at by the removal.
+        guard var (result, replaced) = try merge(everything: everything) else { return nil }
+        removeReplaced(&replaced)
+        result.entriesWritten = result.tables.reduce(0) { $0 + Int($1.entryCount) }
+        return result
+    }
+
+    private func merge(
+        everything: Bool
+    ) throws(EngineError) -> (StepResult, [(name: String, file: any StoreFile, companions: [String])])? {
+        let tables = state.withLock { $0.tables }
+        let inputRange: Range<Int>
+        let level: UInt32
+        if everything {
+            guard tables.count >= 2 else { return nil }
+            inputRange = 0..<tables.count
+            level = max(1, tables.map(\.level).max()!)
+        } else {
+            let fanIn = options.compaction.mergeFanIn
+            var counts: [UInt32: Int] = [:]
+            for table in tables { counts[table.level, default: 0] += 1 }
+            guard let due = counts.filter({ $0.value >= fanIn }).keys.min() else { return nil }
+            let first = tables.firstIndex { $0.level == due }!
+            let last = tables.lastIndex { $0.level == due }!
+            inputRange = first..<(last + 1)
+            level = due + 1
+        }
+        let inputs = Array(tables[inputRange])
+        let droppingTombstones = inputRange.upperBound == tables.count
+        try checkStopping()
+        var (written, table) = (Manifest.Table?.none, StoreTable?.none)
+        var cursors: [TableCursor] = []
+        for input in inputs { cursors.append(try TableCursor(input)) }
+        var merge = TableMerge(cursors)
+        var first: TableEntry?
+        while let next = try merge.next() {
+            if case .tombstone = next.value, droppingTombstones { continue }
+            first = next
+            break
+        }
+        if let first {
+            (written, table) = try writeTable(level: level) { (writer: inout TableWriter) throws(EngineError) in
+                try writer.add(first)
+                var count = 0
+                while let next = try merge.next() {
+                    if case .tombstone = next.value, droppingTombstones { continue }
+                    try writer.add(next)
+                    count += 1
+                    if count % 4096 == 0 { try checkStopping() }
+                }
+            }
+        }
+        let inputNumbers = Set(inputs.map(\.number))
+        var manifestTables = compaction.withLock { $0.manifest.tables }
+        let position = manifestTables.firstIndex { inputNumbers.contains($0.number) } ?? 0
+        manifestTables.removeAll { inputNumbers.contains($0.number) }
+        if let written { manifestTables.insert(written, at: position) }
+        let manifest = compaction.withLock { c in
+            Manifest(logStart: c.manifest.logStart, lastSequence: c.manifest.lastSequence, tables: manifestTables)
+                .keepingClosedEnd(from: c.manifest)
+        }
+        try installManifest(manifest, removingOnFailure: written.map { [$0.number] } ?? [])
+        state.withLock { s in
+            s.tables.removeAll { inputNumbers.contains($0.number) }
+            if let table { s.tables.insert(table, at: min(position, s.tables.count)) }
+        }
+        compaction.withLock { c in
+            c.manifest = manifest
+            c.mergeBytesWritten += written?.length ?? 0
+        }
+        let bytesBefore = inputs.reduce(0) { $0 + $1.record.length }
+        return (
+            StepResult(tables: written.map { [$0] } ?? [], bytesBefore: bytesBefore, entriesWritten: 0),
+            inputs.map { (name: TableFormat.name($0.number), file: $0.file, companions: []) }
+        )
+    }
+
+    // MARK: Steps shared by flush and merge
+
+    /// Writes a table of level `level` with `fill` (which adds its entries in key order) under a
+    /// temporary name, renames it into place, syncs the directory and opens it. On failure,
+    /// removes what it wrote.
+    private func writeTable(
+        level: UInt32, _ fill: (inout TableWriter) throws(EngineError) -> Void
+    ) throws(EngineError) -> (Manifest.Table, StoreTable) {
+        let number = compaction.withLock { c in
+            defer { c.nextTable += 1 }
+            return c.nextTable
+        }
+        do throws(EngineError) {
+            var writer = try TableWriter(number: number, level: level, directory: path, options: options, fileSystem: fileSystem)
+            try fill(&writer)
+            let record = try writer.finish()
+            try checkStopping()
+            try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
+            try fileSystem.syncDirectory(path)
+            let table = try StoreTable.open(record, directory: path, fileSystem: fileSystem, cache: tableCache)
+            return (record, table)
+        } catch {
+            removeTableFiles([number])
+            throw error
+        }
+    }
+
+    /// Best-effort removal of tables `numbers` under temporary or final names (a step failed
+    /// before its switch). Anything left is removed by the next open.
+    private func removeTableFiles(_ numbers: [UInt64]) {
+        let names = fileSystem.listNames(path)
+        var removed = false
+        for number in numbers {
+            let name = TableFormat.name(number)
+            for candidate in [name, name + LogFormat.temporarySuffix] where names.contains(candidate) {
+                removed = (try? fileSystem.removeFile(path + "/" + candidate)) != nil || removed
+            }
+        }
+        if removed { try? fileSystem.syncDirectory(path) }
+    }
+
+    /// Records at a clean close where the log ends (FORMAT.md, "Manifest": closed segment and
+    /// length), when segment hints are off and nothing else would: the manifest is rewritten with
+    /// the active segment and the end of its last commit frame. Best effort: on failure the
+    /// temporary file is removed and the manifest stays as it was (open then cannot tell a newest
+    /// segment cut short from a torn tail, as without the record).
+    func recordLogEnd(segment: UInt64, length: UInt64, sequence: UInt64) {
+        let temporary = path + "/" + LogFormat.manifestTemporaryName
+        var manifest = compaction.withLock { $0.manifest }
+        manifest.closedSegment = segment
+        manifest.closedLength = length
+        manifest.closedSequence = sequence
+        do throws(EngineError) {
+            try HintFile.writeSynced(manifest.encoded(), to: temporary, fileSystem: fileSystem)
+            try fileSystem.rename(temporary, to: path + "/" + LogFormat.manifestName)
+            try fileSystem.syncDirectory(path)
+            compaction.withLock { $0.manifest = manifest }
+        } catch {
+            try? fileSystem.removeFile(temporary)
+        }
+    }
+
+    /// Writes `manifest` to `MANIFEST-tmp`, syncs it, renames it over `MANIFEST` and syncs the
+    /// directory: the atomic switch of a flush or merge. Before the rename, a failure removes the
+    /// temporary file and the tables `removingOnFailure`, and the store goes on as it was; a failed
+    /// rename or directory sync leaves which manifest is durable unknown, so the store stops
+    /// writing and keeps every file until a reopen reads whichever survived.
+    private func installManifest(_ manifest: Manifest, removingOnFailure tables: [UInt64]) throws(EngineError) {
         let temporary = path + "/" + LogFormat.manifestTemporaryName
         do throws(EngineError) {
+            try checkStopping()
             try HintFile.writeSynced(manifest.encoded(), to: temporary, fileSystem: fileSystem)
         } catch {
             try? fileSystem.removeFile(temporary)
-            run.removeWrittenFiles()
+            removeTableFiles(tables)
             throw error
         }
         do throws(EngineError) {
             try fileSystem.rename(temporary, to: path + "/" + LogFormat.manifestName)
             try fileSystem.syncDirectory(path)
         } catch {
-            // The rename may have happened (even when it reports an error), and may or may not be
-            // durable; both states are whole on disk. Stop writing and keep every file until a
-            // reopen reads whichever manifest survived.
             writer.withLock { w in if w.failure == nil { w.failure = error } }
             throw error
         }
+    }
 
-        // 4. Point the index at the new packs, in batches, then drop the old files.
-        state.withLock { s in
-            for (id, file) in newFiles {
-                s.files[id] = file
-                s.index.noteSegment(id)
-            }
-        }
-        var moved = 0
-        for pack in run.packs {
-            var start = 0
-            while start < pack.entries.count {
-                let end = min(start + Self.moveBatchSize, pack.entries.count)
-                moved += state.withLock { s in
-                    var count = 0
-                    for i in start..<end where s.index.move(pack.entries[i].key, from: pack.oldLocations[i], to: pack.entries[i].location) {
-                        count += 1
-                    }
-                    return count
-                }
-                start = end
-                // A mutex does not queue: released and retaken at once, it would stay with this
-                // thread while a committer or reader waits. Step aside so the waiters get it.
-                Syscall.pause(microseconds: Self.batchPauseMicroseconds)
-            }
-        }
-        let inputIDs = inputs.map(\.key)
-        state.withLock { s in
-            for id in inputIDs { s.files[id] = nil }
-            s.index.forgetFiles(inputIDs)
-        }
-        compaction.withLock { c in
-            c.manifest = manifest
-            c.hintBytes = Dictionary(uniqueKeysWithValues: run.packs.map { ($0.number, $0.hintBytes) })
-            c.segmentHintBytes = c.segmentHintBytes.filter { $0.key >= boundary }
-        }
-        // The compaction drops its own reference to each replaced file before looking whether
-        // anything else (a scan, a read in flight) still holds it.
-        var replaced = inputs
-        inputs = []
+    /// Removes the files a step replaced (each with its companions, such as a segment's hint),
+    /// then syncs the directory (best effort: open removes whatever is left). A file nothing else
+    /// holds is cut down first (``cutDown(_:)``).
+    private func removeReplaced(_ replaced: inout [(name: String, file: any StoreFile, companions: [String])]) {
+        // The step drops its own reference to each replaced file before looking whether anything
+        // else (a scan, a read in flight) still holds it: the caller holds none but these.
         while !replaced.isEmpty {
-            var (id, file): (UInt64, (any StoreFile)?) = replaced.removeLast()
-            weak let heldElsewhere = file
-            file = nil
-            let name = PackFile.isPack(id) ? PackFile.name(PackFile.number(ofFileID: id)) : SegmentFile.name(id)
+            let (name, companions) = (replaced.last!.name, replaced.last!.companions)
+            weak let heldElsewhere = replaced.removeLast().file
             if heldElsewhere == nil, !compaction.withLock({ $0.stopping }) { cutDown(path + "/" + name) }
             try? fileSystem.removeFile(path + "/" + name)
-            let hint = PackFile.isPack(id) ? PackFile.hintName(PackFile.number(ofFileID: id)) : SegmentHint.name(id)
-            try? fileSystem.removeFile(path + "/" + hint)
+            for companion in companions { try? fileSystem.removeFile(path + "/" + companion) }
         }
         try? fileSystem.syncDirectory(path)
-
-        // 5. Collect blobs that no key references any more.
-        let blobsRemoved = collectUnreferencedBlobs()
-
-        let report = Statistics.Compaction(
-            duration: clock.now - started, bytesBefore: bytesBefore,
-            bytesAfter: run.packs.reduce(0) { $0 + $1.packBytes + $1.hintBytes },
-            recordsWritten: moved, packsWritten: run.packs.count, blobsRemoved: blobsRemoved)
-        compaction.withLock { $0.last = report }
-        return report
     }
 
     /// Frees the disk blocks of the replaced file at `path` a few MiB at a time, with a pause
     /// after each step, before it is removed. Called only when nothing in the store holds the file
-    /// any more (a scan, or a read that found its location before the index moved on, could still
-    /// read any byte of it, so such a file is removed whole and freed when its last holder lets
-    /// go), and not once `close()` has begun (it would wait for the cutting). A file with another
-    /// name (a hard-linked backup) is left whole too: cutting acts on the file, not on the name.
-    /// Another process that has the file open cannot be seen; it finds it shrinking.
+    /// any more (a scan, or a read that found it before the switch, could still read any byte of
+    /// it, so such a file is removed whole and freed when its last holder lets go), and not once
+    /// `close()` has begun (it would wait for the cutting). A file with another name (a
+    /// hard-linked backup) is left whole too: cutting acts on the file, not on the name. Another
+    /// process that has the file open cannot be seen; it finds it shrinking.
     ///
-    /// Why: on ext4, `unlink` frees all of a 64 MiB file's blocks in one call (12–16 ms here), and
-    /// a commit's `fdatasync` issued meanwhile waits until it returns: the longest commit waits
-    /// of a compaction came from these removals. In steps, a commit waits for one step at most.
-    /// The file is already outside the manifest, so a crash midway leaves a leftover that open
-    /// removes, whatever its length. Best effort: a failure leaves the rest to `unlink`.
+    /// Why: on ext4, `unlink` frees all of a large file's blocks in one call, and a commit's
+    /// `fdatasync` issued meanwhile waits until it returns. In steps, a commit waits for one step
+    /// at most. The file is already outside the manifest, so a crash midway leaves a leftover that
+    /// open removes, whatever its length. Best effort: a failure leaves the rest to `unlink`.
     private func cutDown(_ path: String) {
         guard let file = try? fileSystem.openFile(path, create: false), (try? file.linkCount()) == 1,
             var size = try? file.size()
@@ -255,20 +486,26 @@ extension LogStore {
         }
     }
 
-    /// Removes blob files that no live key references and no commit in flight is writing. The
-    /// references are read after a sync, so an overwrite that a power loss could still undo never
-    /// costs the blob it replaced. Best effort: returns how many were removed.
+    // MARK: Blobs
+
+    /// Removes blob files that no entry references (of the tail's index, or of a table, by the
+    /// manifest's lists) and no commit in flight is writing. The references are read after a
+    /// sync, so an overwrite that a power loss could still undo never costs the blob it replaced.
+    /// Best effort: returns how many were removed.
     @discardableResult
     package func collectUnreferencedBlobs() -> Int {
         guard let names = try? fileSystem.listDirectory(blobDirectory) else { return 0 }
         let keep = try? writer.withLock { w throws(EngineError) -> Set<UInt64> in
             guard !w.closed, w.failure == nil else { throw Self.closedError }
             try syncIfNeeded(&w)
-            let referenced = state.withLock { s in
+            var referenced = state.withLock { s in
                 s.index.retiredBlobBytes = 0
-                return Set(s.index.blobs.values.map(\.id))
+                var ids = Set(s.index.blobs.values.map(\.id))
+                for table in s.tables { ids.formUnion(table.record.blobIDs) }
+                return ids
             }
-            return referenced.union(blobIDs.withLock { $0.pending })
+            referenced.formUnion(blobIDs.withLock { $0.pending })
+            return referenced
         }
         guard let keep else { return 0 }
         var removed = 0
@@ -278,120 +515,6 @@ extension LogStore {
         }
         if removed > 0 { try? fileSystem.syncDirectory(blobDirectory) }
         return removed
-    }
-}
-
-/// The live records a compaction has found, cut into packs of about a segment's size: each run
-/// is sorted by key and written as one pack with its hint file.
-struct CompactionRun {
-    struct Pack {
-        var number: UInt64
-        var entries: [IndexEntry]
-        /// Where each entry's record was before (parallel to `entries`): it moves only if the
-        /// index still points there.
-        var oldLocations: [Location]
-        var packBytes: UInt64
-        var hintBytes: UInt64
-    }
-
-    private struct Record {
-        var key: [UInt8]
-        var old: Location
-        var value: [UInt8]
-        var blob: BlobReference?
-    }
-
-    let store: LogStore
-    private var records: [Record] = []
-    private var recordBytes = 0
-    private(set) var packs: [Pack] = []
-    /// Every pack number taken, for clean-up on failure.
-    private var numbers: [UInt64] = []
-
-    init(store: LogStore) { self.store = store }
-
-    /// Keeps the records of one verified block that are still the current version of their key.
-    mutating func collect(raw: [UInt8], records blockRecords: [RecordPlacement], file: UInt64, blockOffset: UInt64) throws(EngineError) {
-        let live = store.state.withLock { s -> [(Int, Location)] in
-            var live: [(Int, Location)] = []
-            for (i, record) in blockRecords.enumerated() where record.valueLength != nil {
-                if let location = s.index[record.key], location.segment == file, location.blockOffset == blockOffset,
-                    location.valueOffset == UInt32(record.valueOffset)
-                {
-                    live.append((i, location))
-                }
-            }
-            return live
-        }
-        for (i, location) in live {
-            let record = blockRecords[i]
-            let value = record.blob == nil
-                ? Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]) : []
-            records.append(Record(key: record.key, old: location, value: value, blob: record.blob))
-            recordBytes += record.key.count + value.count + 48
-        }
-        if recordBytes >= store.options.segmentSize { try flush() }
-    }
-
-    /// Writes the records gathered so far as one pack (sorted by key) and its hint file.
-    mutating func flush() throws(EngineError) {
-        guard !records.isEmpty else { return }
-        records.sort { compareBytes($0.key, $1.key) < 0 }
-        let number = store.compaction.withLock { c in
-            defer { c.nextPack += 1 }
-            return c.nextPack
-        }
-        numbers.append(number)
-        var writer = try PackWriter(
-            number: number, directory: store.path, level: store.options.compressionLevel,
-            blockSize: store.options.blockSize, fileSystem: store.fileSystem)
-        for record in records {
-            try writer.add(key: record.key, sequence: record.old.sequence, value: record.value[...], blob: record.blob)
-        }
-        let entries = try writer.finish()
-        let hint = try HintFile.writeTemporary(
-            entries, packNumber: number, directory: store.path, fileSystem: store.fileSystem)
-        packs.append(Pack(
-            number: number, entries: entries, oldLocations: records.map(\.old), packBytes: writer.size,
-            hintBytes: hint.size))
-        records.removeAll()
-        recordBytes = 0
-    }
-
-    /// Renames every pack and hint to its final name and syncs the directory.
-    func renameIntoPlace() throws(EngineError) {
-        for pack in packs {
-            for name in [PackFile.name(pack.number), PackFile.hintName(pack.number)] {
-                try store.fileSystem.rename(store.path + "/" + name + LogFormat.temporarySuffix, to: store.path + "/" + name)
-            }
-        }
-        try store.fileSystem.syncDirectory(store.path)
-    }
-
-    /// Opens the finished packs by their final names (the writer's handle carries the temporary
-    /// name, which errors would report).
-    func openFinishedPacks() throws(EngineError) -> [(UInt64, any StoreFile)] {
-        var files: [(UInt64, any StoreFile)] = []
-        for pack in packs {
-            let path = store.path + "/" + PackFile.name(pack.number)
-            files.append((PackFile.fileID(pack.number), try store.fileSystem.openFile(path, create: false)))
-        }
-        return files
-    }
-
-    /// Best-effort removal of whatever this compaction wrote, under temporary or final names (it
-    /// failed before the switch). Anything left is removed by the next open.
-    func removeWrittenFiles() {
-        let names = store.fileSystem.listNames(store.path)
-        var removed = false
-        for number in numbers {
-            for name in [PackFile.name(number), PackFile.hintName(number)] {
-                for candidate in [name, name + LogFormat.temporarySuffix] where names.contains(candidate) {
-                    removed = (try? store.fileSystem.removeFile(store.path + "/" + candidate)) != nil || removed
-                }
-            }
-        }
-        if removed { try? store.fileSystem.syncDirectory(store.path) }
     }
 }
 

@@ -1,9 +1,14 @@
+import Synchronization
+
 extension LogStore {
     /// The latest committed value for `key`, or nil when the key is absent, read on the calling
     /// thread (the `async` variant reads on the engine's I/O threads).
     ///
-    /// An inline value costs one `pread` of the block holding it, its crc32 verified, at most one
-    /// block inflated; or no I/O at all when the value, or its block, is cached. A blob is read
+    /// The tail's resident index is consulted first; a key it does not hold is looked up in the
+    /// tables, newest first: each table whose key range holds the key checks its Bloom filter
+    /// (no I/O), then its index (in memory), then reads one data block. An inline value costs one
+    /// `pread` of the block holding it, its crc32 verified, at most one block inflated; or no I/O
+    /// at all when the value, or its block, is cached. A blob is read
     /// whole, every chunk verified (use ``valueStream(forKey:)`` or ``withValue(forKey:_:)`` to
     /// avoid holding a large one in an array).
     ///
@@ -65,18 +70,20 @@ extension LogStore {
         }
     }
 
-    /// True when `key` has a value. Answered from the in-memory index, without I/O.
+    /// True when `key` has a value. Answered from the tail's resident index without I/O when it
+    /// holds the key (a value or a delete); otherwise the tables are consulted as by
+    /// ``value(forKey:)``, which may read a table block (never a value's blob).
+    ///
+    /// - Throws: ``EngineError/Code/corruption`` when a table block it reads fails its checks;
+    ///   ``EngineError/Code/closed`` after ``close()``.
     public func contains(_ key: [UInt8]) throws(EngineError) -> Bool {
-        try state.withLock { s throws(EngineError) in
-            guard !s.closed else { throw Self.closedError }
-            return s.index[key] != nil
-        }
+        try currentVersion(of: key) != nil
     }
 
     /// Where the current version of a key is, as seen under the index lock.
     enum Version {
         case cached([UInt8])
-        /// The file is held, so a compaction that removes it meanwhile cannot pull it away.
+        /// The file is held, so a flush that removes it meanwhile cannot pull it away.
         case inline(Location, any StoreFile)
         case blob(BlobReference)
     }
@@ -85,23 +92,55 @@ extension LogStore {
     /// value's blob have vanished because the key was overwritten and the old blob collected in
     /// between, looks again.
     func withCurrentVersion<T>(of key: [UInt8], _ read: (Version) throws(EngineError) -> T) throws(EngineError) -> T? {
+        var failed: (reference: BlobReference, error: EngineError)?
         while true {
-            let found = try state.withLock { s throws(EngineError) -> (Version, Location)? in
-                guard !s.closed else { throw Self.closedError }
-                guard let location = s.index[key] else { return nil }
-                if location.isBlob { return (.blob(s.index.blob(forKey: key)!), location) }
-                if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) {
-                    return (.cached(cached), location)
-                }
-                return (.inline(location, s.files[location.segment]!), location)
-            }
-            guard let (version, location) = found else { return nil }
+            guard let version = try currentVersion(of: key) else { return nil }
+            // The same blob again: the key still references it, and its file is gone.
+            if case .blob(let reference) = version, let failed, failed.reference == reference { throw failed.error }
             do {
                 return try read(version)
             } catch where error.code == .missingBlob {
-                let moved = state.withLock { $0.index[key] != location }
-                if !moved { throw error }
+                guard case .blob(let reference) = version else { throw error }
+                failed = (reference, error)
             }
+        }
+    }
+
+    /// The current version of `key`: the tail's entry (a tombstone makes the key absent), or else
+    /// the newest table's entry for it. The table set is taken under the index lock with the
+    /// tail's miss, so a flush that moves the key from the tail to a table meanwhile is seen
+    /// whole; the tables are read outside the lock (they are immutable, and held).
+    func currentVersion(of key: [UInt8]) throws(EngineError) -> Version? {
+        enum Found {
+            case tail(Version?)
+            case tables([StoreTable])
+        }
+        let found = try state.withLock { s throws(EngineError) -> Found in
+            guard !s.closed else { throw Self.closedError }
+            guard let location = s.index[key] else { return .tables(s.tables) }
+            if location.isTombstone { return .tail(nil) }
+            if location.isBlob { return .tail(.blob(s.index.blob(forKey: key)!)) }
+            if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) { return .tail(.cached(cached)) }
+            return .tail(.inline(location, s.files[location.segment]!))
+        }
+        switch found {
+        case .tail(let version):
+            return version
+        case .tables(let tables):
+            for table in tables where table.covers(key) {
+                tableFilterChecks.add(1, ordering: .relaxed)
+                guard table.reader.filter.mayContain(key) else {
+                    tableFilterNegatives.add(1, ordering: .relaxed)
+                    continue
+                }
+                guard let entry = try table.reader.entryAfterFilter(forKey: key) else { continue }
+                switch entry.value {
+                case .value(let bytes): return .cached(bytes)
+                case .blob(let reference): return .blob(reference)
+                case .tombstone: return nil
+                }
+            }
+            return nil
         }
     }
 

@@ -15,12 +15,16 @@ struct RecoveredLog {
     /// blob files: all with ids below ``nextBlobID``. Removed after open returns.
     var unreferencedBlobs: [String] = []
 
-    /// The manifest open found (an empty one before the first compaction).
+    /// The manifest open found (an empty one before the first flush).
     var manifest = Manifest()
-    /// Higher than every pack number seen in the directory.
-    var nextPackNumber: UInt64 = 1
-    /// The size of each pack's hint file, by pack number.
-    var hintBytes: [UInt64: UInt64] = [:]
+    /// The tables it lists, opened, newest first.
+    var tables: [StoreTable] = []
+    /// The block cache the tables read through.
+    let tableCache: LRUTableBlockCache
+    /// Higher than every table number seen in the directory or the manifest.
+    var nextTableNumber: UInt64 = 1
+    /// The active segment's first sequence (its header's).
+    var activeFirstSequence: UInt64 = 1
     /// The size of each sealed segment's hint file, by segment number.
     var segmentHintBytes: [UInt64: UInt64] = [:]
     /// Sealed segments replayed because their hint was missing or damaged: their hints are
@@ -29,21 +33,36 @@ struct RecoveredLog {
     /// The deletes segment hints hold, applied once every file is loaded (``applyHintTombstones()``).
     private var hintTombstones: [(key: [UInt8], sequence: UInt64, segment: UInt64, size: Int)] = []
 
-    /// Opens the store's files (FORMAT.md, "Recovery"): reads the manifest, removes what an
-    /// interrupted compaction left, loads each pack's hint file (rebuilding a missing or damaged
-    /// one from its pack), loads each sealed segment's hint file (replaying the segment when its
+    init(tableCache: LRUTableBlockCache) { self.tableCache = tableCache }
+
+    /// Opens the store's files (FORMAT.md, "Open"): reads the manifest (upgrading a format-3
+    /// store first), removes what an interrupted flush or merge left, opens each table (its
+    /// length checked against the manifest, its footer, filter and index read), loads each sealed
+    /// segment's hint file (replaying the segment when its
     /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
     /// header rewritten. Finally lists the blob files no key references, which the store removes
     /// in the background once open has returned.
-    static func recover(directory: String, blobDirectory: String, fileSystem: any FileSystem) throws(EngineError) -> RecoveredLog {
-        var log = RecoveredLog()
-        let names = try fileSystem.listDirectory(directory)
-        let stored = try Manifest.read(in: directory, names: names, fileSystem: fileSystem)
-        log.manifest = stored ?? Manifest()
-        try log.checkManifestFiles(names: names, directory: directory, manifestPresent: stored != nil)
+    static func recover(
+        directory: String, blobDirectory: String, fileSystem: any FileSystem, options: LogStore.Options,
+        tableCache: LRUTableBlockCache
+    ) throws(EngineError) -> RecoveredLog {
+        var log = RecoveredLog(tableCache: tableCache)
+        var names = try fileSystem.listDirectory(directory)
+        var manifestPresent = true
+        switch try Manifest.read(in: directory, names: names, fileSystem: fileSystem) {
+        case .none:
+            manifestPresent = false
+        case .current(let manifest):
+            log.manifest = manifest
+        case .version3(let old):
+            log.manifest = try Upgrade.run(old, directory: directory, names: names, fileSystem: fileSystem, options: options)
+            log.recovery.upgradedFromFormat3 = true
+            names = try fileSystem.listDirectory(directory)
+        }
+        try log.checkManifestFiles(names: names, directory: directory, manifestPresent: manifestPresent)
         log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
-        try log.loadPacks(directory: directory, fileSystem: fileSystem)
+        try log.openTables(directory: directory, fileSystem: fileSystem)
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
         log.applyHintTombstones()
         log.index.finishLoading()
@@ -51,43 +70,46 @@ struct RecoveredLog {
         return log
     }
 
-    /// Checks, before anything is removed, that every pack the manifest lists and the segment it
+    /// Checks, before anything is removed, that every table the manifest lists and the segment it
     /// says the log resumes at are present: a manifest naming files that are not there (a partial
     /// restore, say) must not make open delete the files that are. Without a manifest, finished
-    /// packs beside a log that no longer starts at segment 1 mean the manifest itself was lost:
-    /// those packs hold the only copy of the compacted records, and must not be taken for
-    /// leftovers of an unfinished compaction (which never removes a segment).
+    /// tables (or format-3 packs) beside a log that no longer starts at segment 1 mean the
+    /// manifest itself was lost: those files hold the only copy of the flushed records, and must
+    /// not be taken for leftovers of an unfinished flush (which never removes a segment).
     private func checkManifestFiles(names: [String], directory: String, manifestPresent: Bool) throws(EngineError) {
         let present = Set(names)
         if !manifestPresent, !present.contains(SegmentFile.name(1)),
-            let pack = names.sorted().first(where: { name in
+            let file = names.sorted().first(where: { name in
                 PackFile.number(fromName: name).map { PackFile.name($0) == name } ?? false
+                    || StoreTable.number(fromName: name).map { TableFormat.name($0) == name } ?? false
             }) {
             throw .corruption(
-                "pack \(pack) is present but \(LogFormat.manifestName) is missing and the log no longer starts at segment 1 (was the manifest lost?)",
+                "\(file) is present but \(LogFormat.manifestName) is missing and the log no longer starts at segment 1 (was the manifest lost?)",
                 path: directory + "/" + LogFormat.manifestName, offset: 0)
         }
-        for number in manifest.packs where !present.contains(PackFile.name(number)) {
+        for table in manifest.tables where !present.contains(TableFormat.name(table.number)) {
             throw .corruption(
-                "pack \(PackFile.name(number)) is listed in the manifest but missing",
-                path: directory + "/" + PackFile.name(number), offset: 0)
+                "table \(TableFormat.name(table.number)) is listed in the manifest but missing",
+                path: directory + "/" + TableFormat.name(table.number), offset: 0)
         }
         let start = manifest.logStart
-        if start > 1 || !manifest.packs.isEmpty, !present.contains(SegmentFile.name(start)) {
+        if start > 1 || !manifest.tables.isEmpty, !present.contains(SegmentFile.name(start)) {
             throw .corruption(
-                "segment \(start), where the log continues after the last compaction, is missing",
+                "segment \(start), where the log continues after the last flush, is missing",
                 path: directory + "/" + SegmentFile.name(start), offset: 0)
         }
     }
 
-    /// Removes the temporary manifest, temporary packs and hints, packs and hints the manifest
-    /// does not list (written by a compaction that did not finish, or replaced by one that did),
-    /// segments older than the manifest's log start (compacted into its packs), and segment hints
-    /// that are temporary or describe no sealed segment of the log. Best effort:
-    /// a file that cannot be removed is ignored by open all the same, and tried again next time.
+    /// Removes the temporary manifest, temporary tables, tables the manifest does not list
+    /// (written by a flush or merge that did not finish, or replaced by one that did), the packs
+    /// and pack hints of a format-3 store already upgraded, segments older than the manifest's
+    /// log start (flushed into its tables), and segment hints that are temporary or describe no
+    /// segment of the log. Best effort: a file that cannot be removed is ignored by open all the
+    /// same, and tried again next time.
     private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) {
-        let packs = Set(manifest.packs)
+        let tables = Set(manifest.tables.map(\.number))
         let segments = Set(names.compactMap(SegmentFile.number(fromName:)))
+        nextTableNumber = (manifest.tables.map(\.number).max() ?? 0) + 1
         var removed = 0
         for name in names {
             var leftover = name == LogFormat.manifestTemporaryName
@@ -95,9 +117,11 @@ struct RecoveredLog {
                 // Only a segment that is still part of the log has a hint.
                 leftover = name.hasSuffix(LogFormat.temporarySuffix) || number < manifest.logStart
                     || !segments.contains(number)
-            } else if let number = PackFile.number(fromName: name) {
-                nextPackNumber = max(nextPackNumber, number + 1)
-                leftover = name.hasSuffix(LogFormat.temporarySuffix) || !packs.contains(number)
+            } else if let number = StoreTable.number(fromName: name) {
+                nextTableNumber = max(nextTableNumber, number + 1)
+                leftover = name.hasSuffix(LogFormat.temporarySuffix) || !tables.contains(number)
+            } else if PackFile.number(fromName: name) != nil {
+                leftover = true
             } else if let number = SegmentFile.number(fromName: name) {
                 leftover = number < manifest.logStart
             }
@@ -108,50 +132,12 @@ struct RecoveredLog {
         recovery.removedLeftovers = removed
     }
 
-    /// Loads the index entries of every pack the manifest lists, from its hint file, or by
-    /// scanning the pack (every block verified) when the hint is missing or fails a check, in
-    /// which case the hint is rewritten.
-    private mutating func loadPacks(directory: String, fileSystem: any FileSystem) throws(EngineError) {
-        for (number, recordedSize) in zip(manifest.packs, manifest.packSizes) {
-            let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false)
-            // Present: checkManifestFiles saw it.
-            let file = try fileSystem.openFile(directory + "/" + PackFile.name(number), create: false)
-            // One small read: a pack of another version (or not ours) is refused even when its
-            // hint spares open from reading it.
-            try PackFile.checkHeader(of: file, number: number)
-            let size = try file.size()
-            // A pack cut at a block boundary reads as whole: only its recorded length tells. It is
-            // checked before its hint is believed or rebuilt from it.
-            guard size == recordedSize else {
-                throw .corruption(
-                    "pack is \(size) bytes but the manifest records \(recordedSize) (cut short or added to)",
-                    path: file.path, offset: min(size, recordedSize))
-            }
-            let hintPath = directory + "/" + PackFile.hintName(number)
-            do throws(EngineError) {
-                guard let hint else { throw EngineError.corruption("hint file is missing", path: hintPath, offset: 0) }
-                let hintSize = try hint.size()
-                // Decoded straight into the index, which takes the entries only if all of them
-                // load.
-                try index.loadRun { (run: inout LoadedRun) throws(EngineError) in
-                    try HintFile.load(hint, packNumber: number, packSize: size, into: &run)
-                }
-                hintBytes[number] = hintSize
-            } catch {
-                // Damage: rebuild from the pack. A newer build's hint stops open, left as it is.
-                guard error.code != .unsupportedFormat else { throw error }
-                var entries = try PackFile.scan(file, number: number)
-                let hint = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
-                try fileSystem.rename(hint.path, to: hintPath)
-                try fileSystem.syncDirectory(directory)
-                hintBytes[number] = hint.size
-                recovery.rebuiltHints += 1
-                index.load(sortedEntries: entries)
-                entries.removeAll()
-            }
-            let id = PackFile.fileID(number)
-            files[id] = file
-            index.noteSegment(id)
+    /// Opens every table the manifest lists: its length checked against the manifest's (a cut
+    /// table is corruption, even one cut at a block boundary), its footer, filter and index read
+    /// and verified (three reads per table, whatever its number of keys).
+    private mutating func openTables(directory: String, fileSystem: any FileSystem) throws(EngineError) {
+        for record in manifest.tables {
+            tables.append(try StoreTable.open(record, directory: directory, fileSystem: fileSystem, cache: tableCache))
         }
         lastSequence = manifest.lastSequence
     }
@@ -161,11 +147,15 @@ struct RecoveredLog {
         let start = manifest.logStart
         let numbers = names.compactMap(SegmentFile.number(fromName:)).filter { $0 >= start }.sorted()
         guard let newest = numbers.last else {
-            assert(start == 1 && manifest.packs.isEmpty, "checkManifestFiles saw segment \(start)")
-            let file = try SegmentFile.create(number: 1, firstSequence: 1, in: directory, fileSystem: fileSystem)
+            assert(start == 1 && manifest.tables.isEmpty, "checkManifestFiles saw segment \(start)")
+            // A new store (or a manifest naming no segment yet): the log starts where it says.
+            let file = try SegmentFile.create(
+                number: start, firstSequence: lastSequence + 1, in: directory, fileSystem: fileSystem)
+            activeFirstSequence = lastSequence + 1
             activeFile = file
-            files[1] = file
-            index.noteSegment(1)
+            files[start] = file
+            index.noteSegment(start)
+            activeNumber = start
             return
         }
         guard numbers[0] == start else {
@@ -182,6 +172,19 @@ struct RecoveredLog {
         for number in numbers {
             let path = directory + "/" + SegmentFile.name(number)
             let file = try fileSystem.openFile(path, create: false)
+            // Before anything reads or cuts it: a clean close recorded how long it was, and its
+            // commits up to there were durable.
+            if number == manifest.closedSegment, case let size = try file.size(), size < manifest.closedLength {
+                // A file that is not ours under the segment's name is reported as such first.
+                if size >= UInt64(LogFormat.segmentHeaderSize) {
+                    try LogFormat.checkMagic(
+                        try file.read(at: 0, count: LogFormat.segmentHeaderSize), LogFormat.segmentMagic,
+                        checksumAt: LogFormat.segmentHeaderChecksumOffset, of: "segment", path: path)
+                }
+                throw .corruption(
+                    "segment is \(size) bytes but its last clean close recorded \(manifest.closedLength) in \(LogFormat.manifestName) (cut short: durable commits are gone)",
+                    path: path, offset: size)
+            }
             files[number] = file
             index.noteSegment(number)
             let isNewest = number == newest
@@ -206,11 +209,13 @@ struct RecoveredLog {
                         number: number, firstSequence: expectedFirst, in: directory, fileSystem: fileSystem)
                     files[number] = fresh
                     activeFile = fresh
+                    activeFirstSequence = expectedFirst
                     writeOffset = UInt64(LogFormat.segmentHeaderSize)
                     allocatedEnd = writeOffset
                     break
                 }
                 try checkFirstSequence(first, expected: expectedFirst, path: path)
+                activeFirstSequence = first
                 newestReader = reader
             } else {
                 try checkFirstSequence(try SegmentFile.checkHeader(of: file, number: number), expected: expectedFirst, path: path)
@@ -313,14 +318,14 @@ struct RecoveredLog {
         return hint.coveredLength
     }
 
-    /// Applies the deletes of the segment hints loaded, after every file: a delete removes its key
-    /// only if the version the index holds is older than the delete (a later put wins, as in
+    /// Applies the deletes of the segment hints loaded, after every file: a delete becomes the
+    /// key's tombstone unless the version the index holds is newer (a later put wins, as in
     /// replay). Applying them as they were met would make the index merge its loaded runs once per
     /// segment instead of once.
     private mutating func applyHintTombstones() {
         for tombstone in hintTombstones {
-            if let current = index[tombstone.key], current.sequence < tombstone.sequence {
-                index.delete(tombstone.key, tombstoneIn: tombstone.segment, recordSize: tombstone.size)
+            if (index[tombstone.key]?.sequence ?? 0) < tombstone.sequence {
+                index.delete(tombstone.key, tombstoneIn: tombstone.segment, recordSize: tombstone.size, sequence: tombstone.sequence)
             } else {
                 index.countDead(tombstone.size, in: tombstone.segment)
             }
@@ -370,7 +375,7 @@ extension KeyDirectory {
                 blockLength: record.blockLength, sequence: sequence)
             put(record.key, at: location, blob: record.blob)
         } else {
-            delete(record.key, tombstoneIn: segment, recordSize: record.recordSize)
+            delete(record.key, tombstoneIn: segment, recordSize: record.recordSize, sequence: sequence)
         }
     }
 }

@@ -41,12 +41,15 @@ extension LogStore {
     ///
     /// What it keeps: the longest prefix of the commit order the log still holds intact (the
     /// first damaged frame and everything after it are set aside, since a prefix cannot skip a
-    /// commit), every intact block of every pack (a damaged pack is rewritten from its intact
-    /// blocks under a new number), and every value whose blob is intact (a key whose blob is
+    /// commit), every intact data block of every table whose footer, filter and index are intact
+    /// (a damaged table is rewritten from its intact blocks under a new number; one whose footer,
+    /// filter or index is damaged is set aside whole, and its keys are lost), and every value
+    /// whose blob is intact (a key whose blob is
     /// damaged or missing is deleted, in one commit). Segment hints are rebuilt; one that records
     /// frames its segment lost is set aside, and its keys reported. A damaged manifest is set
-    /// aside and rebuilt from the packs and segments present (a pack left by a compaction whose
-    /// clean-up was interrupted is then kept too, and may bring back keys it had replaced; and if
+    /// aside and rebuilt from the tables and segments present, newest (highest number) first (a
+    /// table left by a merge whose clean-up was interrupted is then kept too, and may bring back
+    /// keys it had replaced; and if
     /// the oldest segment's header is damaged as well, that segment is set aside and the log
     /// resumes at the next one whose header is intact, the one case where the commits kept are not
     /// a prefix).
@@ -82,8 +85,10 @@ extension LogStore {
         let lock = try fileSystem.lockFile(path + "/" + LogFormat.lockFileName)
         do throws(EngineError) {
             try salvage.setAsideSegmentHints()
+            try salvage.upgradeFormat3(options: options)
             try salvage.repairManifestIfDamaged()
-            try salvage.repairPacks(options: options)
+            try salvage.forgetRecordedLogEnd()
+            try salvage.repairTables(options: options)
             let kept = try salvage.recoverLongestPrefix()
             salvage.report.lastKeptSequence = kept
             // The first commit dropped is the one after the prefix, even when its frame was too
@@ -95,7 +100,7 @@ extension LogStore {
         }
         lock.unlock()
         // The last pass reads every value through an open store: what is left unreadable is in a
-        // blob (the frames and packs were verified above).
+        // blob (the frames and tables were verified above).
         options.creation = .never
         let store = try open(at: path, options: options, fileSystem: fileSystem)
         defer { try? store.close() }
@@ -243,16 +248,52 @@ private struct Salvage {
         lostKeys += hint.deletes.filter { $0.sequence > lastKept }.map(\.key)
     }
 
+    /// A format-3 store is upgraded first (as open would); a pack the upgrade finds damaged is set
+    /// aside with its hint, its keys (as far as its hint still tells) reported lost, and the
+    /// format-3 manifest rewritten without it, until the upgrade succeeds.
+    mutating func upgradeFormat3(options: LogStore.Options) throws(EngineError) {
+        var previous: String?
+        while true {
+            let names = try fileSystem.listDirectory(directory)
+            guard case .version3(var old) = try? Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
+                return
+            }
+            do throws(EngineError) {
+                _ = try Upgrade.run(old, directory: directory, names: names, fileSystem: fileSystem, options: options)
+                return
+            } catch where error.code == .corruption {
+                guard error.description != previous, let path = error.path,
+                    let pack = old.packs.first(where: { path == directory + "/" + PackFile.name($0) })
+                else { throw error }
+                previous = error.description
+                let index = old.packs.firstIndex(of: pack)!
+                if let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(pack), create: false),
+                    let entries = try? HintFile.load(hint, packNumber: pack, packSize: old.packSizes[index]) {
+                    lostKeys += entries.map(\.key)
+                }
+                if names.contains(PackFile.name(pack)) { try setAside(PackFile.name(pack), reason: error.message) }
+                if names.contains(PackFile.hintName(pack)) {
+                    try setAside(PackFile.hintName(pack), reason: "the hint of a pack set aside")
+                }
+                old.packs.remove(at: index)
+                old.packSizes.remove(at: index)
+                try writeManifestBytes(old.encoded())
+            }
+        }
+    }
+
     /// A manifest that fails its checks is set aside and rebuilt from what is present: every
-    /// finished pack, and the log from the oldest segment, whose header says which commit it
-    /// continues from.
+    /// finished table whose entries can all be read (newest, by number, first), and the log from
+    /// the oldest segment, whose header says which commit it continues from.
     mutating func repairManifestIfDamaged() throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
         do throws(EngineError) {
-            guard let manifest = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else { return }
+            guard case .current(let manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
+                return
+            }
             let present = Set(names)
-            if let missing = manifest.packs.first(where: { !present.contains(PackFile.name($0)) }) {
-                throw .corruption("pack \(PackFile.name(missing)) is missing", path: directory, offset: 0)
+            if let missing = manifest.tables.first(where: { !present.contains(TableFormat.name($0.number)) }) {
+                throw .corruption("table \(TableFormat.name(missing.number)) is missing", path: directory, offset: 0)
             }
             return
         } catch where error.code == .corruption {
@@ -260,9 +301,30 @@ private struct Salvage {
                 try setAside(LogFormat.manifestName, reason: error.message)
             }
         }
-        let packs = names.compactMap { name in PackFile.number(fromName: name).flatMap { PackFile.name($0) == name ? $0 : nil } }.sorted()
-        var sizes: [UInt64] = []
-        for pack in packs { sizes.append(try fileSystem.openFile(directory + "/" + PackFile.name(pack), create: false).size()) }
+        let numbers = names.compactMap { name in
+            StoreTable.number(fromName: name).flatMap { TableFormat.name($0) == name ? $0 : nil }
+        }.sorted(by: >)
+        var tables: [Manifest.Table] = []
+        var ignored: [String] = []
+        for number in numbers {
+            // A table that does not read whole is left to the table repair: listed with its
+            // length, it is then rewritten from its intact blocks or set aside.
+            let file = try fileSystem.openFile(directory + "/" + TableFormat.name(number), create: false)
+            let size = try file.size()
+            var record = Manifest.Table(
+                number: number, level: 0, length: size, entryCount: 1, smallestKey: [0], largestKey: [0xFF], blobIDs: [])
+            if let reader = try? TableReader(source: FileTableSource(file: file)),
+                let entries = try? Self.entries(of: reader, skippingDamage: false, damage: &ignored), let first = entries.first {
+                record.entryCount = UInt64(entries.count)
+                record.smallestKey = first.key
+                record.largestKey = entries.last!.key
+                record.blobIDs = Self.blobIDs(entries)
+            } else if size < UInt64(TableFormat.footerSize) {
+                try setAside(TableFormat.name(number), reason: "table shorter than its footer, with the manifest damaged")
+                continue
+            }
+            tables.append(record)
+        }
         let segments = names.compactMap(SegmentFile.number(fromName:)).sorted()
         var logStart = (segments.last ?? 0) + 1
         var lastSequence: UInt64 = 0
@@ -280,113 +342,119 @@ private struct Salvage {
         if !segments.contains(logStart) {
             _ = try SegmentFile.create(number: logStart, firstSequence: 1, in: directory, fileSystem: fileSystem)
         }
-        let manifest = Manifest(logStart: logStart, lastSequence: lastSequence, packs: packs, packSizes: sizes)
-        try writeManifest(manifest)
+        try writeManifest(Manifest(logStart: logStart, lastSequence: lastSequence, tables: tables))
     }
 
     private func writeManifest(_ manifest: Manifest) throws(EngineError) {
+        try writeManifestBytes(manifest.encoded())
+    }
+
+    private func writeManifestBytes(_ bytes: [UInt8]) throws(EngineError) {
         let temporary = directory + "/" + LogFormat.manifestTemporaryName
-        try HintFile.writeSynced(manifest.encoded(), to: temporary, fileSystem: fileSystem)
+        try HintFile.writeSynced(bytes, to: temporary, fileSystem: fileSystem)
         try fileSystem.rename(temporary, to: directory + "/" + LogFormat.manifestName)
         try fileSystem.syncDirectory(directory)
     }
 
-    /// Verifies every block of every pack the manifest lists, and its length. A pack with a damaged
-    /// block (or of another length than recorded) is rewritten from its intact blocks under a new
-    /// number, the manifest switched to it, and the old pack and its hint set aside; the keys its
-    /// hint lists in the lost blocks are reported.
-    mutating func repairPacks(options: LogStore.Options) throws(EngineError) {
-        let names = try fileSystem.listDirectory(directory)
-        guard var manifest = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else { return }
-        var nextNumber = (names.compactMap(PackFile.number(fromName:)).max() ?? 0) + 1
-        for (index, number) in manifest.packs.enumerated() {
-            let path = directory + "/" + PackFile.name(number)
-            let file = try fileSystem.openFile(path, create: false)
-            let size = try file.size()
-            var intact: [(key: [UInt8], sequence: UInt64, value: ArraySlice<UInt8>?, blob: BlobReference?)] = []
-            var damage: [String] = []
-            if size != manifest.packSizes[index] {
-                damage.append("pack is \(size) bytes but the manifest records \(manifest.packSizes[index])")
-            }
+    /// Every entry of the table `reader` reads, block by block. With `skippingDamage`, a data
+    /// block that fails its checks is skipped and described in `damage`; without, it throws.
+    private static func entries(
+        of reader: TableReader, skippingDamage: Bool, damage: inout [String]
+    ) throws(EngineError) -> [TableEntry] {
+        var result: [TableEntry] = []
+        for block in 0..<reader.dataBlockCount {
             do throws(EngineError) {
-                try PackFile.checkHeader(of: file, number: number)
-            } catch where error.code == .corruption {
-                damage.append(error.message)
-            }
-            var keptBlocks: [UInt64] = []
-            try Self.forEachIntactBlock(of: file, size: size, damage: &damage) { offset, raw, records in
-                keptBlocks.append(offset)
-                for record in records {
-                    let value = record.blob == nil ? raw[record.valueOffset..<record.valueOffset + record.valueLength!] : nil
-                    intact.append((record.key, record.sequence!, value, record.blob))
+                let entries = try reader.entries(ofBlock: block)
+                if let last = result.last, let first = entries.first, compareBytes(last.key, first.key) >= 0 {
+                    throw .corruption("table keys do not ascend", path: reader.path, offset: reader.dataBlockHandle(block).offset)
                 }
-            }
-            guard !damage.isEmpty else { continue }
-            // What the hint says the pack held, where it can still be read: the keys not kept.
-            if let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(number), create: false),
-                let entries = try? HintFile.load(hint, packNumber: number, packSize: manifest.packSizes[index]) {
-                let kept = Set(intact.map { HashedKey($0.key) })
-                lostKeys += entries.map(\.key).filter { !kept.contains(HashedKey($0)) }
-            }
-            let replacement = nextNumber
-            nextNumber += 1
-            var writer = try PackWriter(
-                number: replacement, directory: directory, level: options.compressionLevel, blockSize: options.blockSize,
-                fileSystem: fileSystem)
-            intact.sort { compareBytes($0.key, $1.key) < 0 }
-            for record in intact {
-                try writer.add(key: record.key, sequence: record.sequence, value: record.value, blob: record.blob)
-            }
-            let entries = try writer.finish()
-            let hint = try HintFile.writeTemporary(entries, packNumber: replacement, directory: directory, fileSystem: fileSystem)
-            try fileSystem.rename(writer.temporaryPath, to: directory + "/" + PackFile.name(replacement))
-            try fileSystem.rename(hint.path, to: directory + "/" + PackFile.hintName(replacement))
-            try fileSystem.syncDirectory(directory)
-            manifest.packs[index] = replacement
-            manifest.packSizes[index] = writer.size
-            try writeManifest(manifest)
-            try setAside(PackFile.name(number), reason: damage.joined(separator: "; ") + " (its intact blocks are in pack \(replacement))")
-            if names.contains(PackFile.hintName(number)) {
-                try setAside(PackFile.hintName(number), reason: "the hint of a pack set aside")
+                result += entries
+            } catch {
+                guard skippingDamage, error.code == .corruption else { throw error }
+                let handle = reader.dataBlockHandle(block)
+                damage.append("data block \(handle.offset)..<\(handle.offset + handle.length) is damaged: \(error.message)")
             }
         }
+        return result
     }
 
-    /// Calls `body` with each block of a pack that passes its checks, looking for the next one at
-    /// every byte offset after a damaged one; `damage` gets a line per damaged stretch.
-    private static func forEachIntactBlock(
-        of file: any StoreFile, size: UInt64, damage: inout [String],
-        _ body: (UInt64, [UInt8], [RecordPlacement]) throws(EngineError) -> Void
-    ) throws(EngineError) {
-        var offset = UInt64(LogFormat.segmentHeaderSize)
-        var damagedFrom: UInt64?
-        let bytes = size <= UInt64(Int.max) ? try file.read(at: 0, count: Int(size)) : []
-        while offset + UInt64(LogFormat.blockHeaderSize) <= UInt64(bytes.count) {
-            let start = Int(offset)
-            let stored = Int(loadUInt32(bytes[...], at: start + 4))
-            let end = start + LogFormat.blockHeaderSize + stored
-            var records: [RecordPlacement] = []
-            if end <= bytes.count,
-                let raw = try? CommitDecoding.block(
-                    header: bytes[start..<start + LogFormat.blockHeaderSize],
-                    stored: bytes[start + LogFormat.blockHeaderSize..<end], path: file.path, offset: offset),
-                (try? CommitDecoding.parseRecords(
-                    raw, blockOffset: 0, blockLength: end - start, into: &records, limit: Int.max, withSequence: true,
-                    fail: { message, _ in .corruption(message, path: file.path, offset: offset) })) != nil
-            {
-                if let from = damagedFrom {
-                    damage.append("bytes \(from)..<\(offset) of the pack are damaged")
-                    damagedFrom = nil
-                }
-                try body(offset, raw, records)
-                offset = UInt64(end)
-            } else {
-                if damagedFrom == nil { damagedFrom = offset }
-                offset += 1
-            }
+    private static func blobIDs(_ entries: [TableEntry]) -> [UInt64] {
+        var ids = Set<UInt64>()
+        for entry in entries { if case .blob(let reference) = entry.value { ids.insert(reference.id) } }
+        return ids.sorted()
+    }
+
+    /// The log end a clean close recorded in the manifest is dropped (recovery then keeps the
+    /// longest intact prefix); when the segment it names is shorter than recorded, the commits up
+    /// to the recorded one are known lost past whatever the segment still holds.
+    mutating func forgetRecordedLogEnd() throws(EngineError) {
+        let names = try fileSystem.listDirectory(directory)
+        guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem),
+            manifest.closedSegment != 0
+        else { return }
+        let name = SegmentFile.name(manifest.closedSegment)
+        if names.contains(name), try fileSystem.openFile(directory + "/" + name, create: false).size() < manifest.closedLength {
+            highestLostSequence = max(highestLostSequence ?? 0, manifest.closedSequence)
         }
-        if let from = damagedFrom ?? (offset < UInt64(bytes.count) ? offset : nil) {
-            damage.append("bytes \(from)..<\(bytes.count) of the pack are damaged")
+        manifest.closedSegment = 0
+        manifest.closedLength = 0
+        manifest.closedSequence = 0
+        try writeManifest(manifest)
+    }
+
+    /// Verifies every table the manifest lists: its length, footer, filter, index and every data
+    /// block. A table with damaged data blocks (but an intact footer, filter and index) is
+    /// rewritten from its intact blocks under a new number and the manifest switched to it; one
+    /// whose footer, filter or index is damaged, or of another length than recorded, is dropped
+    /// from the manifest. Either way the old file is set aside.
+    mutating func repairTables(options: LogStore.Options) throws(EngineError) {
+        let names = try fileSystem.listDirectory(directory)
+        guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
+            return
+        }
+        var nextNumber = (names.compactMap(StoreTable.number(fromName:)).max() ?? 0) + 1
+        var index = 0
+        while index < manifest.tables.count {
+            let record = manifest.tables[index]
+            let name = TableFormat.name(record.number)
+            let file = try fileSystem.openFile(directory + "/" + name, create: false)
+            let size = try file.size()
+            var damage: [String] = []
+            var intact: [TableEntry]?
+            if size != record.length {
+                damage.append("table is \(size) bytes but the manifest records \(record.length)")
+            } else {
+                do throws(EngineError) {
+                    let reader = try TableReader(source: FileTableSource(file: file))
+                    intact = try Self.entries(of: reader, skippingDamage: true, damage: &damage)
+                } catch where error.code == .corruption {
+                    damage.append(error.message)
+                    intact = nil
+                }
+            }
+            guard !damage.isEmpty else {
+                index += 1
+                continue
+            }
+            var reason = damage.joined(separator: "; ")
+            if let intact, !intact.isEmpty {
+                let replacement = nextNumber
+                nextNumber += 1
+                var writer = try TableWriter(
+                    number: replacement, level: record.level, directory: directory, options: options, fileSystem: fileSystem)
+                for entry in intact { try writer.add(entry) }
+                let written = try writer.finish()
+                try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
+                try fileSystem.syncDirectory(directory)
+                manifest.tables[index] = written
+                reason += " (its intact blocks are in table \(TableFormat.name(replacement)))"
+                index += 1
+            } else {
+                manifest.tables.remove(at: index)
+                reason += " (nothing of it could be kept; its keys are lost, and older versions of them may show again)"
+            }
+            try writeManifest(manifest)
+            try setAside(name, reason: reason)
         }
     }
 
@@ -399,7 +467,8 @@ private struct Salvage {
         while true {
             do throws(EngineError) {
                 let log = try RecoveredLog.recover(
-                    directory: directory, blobDirectory: directory + "/" + LogFormat.blobDirectoryName, fileSystem: fileSystem)
+                    directory: directory, blobDirectory: directory + "/" + LogFormat.blobDirectoryName, fileSystem: fileSystem,
+                    options: LogStore.Options(), tableCache: LRUTableBlockCache(capacity: 0))
                 return log.lastSequence
             } catch where error.code == .corruption {
                 // Each pass sets aside what the last one named; the same error twice means it could
@@ -419,8 +488,8 @@ private struct Salvage {
             try repairManifestAfter(error)
             return
         }
-        if let number = PackFile.number(fromName: name), !name.hasSuffix(LogFormat.temporarySuffix), name.hasSuffix(LogFormat.packSuffix) {
-            // A listed pack that is missing or whose header is not ours.
+        if let number = StoreTable.number(fromName: name), !name.hasSuffix(LogFormat.temporarySuffix) {
+            // A listed table that is missing or does not open.
             try repairManifestAfter(error, dropping: number)
             return
         }
@@ -442,31 +511,35 @@ private struct Salvage {
         // The log must go on somewhere: when nothing is left of it at or after the manifest's log
         // start, start it again, empty, where the manifest says.
         let names = try fileSystem.listDirectory(directory)
-        let manifest = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) ?? Manifest()
+        guard case .current(let manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
+            if !names.compactMap(SegmentFile.number(fromName:)).isEmpty { return }
+            _ = try SegmentFile.create(number: 1, firstSequence: 1, in: directory, fileSystem: fileSystem)
+            return
+        }
         if !names.compactMap(SegmentFile.number(fromName:)).contains(where: { $0 >= manifest.logStart }) {
             _ = try SegmentFile.create(
                 number: manifest.logStart, firstSequence: manifest.lastSequence + 1, in: directory, fileSystem: fileSystem)
         }
     }
 
-    /// A manifest recovery refused (or one naming a pack that is not there) is rebuilt from what
-    /// is present, without `dropping`.
-    private mutating func repairManifestAfter(_ error: EngineError, dropping pack: UInt64? = nil) throws(EngineError) {
+    /// A manifest recovery refused (or one naming a table that is not there or does not open) is
+    /// rebuilt from what is present, without `dropping`.
+    private mutating func repairManifestAfter(_ error: EngineError, dropping table: UInt64? = nil) throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
-        if let pack, names.contains(PackFile.name(pack)) {
-            try setAside(PackFile.name(pack), reason: error.message)
-            if names.contains(PackFile.hintName(pack)) { try setAside(PackFile.hintName(pack), reason: "the hint of a pack set aside") }
+        if let table, names.contains(TableFormat.name(table)) {
+            try setAside(TableFormat.name(table), reason: error.message + " (its keys are lost)")
         }
-        if names.contains(LogFormat.manifestName), pack == nil {
+        if names.contains(LogFormat.manifestName), table == nil {
             try setAside(LogFormat.manifestName, reason: error.message)
         }
-        guard var manifest = (try? Manifest.read(in: directory, names: try fileSystem.listDirectory(directory), fileSystem: fileSystem)) ?? nil else {
+        guard case .current(var manifest) = try? Manifest.read(
+            in: directory, names: try fileSystem.listDirectory(directory), fileSystem: fileSystem)
+        else {
             try repairManifestIfDamaged()
             return
         }
-        if let pack, let index = manifest.packs.firstIndex(of: pack) {
-            manifest.packs.remove(at: index)
-            manifest.packSizes.remove(at: index)
+        if let table, let index = manifest.tables.firstIndex(where: { $0.number == table }) {
+            manifest.tables.remove(at: index)
             try writeManifest(manifest)
         } else {
             try repairManifestIfDamaged()

@@ -1,34 +1,54 @@
+import Synchronization
+
 extension LogStore {
     /// A consistent picture of the store now (it never waits for a commit's sync). Costs one
-    /// `fstat` per segment and pack. After ``close()`` the figures are those of an empty store.
+    /// `fstat` per segment. After ``close()`` the figures are those of an empty store.
     public var statistics: Statistics {
-        let (hintBytes, manifestBytes, last) = compaction.withLock { c in
-            (c.hintBytes.values.reduce(0, +) + c.segmentHintBytes.values.reduce(0, +), c.manifest.packs.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last)
+        let (hintBytes, manifestBytes, last, flushBytes, mergeBytes) = compaction.withLock { c in
+            (c.segmentHintBytes.values.reduce(0, +),
+             c.manifest.tables.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last,
+             c.flushBytesWritten, c.mergeBytesWritten)
         }
         let blobCollection = blobCollectionStatistics
+        let logBytes = UInt64(logBytesWritten.load(ordering: .relaxed))
+        let cache = tableCache.figures
         return state.withLock { s in
             var segments: [Statistics.Segment] = []
-            var packs: [Statistics.Segment] = []
             for (number, usage) in s.index.usage.sorted(by: { $0.key < $1.key }) {
                 var size = (try? s.files[number]?.size()) ?? 0
                 if number == s.activeSegment { size -= min(size, s.preallocatedBytes) }
-                let isPack = PackFile.isPack(number)
-                let entry = Statistics.Segment(
-                    number: isPack ? PackFile.number(ofFileID: number) : number, bytesOnDisk: size,
-                    liveBytes: usage.liveBytes, deadBytes: usage.deadBytes)
-                if isPack { packs.append(entry) } else { segments.append(entry) }
+                segments.append(Statistics.Segment(
+                    number: number, bytesOnDisk: size, liveBytes: usage.liveBytes, deadBytes: usage.deadBytes))
             }
-            let all = packs + segments
+            let tables = s.tables.map { table in
+                Statistics.Table(
+                    number: table.number, level: Int(table.level), bytesOnDisk: table.record.length,
+                    entryCount: Int(table.record.entryCount))
+            }
+            let tailBytes = segments.reduce(0) { $0 + $1.bytesOnDisk }
+            let tableBytes = tables.reduce(0) { $0 + $1.bytesOnDisk }
             let averageKey = s.index.count == 0 ? 16 : s.index.keyBytes / s.index.count
             return Statistics(
-                keyCount: s.index.count,
-                liveBytes: all.reduce(0) { $0 + $1.liveBytes },
-                deadBytes: all.reduce(0) { $0 + $1.deadBytes },
+                keyCount: s.index.liveCount + tables.reduce(0) { $0 + $1.entryCount },
+                tailKeyCount: s.index.count,
+                tailBytes: tailBytes,
+                liveBytes: segments.reduce(0) { $0 + $1.liveBytes },
+                deadBytes: segments.reduce(0) { $0 + $1.deadBytes },
                 segments: segments,
-                packs: packs,
-                bytesOnDisk: all.reduce(0) { $0 + $1.bytesOnDisk } + hintBytes + manifestBytes,
-                blobCount: s.index.blobs.count,
+                tables: tables,
+                bytesOnDisk: tailBytes + tableBytes + hintBytes + manifestBytes,
+                blobCount: {
+                    guard !s.tables.isEmpty else { return s.index.blobs.count }
+                    var ids = Set(s.index.blobs.values.map(\.id))
+                    for table in s.tables { ids.formUnion(table.record.blobIDs) }
+                    return ids.count
+                }(),
                 blobBytes: s.index.blobBytes,
+                filterChecks: tableFilterChecks.load(ordering: .relaxed),
+                filterNegatives: tableFilterNegatives.load(ordering: .relaxed),
+                tableCacheBytes: cache.bytes, tableCacheHits: cache.hits, tableCacheMisses: cache.misses,
+                logBytesWritten: logBytes, flushBytesWritten: flushBytes, mergeBytesWritten: mergeBytes,
+                writeAmplification: logBytes == 0 ? 1 : Double(logBytes + flushBytes + mergeBytes) / Double(logBytes),
                 lastCompaction: last,
                 preallocatedBytes: s.preallocatedBytes,
                 preallocationSuspended: s.preallocationSuspended,

@@ -31,3 +31,27 @@ extension LogStore {
         }
     }
 }
+
+extension LogStore {
+    /// Flushes the sealed segments of the tail into a table now (with `sealingActive`, the active
+    /// segment is sealed first, so every commit so far is flushed), as the background flush does;
+    /// returns the entries written.
+    @discardableResult
+    package func flushForTesting(sealingActive: Bool = true) throws(EngineError) -> Int {
+        try compactionGate.withLock { _ throws(EngineError) in
+            try checkStopping()
+            return try flushNow(sealingActive: sealingActive).entriesWritten
+        }
+    }
+
+    /// Runs the merges the policy makes due, as the background job does after a flush; returns
+    /// how many ran.
+    @discardableResult
+    package func mergeDueForTesting() throws(EngineError) -> Int {
+        try compactionGate.withLock { _ throws(EngineError) in
+            var count = 0
+            while try mergeNow(everything: false) != nil { count += 1 }
+            return count
+        }
+    }
+}

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A durable key–value log: the storage engine under WALStore.
 ///
 /// A store is a directory of append-only segment files (`FORMAT.md`). Each ``commit(_:)`` appends
@@ -5,8 +7,10 @@
 /// or not at all, and recovery restores a prefix of the commit order. In the default
 /// ``LogStore/SyncMode/durable`` mode a commit is on stable storage when the call returns.
 ///
-/// Keys live in memory (key → location of the latest version); values stay on disk and are read
-/// with one `pread` and at most one block inflate, behind a bounded cache.
+/// The store is the log's tail (the segments not yet flushed), whose keys live in memory (key →
+/// location of the latest version there, deletes included), and immutable sorted tables on disk
+/// that hold the rest, read on demand (FORMAT.md, "Tail and tables"). Values stay on disk and
+/// are read with one `pread` and at most one block inflate, behind bounded caches.
 ///
 /// ## Concurrency
 /// `LogStore` is `Sendable`: any number of threads and tasks may read and commit at once.
@@ -64,23 +68,32 @@ public final class LogStore: Sendable {
     /// Hooks for tests (``TestHooks``); the defaults do nothing.
     let testHooks: TestHooks
 
+    /// Decoded table blocks, one budget for every table (``Options/tableCacheCapacity``).
+    let tableCache: LRUTableBlockCache
+    /// Table filter checks of point reads, and how many said the key is absent.
+    let tableFilterChecks = Atomic<Int>(0)
+    let tableFilterNegatives = Atomic<Int>(0)
+    /// Bytes of frames appended to the log since open.
+    let logBytesWritten = Atomic<Int>(0)
+
     struct CompactionState: Sendable {
         var manifest: Manifest
-        var nextPack: UInt64
-        /// Hint file sizes by pack number (for ``statistics``).
-        var hintBytes: [UInt64: UInt64]
+        var nextTable: UInt64
+        /// Bytes of tables written by flushes and by merges since open.
+        var flushBytesWritten: UInt64 = 0
+        var mergeBytesWritten: UInt64 = 0
         /// Segment hint file sizes by segment number (for ``statistics``).
         var segmentHintBytes: [UInt64: UInt64]
         /// Sealed segments whose hint file is still to be written, oldest first.
         var pendingSegmentHints: [UInt64]
         /// A background job writing segment hints is scheduled or running.
         var hintsScheduled = false
-        /// A background compaction is scheduled or running.
+        /// A background flush (and its merges) is scheduled or running.
         var scheduled = false
         /// ``close()`` has begun: a running compaction stops at its next step.
         var stopping = false
         var last: Statistics.Compaction?
-        /// Why the last background compaction failed; automatic compaction then waits for a reopen.
+        /// Why the last background flush or merge failed; they then wait for a reopen.
         var automaticFailure: EngineError?
     }
 
@@ -98,6 +111,9 @@ public final class LogStore: Sendable {
         var syncedOffset: UInt64
         /// The active segment's size; `writeOffset..<allocatedEnd` holds preallocated zeros.
         var allocatedEnd: UInt64
+        /// The sequence of the active segment's first frame (its header's): every segment before
+        /// it holds the commits before this one.
+        var activeFirstSequence: UInt64
         var nextSequence: UInt64
         /// Every commit up to this one is durable (a sync covered it): what each new frame
         /// records, so that recovery can tell a lost unsynced write from damaged durable data.
@@ -116,7 +132,11 @@ public final class LogStore: Sendable {
         var index: KeyDirectory
         var cache: ValueCache
         var blocks: BlockCache
+        /// The tail's segments by number.
         var files: [UInt64: any StoreFile]
+        /// The tables, newest first (the manifest's order): a key's entry in an earlier table hides
+        /// its entries in later ones, and the tail hides them all.
+        var tables: [StoreTable]
         /// The segment commits are appended to.
         var activeSegment: UInt64
         var lastSequence: UInt64
@@ -127,8 +147,10 @@ public final class LogStore: Sendable {
         var closed = false
     }
 
-    /// Opens the store in the directory at `path`, creating it if needed, and recovers it: loads
-    /// the index entries of compacted packs and of segments from their hint files, replays the
+    /// Opens the store in the directory at `path`, creating it if needed, and recovers it: reads
+    /// the manifest and each table's footer, filter and index (work in proportion to the number
+    /// of tables, not of keys; a format-3 store is upgraded first, FORMAT.md "Upgrading a
+    /// format-3 store"), loads the tail's index entries from the segments' hint files, replays the
     /// frames no hint covers (those written since the last clean close or rollover, and any
     /// segment whose hint is missing or fails a check), and cuts off a torn frame at the end of
     /// the log. All of it runs on the calling thread; the `async` variant runs it on the engine's
@@ -171,7 +193,9 @@ public final class LogStore: Sendable {
         do {
             let blobDirectory = path + "/" + LogFormat.blobDirectoryName
             if try fileSystem.createDirectory(blobDirectory) { try fileSystem.syncDirectory(path) }
-            log = try RecoveredLog.recover(directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem)
+            log = try RecoveredLog.recover(
+                directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem, options: options,
+                tableCache: LRUTableBlockCache(capacity: options.tableCacheCapacity))
         } catch {
             lock.unlock()
             throw error
@@ -179,6 +203,7 @@ public final class LogStore: Sendable {
         let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log, testHooks: testHooks)
         store.startDeferredSync()
         store.scheduleSegmentHints()
+        store.scheduleFlushIfDue()
         if collectingBlobs && testHooks.startsBlobCollection { store.scheduleBlobCollection() }
         return store
     }
@@ -193,18 +218,21 @@ public final class LogStore: Sendable {
         self.options = options
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
+        self.tableCache = log.tableCache
         self.compaction = Locked(CompactionState(
-            manifest: log.manifest, nextPack: log.nextPackNumber, hintBytes: log.hintBytes,
+            manifest: log.manifest, nextTable: log.nextTableNumber,
             segmentHintBytes: log.segmentHintBytes, pendingSegmentHints: log.segmentsNeedingHints))
         self.fileSystem = fileSystem
         self.directoryLock = lock
         self.writer = Locked(WriterState(
             active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
-            syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd, nextSequence: log.lastSequence + 1,
+            syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd,
+            activeFirstSequence: log.activeFirstSequence, nextSequence: log.lastSequence + 1,
             syncedSequence: log.lastSequence))
         self.state = Locked(ReaderState(
             index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
-            blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, activeSegment: log.activeNumber,
+            blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, tables: log.tables,
+            activeSegment: log.activeNumber,
             lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
             recovery: log.recovery))
     }
@@ -224,11 +252,13 @@ public final class LogStore: Sendable {
         }
     }
 
-    /// Waits for a running compaction (or segment hint, or the removal of a blob file open found
+    /// Waits for a running flush, merge or compaction (or segment hint, or the removal of a blob file open found
     /// unreferenced: the rest are left for the next open) to stop, syncs what is unsynced, appends
     /// a close frame (so that the next open can tell damage to the last commits from a torn
     /// write), writes the active segment's hint file (so that the next open replays nothing;
-    /// ``LogStore/Options/writesSegmentHints``), then releases the directory lock, all on the
+    /// ``LogStore/Options/writesSegmentHints``) or, with hints off, records in the manifest where
+    /// the log ends (so that the next open refuses the newest segment cut short), then releases
+    /// the directory lock, all on the
     /// calling thread. Idempotent; after it every call but `close()` throws
     /// ``EngineError/Code/closed``. When it returns, every commit that returned is durable,
     /// whatever the sync mode.
@@ -248,12 +278,14 @@ public final class LogStore: Sendable {
         // The sealed segments the background job had not reached yet get their hints now, so the
         // next open replays none of them.
         if options.writesSegmentHints { writePendingSegmentHints(whileClosing: true) }
+        var closedWithFrame = false
         let (failure, active) = writer.withLock { w -> (EngineError?, (UInt64, any StoreFile, UInt64)?) in
             guard !w.closed else { return (nil, nil) }
             w.closed = true
             do throws(EngineError) {
                 try syncIfNeeded(&w)
-                if try !appendCloseFrame(&w) {
+                closedWithFrame = try appendCloseFrame(&w)
+                if !closedWithFrame {
                     try trimPreallocation(&w)
                     try syncIfNeeded(&w)
                 }
@@ -262,9 +294,14 @@ public final class LogStore: Sendable {
                 return (error, nil)
             }
         }
-        // A clean close leaves a hint of the active segment too, so the next open replays nothing.
-        if options.writesSegmentHints, let (number, file, end) = active, end > UInt64(LogFormat.segmentHeaderSize) {
-            writeSegmentHint(of: number, file, upTo: end)
+        // A clean close leaves a hint of the active segment too, so the next open replays nothing;
+        // without hints, the manifest records where the log ends instead.
+        if let (number, file, end) = active, end > UInt64(LogFormat.segmentHeaderSize) {
+            if options.writesSegmentHints {
+                writeSegmentHint(of: number, file, upTo: end)
+            } else if closedWithFrame {
+                recordLogEnd(segment: number, length: end, sequence: state.withLock { $0.lastSequence })
+            }
         }
         let wasOpen = state.withLock { s in
             defer {
@@ -320,7 +357,7 @@ public final class LogStore: Sendable {
         let isStoreFile = { (name: String) -> Bool in
             [LogFormat.lockFileName, LogFormat.manifestName, LogFormat.manifestTemporaryName, LogFormat.blobDirectoryName]
                 .contains(name) || SegmentFile.number(fromName: name) != nil || PackFile.number(fromName: name) != nil
-                || SegmentHint.number(fromName: name) != nil
+                || SegmentHint.number(fromName: name) != nil || StoreTable.number(fromName: name) != nil
         }
         let holdsStore = names.contains(where: isStoreFile)
         let foreign = holdsStore ? nil : names.sorted().first

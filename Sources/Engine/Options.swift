@@ -8,11 +8,16 @@ extension LogStore {
         public var segmentSize: Int = 64 << 20
         /// Bytes of decoded values kept in memory for repeated reads (0 disables the cache).
         public var valueCacheCapacity: Int = 32 << 20
-        /// Bytes of decoded blocks kept in memory (0 disables the cache). A value read from a cached
-        /// block costs no `pread`, checksum or inflate; scans and reads of keys written together
-        /// share blocks.
+        /// Bytes of decoded log blocks (of the tail's segments) kept in memory (0 disables the
+        /// cache). A value read from a cached block costs no `pread`, checksum or inflate; scans
+        /// and reads of keys written together share blocks. Table blocks have their own budget,
+        /// ``tableCacheCapacity``.
         public var blockCacheCapacity: Int = 32 << 20
-        /// zlib level for commit and pack blocks: 0 stores every block raw, 1 (fastest) ... 9
+        /// Bytes of decoded table blocks kept in memory, one budget shared by every table of the
+        /// store (0 disables the cache). A point read of a key in a table costs no `pread`,
+        /// checksum or inflate when its block is cached; a scan's blocks go through it too.
+        public var tableCacheCapacity: Int = 32 << 20
+        /// zlib level for commit and table blocks: 0 stores every block raw, 1 (fastest) ... 9
         /// (smallest); default 3. A block that does not shrink is stored raw whatever the level.
         /// Blobs are compressed at level 1 whatever this says (but never when it is 0): for megabytes,
         /// speed matters more.
@@ -37,9 +42,10 @@ extension LogStore {
         /// the segment's keys from it instead of replaying the segment's frames: open's work then
         /// follows what was written since the last segment was sealed, not the size of the log.
         /// Hints are derived data: open replays a segment whose hint is missing or damaged. They
-        /// also record how long each segment was (the newest one's at a clean close): turned off,
-        /// a newest segment cut short after a clean close loses the commits past the cut with only
-        /// a torn tail reported (FORMAT.md, "Downsides").
+        /// also record how long each segment was (the newest one's at a clean close); turned off,
+        /// ``LogStore/close()`` records the newest segment's length in the manifest instead (one
+        /// more rename and two syncs at close), so that a newest segment cut short after a clean
+        /// close is still refused as corruption (FORMAT.md, "Manifest").
         public var writesSegmentHints = true
         /// Whether ``LogStore/open(at:options:)`` may make a new store, and where.
         public var creation = LogStore.Creation.ifMissing
@@ -64,10 +70,11 @@ extension LogStore {
             guard 0...LogFormat.maxValueLength ~= blobThreshold else {
                 throw .invalid("blobThreshold \(blobThreshold) is outside 0 ... 256 MiB")
             }
-            guard compaction.deadRatio > 0, compaction.deadRatio <= 1 else {
-                throw .invalid("compaction.deadRatio \(compaction.deadRatio) is outside (0, 1]")
+            guard tableCacheCapacity >= 0 else { throw .invalid("tableCacheCapacity must not be negative") }
+            guard compaction.flushBytes >= 0 else { throw .invalid("compaction.flushBytes must not be negative") }
+            guard 2...64 ~= compaction.mergeFanIn else {
+                throw .invalid("compaction.mergeFanIn \(compaction.mergeFanIn) is outside 2 ... 64")
             }
-            guard compaction.minimumBytes >= 0 else { throw .invalid("compaction.minimumBytes must not be negative") }
             if case .deferred(let interval) = syncMode, interval <= .zero {
                 throw .invalid("the deferred sync interval must be positive")
             }
@@ -115,29 +122,35 @@ extension LogStore {
         case none
     }
 
-    /// When a store compacts itself (Bitcask's merge triggers, in one ratio and one size).
+    /// When a store flushes its log's tail into sorted tables and merges tables, on its own
+    /// (FORMAT.md, "Flush", "Merge"); ``LogStore/compact()`` does both at once on demand.
     ///
-    /// Compaction rewrites the live records of every file but the active segment and removes the old
-    /// files (``LogStore/compact()``). With ``isAutomatic`` it starts in the background after a
-    /// commit that leaves those files at least ``minimumBytes`` large and at least ``deadRatio`` dead.
+    /// Only the tail (the segments not yet flushed) has a resident index, so its size bounds the
+    /// index's memory and open's replay. With ``isAutomatic``, once the sealed segments of the
+    /// tail hold at least ``flushBytes``, a background flush writes their current entries into new
+    /// level-0 tables (one per run of about ``flushBytes`` of segments) and removes them; then,
+    /// while some level holds ``mergeFanIn`` tables, they are merged into one table of the next
+    /// level (tiered merging), which bounds the tables a read consults to about
+    /// `(mergeFanIn − 1) × levels`, and each entry is rewritten once per level.
     public struct CompactionPolicy: Sendable, Equatable {
-        /// Compact after commits on its own (true), or only when ``LogStore/compact()`` is called.
+        /// Flush and merge after commits on its own (true), or only when ``LogStore/compact()`` is
+        /// called.
         public var isAutomatic: Bool
-        /// The fraction of the record bytes in the files compaction would rewrite that must be
-        /// dead (overwritten, deleted, tombstones, plus the files of blobs replaced since the last
-        /// collection): 0 < ratio ≤ 1. Bitcask's `frag_merge_trigger` is 60%.
-        public var deadRatio: Double
-        /// The least size on disk those files must have, so small stores are left alone.
-        public var minimumBytes: Int
+        /// The bytes of sealed segments (every segment of the tail but the active one) at which a
+        /// flush starts: it is checked whenever a segment is sealed and at open. Default: 64 MiB,
+        /// so with the default ``LogStore/Options/segmentSize`` each sealed segment is flushed.
+        public var flushBytes: Int
+        /// Tables of one level that are merged into one table of the next (2 ... 64; default 4).
+        public var mergeFanIn: Int
 
-        /// Automatic, at 60% dead and 64 MiB.
-        public init(isAutomatic: Bool = true, deadRatio: Double = 0.6, minimumBytes: Int = 64 << 20) {
+        /// Automatic, flushing at 64 MiB of sealed segments, merging 4 tables of a level.
+        public init(isAutomatic: Bool = true, flushBytes: Int = 64 << 20, mergeFanIn: Int = 4) {
             self.isAutomatic = isAutomatic
-            self.deadRatio = deadRatio
-            self.minimumBytes = minimumBytes
+            self.flushBytes = flushBytes
+            self.mergeFanIn = mergeFanIn
         }
 
-        /// Compaction only on demand.
+        /// Flushes and merges only on demand.
         public static let manual = CompactionPolicy(isAutomatic: false)
     }
 }

@@ -28,11 +28,12 @@ extension LogStore {
             /// The store was closed cleanly last time: the log ends with the close frame that
             /// ``LogStore/close()`` appends (no torn write was possible, and none was cut).
             public var closedCleanly = false
-            /// Files removed because an interrupted or finished compaction left them: temporary files,
-            /// packs the manifest does not list, segments it says were compacted.
+            /// Files removed because an interrupted or finished flush, merge or upgrade left them:
+            /// temporary files, tables the manifest does not list, segments it says were flushed,
+            /// the packs and pack hints of an upgraded format-3 store.
             public var removedLeftovers = 0
-            /// Hint files that were missing or failed a check, rebuilt by scanning their packs.
-            public var rebuiltHints = 0
+            /// This open upgraded a format-3 store (packs) to format 4 (tables).
+            public var upgradedFromFormat3 = false
             /// Blob files removed because no key references them (and temporary blob files): those
             /// open found, removed in the background after it returned; the same figure as
             /// ``BlobCollection/removed`` in ``Statistics/blobCollection``, which also tells
@@ -71,35 +72,74 @@ extension LogStore {
         public struct Compaction: Sendable, Equatable {
             /// From start to finish, including the blob collection.
             public var duration: Duration
-            /// The size of the files it replaced: segments, packs and their hint files.
+            /// The size of the files it replaced: the flushed segments and their hint files, and
+            /// the tables merged.
             public var bytesBefore: UInt64
-            /// The size of the packs and hint files it wrote in their place.
+            /// The size of the table it left in their place.
             public var bytesAfter: UInt64
-            /// Live records copied into the new packs (and still current when the switch came).
+            /// Entries in that table: every key of the store (when no commit ran meanwhile).
             public var recordsWritten: Int
-            /// Pack files written.
-            public var packsWritten: Int
+            /// Table files written: the flush's and the merge's (0 to 2).
+            public var tablesWritten: Int
             /// Blob files removed because no key references them any more.
             public var blobsRemoved: Int
         }
 
-        /// Live keys.
+        /// One sorted table.
+        public struct Table: Sendable, Equatable {
+            /// The table's number (its file is named after it).
+            public var number: UInt64
+            /// Its level in the merge policy (0: written by a flush).
+            public var level: Int
+            /// The file's size in bytes.
+            public var bytesOnDisk: UInt64
+            /// Entries in it, tombstones included.
+            public var entryCount: Int
+        }
+
+        /// Keys: exact for the tail (the keys whose latest version there is a value), plus the
+        /// tables' entry counts, so a key in two places, or hidden by a delete, is counted in
+        /// each. Exact after ``LogStore/compact()`` (before any later commit), when one table
+        /// holds every key and the tail none.
         public var keyCount: Int
+        /// Keys the tail's resident index holds, tombstones included: what its memory follows.
+        public var tailKeyCount: Int
+        /// Bytes of the tail's segments, less the active segment's preallocated zeros.
+        public var tailBytes: UInt64
         /// Sum of the segments' live bytes (uncompressed record sizes).
         public var liveBytes: Int
         /// Sum of the segments' dead bytes (uncompressed record sizes).
         public var deadBytes: Int
         /// The segments, oldest first.
         public var segments: [Segment]
-        /// The pack files compaction wrote (``Segment/number`` is the pack's number), oldest first.
-        public var packs: [Segment]
-        /// Bytes of every segment, pack and hint file and the manifest, less the active segment's
-        /// preallocated zeros. Blob files are counted apart, in ``blobBytes``.
+        /// The tables, newest first (the order reads consult them in).
+        public var tables: [Table]
+        /// Bytes of every segment, segment hint and table file and the manifest, less the active
+        /// segment's preallocated zeros. Blob files are counted apart, in ``blobBytes``.
         public var bytesOnDisk: UInt64
-        /// Blob files referenced by live keys.
+        /// Blob files referenced: by the tail's keys, and by the tables' entries (the manifest lists
+        /// them; a table may still list a blob that a newer version replaced, until a merge drops
+        /// that entry). Exact after ``LogStore/compact()``.
         public var blobCount: Int
-        /// The total size of those blob files. Replaced blobs awaiting collection are not counted.
+        /// The total size of the blob files the tail's keys reference (a table's are not counted:
+        /// the manifest lists their ids only). Replaced blobs awaiting collection are not counted.
         public var blobBytes: UInt64
+        /// Table filter checks made by point reads (``LogStore/value(forKey:)``, ``LogStore/contains(_:)``,
+        /// …) since open, and how many of them said the key is absent (no block read).
+        public var filterChecks: Int
+        public var filterNegatives: Int
+        /// Bytes held by the table block cache (``LogStore/Options/tableCacheCapacity``), and its
+        /// hit and miss counts since open.
+        public var tableCacheBytes: Int
+        public var tableCacheHits: Int
+        public var tableCacheMisses: Int
+        /// Bytes appended to the log since open (frames).
+        public var logBytesWritten: UInt64
+        /// Bytes of tables written since open by flushes, and by merges.
+        public var flushBytesWritten: UInt64
+        public var mergeBytesWritten: UInt64
+        /// (log + flush + merge bytes) / log bytes since open; 1 before anything was written.
+        public var writeAmplification: Double
         /// What the last compaction since open did; nil when none has run.
         public var lastCompaction: Compaction?
         /// Zero bytes allocated ahead of the active segment's last frame (``LogStore/Options/preallocationSize``);

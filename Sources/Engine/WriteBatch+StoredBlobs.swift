@@ -11,15 +11,13 @@ package struct StoredBlob: Sendable, Equatable {
 
 extension LogStore {
     /// The blob that `key`'s current value is, or `nil` when `key` is absent or its value is
-    /// kept inline. Answered from the in-memory index, without I/O.
+    /// kept inline. Answered from the tail's resident index without I/O when it holds the key;
+    /// otherwise from the tables (``LogStore/contains(_:)``'s path).
     ///
-    /// - Throws: ``EngineError/Code/closed``.
+    /// - Throws: ``EngineError/Code/closed``; ``EngineError/Code/corruption`` for a damaged table block.
     package func storedBlob(forKey key: [UInt8]) throws(EngineError) -> StoredBlob? {
-        try state.withLock { s throws(EngineError) in
-            guard !s.closed else { throw Self.closedError }
-            guard let location = s.index[key], location.isBlob, let reference = s.index.blob(forKey: key) else { return nil }
-            return StoredBlob(reference: reference)
-        }
+        guard case .blob(let reference) = try currentVersion(of: key) else { return nil }
+        return StoredBlob(reference: reference)
     }
 }
 

@@ -26,11 +26,11 @@ public enum Seeds {
         }
         seeds[.commit] = payloads.enumerated().map { ("payload-\($0.offset)", [0] + $0.element) }
 
-        let pack = files(large, kind: 2)[0]
-        seeds[.pack] = [("pack", [0] + pack.bytes)]
+        let (pack, packHint) = try format3Pack()
+        seeds[.pack] = [("pack", [0] + pack)]
         var packSize = [UInt8](repeating: 0, count: 8)
-        Repair.store64(&packSize, 0, UInt64(pack.bytes.count))
-        seeds[.packHint] = [("hint", [0] + packSize + files(large, kind: 3)[0].bytes)]
+        Repair.store64(&packSize, 0, UInt64(pack.count))
+        seeds[.packHint] = [("hint", [0] + packSize + packHint)]
 
         var segmentHints: [(name: String, bytes: [UInt8])] = []
         for (label, image, newest) in [("small-newest", small, true), ("large-sealed", large, false)] {
@@ -55,6 +55,21 @@ public enum Seeds {
         }
         seeds.merge(try tableSeeds()) { $1 }
         return seeds
+    }
+
+    /// A format-3 pack and its hint (what the upgrade at open reads), as a format-3 build wrote them.
+    static func format3Pack() throws -> (pack: [UInt8], hint: [UInt8]) {
+        let fileSystem = FaultInjectingFileSystem()
+        _ = try fileSystem.createDirectory(StoreImage.directory)
+        var random = SeededGenerator(seed: 3)
+        let records = (0..<300).map { index in
+            (key: Array("key-\(1000 + index)".utf8), sequence: UInt64(index + 1), value: random.bytes(index % 7 == 0 ? 400 : 60))
+        }
+        try DecoderHooks.writeFormat3Pack(number: 1, records: records, directory: StoreImage.directory, fileSystem: fileSystem)
+        return (
+            fileSystem.contents(of: StoreImage.directory + "/0000000000000001.pack")!,
+            fileSystem.contents(of: StoreImage.directory + "/0000000000000001.hint")!
+        )
     }
 
     /// Seeds for the table targets: a small table of every kind of entry in several blocks, and
@@ -101,7 +116,7 @@ public enum Seeds {
 
     /// Writes a store and returns its files. The small one: a few commits, a compressible and a
     /// raw blob, a delete, a clean close (the newest segment's hint). The large one adds several
-    /// 64 KiB segments, a compaction (pack, hint, manifest), sealed segments' hints.
+    /// 64 KiB segments, a compaction (a table and the manifest), sealed segments' hints.
     static func writeStore(large: Bool) throws -> StoreImage {
         let fileSystem = FaultInjectingFileSystem()
         var options = StoreImage.options

@@ -5,17 +5,18 @@ import EngineTestSupport
 /// system for `LogStore.open`.
 ///
 /// The input is a run of entries, each `kind(1) number(1) length(4, little-endian)` then that
-/// many bytes (fewer when the input ends first). The kind (modulo 7) and number name the file:
+/// many bytes (fewer when the input ends first). The kind (modulo 8) and number name the file:
 ///
 /// | kind | file                                   |
 /// |------|----------------------------------------|
 /// | 0    | `<number>.wal` (a segment)             |
 /// | 1    | `<number>.walhint` (a segment hint)    |
-/// | 2    | `<number>.pack`                        |
+/// | 2    | `<number>.pack` (format 3, upgraded at open) |
 /// | 3    | `<number>.hint` (a pack's hint)        |
 /// | 4    | `MANIFEST`                             |
 /// | 5    | `blobs/<number>.blob`                  |
-/// | 6    | a temporary file, by number modulo 5: `MANIFEST-tmp`, `<number>.pack-tmp`, `<number>.hint-tmp`, `blobs/<number>.blob-tmp`, `<number>.walhint-tmp` |
+/// | 6    | a temporary file, by number modulo 6: `MANIFEST-tmp`, `<number>.pack-tmp`, `<number>.hint-tmp`, `blobs/<number>.blob-tmp`, `<number>.walhint-tmp`, `<number>.sst-tmp` |
+/// | 7    | `<number>.sst` (a sorted table)        |
 ///
 /// where `<number>` is 16 hex digits of the number byte `n` widened (``fileNumber(_:)``): `n`
 /// itself below 0xE0; `2^63 + (n - 0xE0)` for 0xE0...0xEF (the bit that marks packs in the
@@ -39,7 +40,7 @@ public struct StoreImage: Sendable {
         var files: [File] = []
         var offset = 0
         while input.count - offset >= 6 {
-            let kind = input[offset] % 7
+            let kind = input[offset] % 8
             let number = input[offset + 1]
             let declared = Int(Repair.load32(input, offset + 2))
             offset += 6
@@ -52,6 +53,7 @@ public struct StoreImage: Sendable {
                 case 1, 3, 4: Repair.trailingChecksum(&bytes)
                 case 2: Repair.pack(&bytes)
                 case 5: Repair.blob(&bytes, content: false)
+                case 7: DecoderHooks.repairTable(&bytes)
                 default: break
                 }
             }
@@ -86,20 +88,22 @@ public struct StoreImage: Sendable {
     /// The path (under ``directory``) of a file of `kind` and `number`.
     static func path(kind: UInt8, number: UInt8) -> String {
         let n = hex16(fileNumber(number))
-        let name = switch kind % 7 {
+        let name = switch kind % 8 {
         case 0: n + ".wal"
         case 1: n + ".walhint"
         case 2: n + ".pack"
         case 3: n + ".hint"
         case 4: "MANIFEST"
         case 5: "blobs/" + n + ".blob"
+        case 7: n + ".sst"
         default:
-            switch number % 5 {
+            switch number % 6 {
             case 0: "MANIFEST-tmp"
             case 1: n + ".pack-tmp"
             case 2: n + ".hint-tmp"
             case 3: "blobs/" + n + ".blob-tmp"
-            default: n + ".walhint-tmp"
+            case 4: n + ".walhint-tmp"
+            default: n + ".sst-tmp"
             }
         }
         return directory + "/" + name
@@ -122,6 +126,7 @@ public struct StoreImage: Sendable {
                 else if name.hasSuffix(".walhint") { 1 }
                 else if name.hasSuffix(".pack") { 2 }
                 else if name.hasSuffix(".hint") { 3 }
+                else if name.hasSuffix(".sst") { 7 }
                 else { nil }
             guard let kind, kind == 4 || (number.map { $0 < 0xE0 } ?? false) else { continue }
             files.append(File(kind: kind, number: UInt8(number ?? 0), bytes: bytes))

@@ -202,7 +202,7 @@ func onExecutor<T: Sendable>(
             try await store.close()
             return report
         }
-        #expect(report.packsWritten == 1 && report.recordsWritten == 50)
+        #expect(report.tablesWritten == 1 && report.recordsWritten == 50)
         #expect(log.count(.sync) > 0 && log.count(.rename) > 0 && log.count(.remove) > 0)
         #expect(log.onExecutor.isEmpty, "I/O on the caller's thread: \(log.onExecutor)")
         #expect(log.offEngineThreads.isEmpty, "I/O off the engine's threads: \(log.offEngineThreads)")

@@ -1,10 +1,11 @@
-import Engine
+@testable import Engine
 import EngineTestSupport
 import Foundation
 import Testing
 
-/// Compaction: contents unchanged, space reclaimed, hint files used (and rebuilt when damaged),
-/// every crash point leaving the old state or the new one, and commits and reads going on during it.
+/// Compaction (flush of the whole tail into a table, merge of every table into one): contents
+/// unchanged, space reclaimed, the resident index emptied, damaged tables reported, every crash
+/// point leaving the old state or the new one, and commits and reads going on during it.
 @Suite struct CompactionTests {
     static let dir = "/compact"
 
@@ -60,15 +61,16 @@ import Testing
         let report = try store.compact()
         let after = store.statistics
         #expect(try store.contents() == expected)
-        #expect(after.deadBytes == 0)
-        // A pack record also carries its sequence number: 8 bytes more than in a commit frame.
-        #expect(after.liveBytes == before.liveBytes + 8 * expected.count)
+        #expect(after.deadBytes == 0 && after.liveBytes == 0, "the tail is one empty segment")
+        #expect(after.tailKeyCount == 0, "the resident index holds no key of the table")
         #expect(after.keyCount == before.keyCount)
         #expect(after.bytesOnDisk < before.bytesOnDisk / 2)
         #expect(after.segments.count == 1, "only the new, empty active segment is left")
-        #expect(after.packs.count == 1)
+        #expect(after.tables.count == 1)
+        #expect(after.tables.first?.entryCount == expected.count, "no tombstone is left in the only table")
         #expect(report.recordsWritten == expected.count)
-        #expect(report.packsWritten == 1)
+        #expect(report.tablesWritten == 1)
+        #expect(after.flushBytesWritten == after.tables.first?.bytesOnDisk)
         #expect(after.lastCompaction == report)
         #expect(fs.names(in: Self.dir).filter { $0.hasSuffix(".wal") }.count == 1, "the old segments are removed")
 
@@ -78,8 +80,8 @@ import Testing
         var next = expected
         next[bytes("user/after")] = bytes("x")
         #expect(try reopened.contents() == next)
-        #expect(reopened.statistics.recovery.rebuiltHints == 0)
-        #expect(reopened.statistics.packs == after.packs, "the hint gives the same record sizes as the compaction")
+        #expect(reopened.statistics.tables == after.tables)
+        #expect(reopened.statistics.tailKeyCount == 1)
         #expect(reopened.statistics.recovery.removedLeftovers == 0)
     }
 
@@ -144,7 +146,7 @@ import Testing
         try store.close()
     }
 
-    @Test func compactingTwiceRewritesThePacksToo() throws {
+    @Test func compactingTwiceMergesEverythingIntoOneTableAgain() throws {
         let fs = FaultInjectingFileSystem()
         var expected = try Self.fill(fs)
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
@@ -155,63 +157,73 @@ import Testing
         }
         expected[bytes("user/1")] = bytes("new")
         expected[bytes("user/2")] = nil
-        #expect(store.statistics.deadBytes > 0, "the pack now holds two dead records")
-        let firstPack = store.statistics.packs.map(\.number)
-        try store.compact()
-        #expect(store.statistics.packs.map(\.number) != firstPack)
-        #expect(store.statistics.deadBytes == 0)
+        #expect(store.statistics.tailKeyCount == 2, "a put and a tombstone hiding the table's version")
+        #expect(try store.value(forKey: bytes("user/2")) == nil)
+        let firstTable = store.statistics.tables.map(\.number)
+        let report = try store.compact()
+        #expect(report.tablesWritten == 2, "the flush's table and the merged one")
+        #expect(store.statistics.tables.map(\.number) != firstTable)
+        #expect(store.statistics.tables.count == 1)
+        #expect(store.statistics.tables.first?.entryCount == expected.count, "the tombstone is dropped with the oldest table")
+        #expect(store.statistics.tailKeyCount == 0)
         #expect(try store.contents() == expected)
         try store.close()
         #expect(try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs).contents() == expected)
-        #expect(fs.names(in: Self.dir).filter { $0.hasSuffix(".pack") }.count == 1)
+        #expect(fs.names(in: Self.dir).filter { $0.hasSuffix(".sst") }.count == 1)
     }
 
-    /// Open reads the hint file, not the pack: a damaged value block in the pack goes unnoticed
-    /// until that value is read, and then it is reported, never returned.
-    @Test func openLoadsTheIndexFromHintFilesWithoutReadingValues() throws {
+    /// Open reads each table's footer, filter and index, never its data blocks: a damaged data
+    /// block goes unnoticed until a key in it is read, and then it is reported, naming the table,
+    /// never returned.
+    @Test func openReadsNoTableDataBlockAndADamagedOneIsReportedWhenRead() throws {
         let fs = FaultInjectingFileSystem()
         try Self.fill(fs)
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
         try store.compact()
         try store.close()
-        let pack = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".pack") }!
-        fs.flipBit(in: pack, atByte: 24 + 16 + 5)  // inside the first block's stored bytes
+        let table = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".sst") }!
+        fs.flipBit(in: table, atByte: 5)  // inside the first data block's stored bytes
+        let reads = fs.readCount
         let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-        #expect(reopened.statistics.recovery.rebuiltHints == 0)
-        let first = try #require(reopened.scan(prefix: []).first { !$0.isBlob })
-        #expect(throws: EngineError.self) { try reopened.value(forKey: first.key) }
-        do {
-            _ = try reopened.value(forKey: first.key)
-        } catch {
-            #expect(error.code == .corruption)
-            #expect(error.path == pack)
-        }
+        // The segment's header, the table's footer, filter and index.
+        #expect(fs.readCount - reads <= 6)
+        let error = #expect(throws: EngineError.self) { try reopened.value(forKey: bytes("asset/cover")) }
+        #expect(error?.code == .corruption)
+        #expect(error?.path == table)
+        #expect(try reopened.value(forKey: bytes("user/49")) != nil, "other blocks read on")
     }
 
-    @Test(arguments: ["flip", "truncate", "remove"])
-    func aDamagedOrMissingHintFileFallsBackToScanningItsPack(damage: String) throws {
+    /// A table cut short (even at a block boundary), with a flipped bit in its footer, filter or
+    /// index, or missing, is corruption naming the table: open refuses the store and changes
+    /// nothing. Nothing of a damaged table is ever returned as data.
+    @Test(arguments: ["cut", "cut at a block", "footer", "index", "filter", "remove"])
+    func aDamagedTableIsCorruptionNamingItsFile(damage: String) throws {
         let fs = FaultInjectingFileSystem()
-        let expected = try Self.fill(fs)
+        try Self.fill(fs)
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
         try store.compact()
         try store.close()
-        let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
-        let good = fs.contents(of: hint)!
+        let table = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".sst") }!
+        let good = try #require(fs.contents(of: table))
+        let footer = try TableFooter.decode(good.suffix(60), fileSize: UInt64(good.count), path: table)
         switch damage {
-        case "flip": fs.flipBit(in: hint, atByte: good.count / 2, bit: 3)
-        case "truncate": fs.setContents(Array(good.prefix(good.count - 7)), of: hint)
-        default: try fs.removeFile(hint)
+        case "cut": fs.setContents(Array(good.prefix(good.count - 7)), of: table)
+        case "cut at a block": fs.setContents(Array(good.prefix(Int(footer.filter.offset))), of: table)
+        case "footer": fs.flipBit(in: table, atByte: good.count - 30)
+        case "index": fs.flipBit(in: table, atByte: Int(footer.index.offset) + 2)
+        case "filter": fs.flipBit(in: table, atByte: Int(footer.filter.offset) + 2)
+        default: try fs.removeFile(table)
         }
-        let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-        #expect(reopened.statistics.recovery.rebuiltHints == 1)
-        #expect(try reopened.contents() == expected)
-        #expect(fs.contents(of: hint) == good, "the hint is rewritten as it was")
-        try reopened.close()
-        let again = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-        #expect(again.statistics.recovery.rebuiltHints == 0)
+        let before = Set(fs.names(in: Self.dir))
+        let error = #expect(throws: EngineError.self, "\(damage)") {
+            try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        }
+        #expect(error?.code == .corruption, "\(damage)")
+        #expect(error?.path == table, "\(damage)")
+        #expect(Set(fs.names(in: Self.dir)) == before, "\(damage): nothing removed")
     }
 
-    /// A pack's records are in key order: after compaction, reading a prefix's values touches a
+    /// A table's entries are in key order: after compaction, reading a prefix's values touches a
     /// few blocks instead of one block per key.
     @Test func compactionClustersAPrefixIntoFewBlocks() throws {
         let fs = FaultInjectingFileSystem()
@@ -271,10 +283,9 @@ import Testing
             let stats = reopened.statistics
             let names = fs.names(in: Self.dir)
             #expect(!names.contains { $0.hasSuffix("-tmp") }, "\(label): temporary files left: \(names)")
-            #expect(names.filter { $0.hasSuffix(".pack") }.count == stats.packs.count, "\(label): \(names)")
-            #expect(names.filter { $0.hasSuffix(".hint") }.count == stats.packs.count, "\(label): \(names)")
+            #expect(names.filter { $0.hasSuffix(".sst") }.count == stats.tables.count, "\(label): \(names)")
             #expect(names.filter { $0.hasSuffix(".wal") }.count == stats.segments.count, "\(label): \(names)")
-            #expect(fs.names(in: Self.dir + "/blobs").count == stats.blobCount, "\(label): blobs")
+            #expect(fs.names(in: Self.dir + "/blobs").count == (try reopened.scan().filter(\.isBlob).count), "\(label): blobs")
             try reopened.write { $0.put(bytes("after"), bytes("1")) }
             try reopened.close()
             var next = expected
@@ -369,38 +380,42 @@ import Testing
         #expect(try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs).contents() == expected)
     }
 
-    /// With an automatic policy, commits that leave enough dead bytes start a compaction in the
-    /// background.
-    @Test func theAutomaticPolicyCompactsInTheBackground() throws {
+    /// With an automatic policy, sealing segments past the flush bound starts a flush in the
+    /// background, and a level reaching the fan-in is merged into the next.
+    @Test func theAutomaticPolicyFlushesAndMergesInTheBackground() throws {
         let fs = FaultInjectingFileSystem()
         var options = Self.options()
-        options.compaction = LogStore.CompactionPolicy(isAutomatic: true, deadRatio: 0.5, minimumBytes: 32 << 10)
+        options.compaction = LogStore.CompactionPolicy(isAutomatic: true, flushBytes: 32 << 10, mergeFanIn: 2)
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         var expected: [[UInt8]: [UInt8]] = [:]
         var commits = 0
-        // Overwrite 20 keys until a compaction has run (bounded: it must happen well before).
-        while store.statistics.lastCompaction == nil && commits < 5000 {
-            let key = bytes("k\(commits % 20)")
+        // Overwrite 200 keys until a merge has run (bounded: it must happen well before).
+        while !store.statistics.tables.contains(where: { $0.level >= 1 }) && commits < 5000 {
+            let key = bytes("k\(commits % 200)")
             let value = [UInt8](repeating: UInt8(commits % 251), count: 500)
             try store.write { $0.put(key, value) }
             expected[key] = value
             commits += 1
             if commits % 100 == 0 { Thread.sleep(forTimeInterval: 0.001) }
         }
-        #expect(store.statistics.lastCompaction != nil, "no compaction after \(commits) commits")
+        let statistics = store.statistics
+        #expect(statistics.tables.contains { $0.level >= 1 }, "no merge after \(commits) commits")
+        #expect(statistics.lastCompaction == nil, "compact() was never called")
+        #expect(statistics.segments.count <= 4, "flushed segments are removed")
+        #expect(statistics.mergeBytesWritten > 0 && statistics.writeAmplification > 1)
         #expect(try store.contents() == expected)
         try store.close()
         #expect(try LogStore.open(at: Self.dir, options: options, fileSystem: fs).contents() == expected)
     }
 
-    @Test func manualPolicyNeverCompactsOnItsOwn() throws {
+    @Test func manualPolicyNeverFlushesOnItsOwn() throws {
         let fs = FaultInjectingFileSystem()
         var options = Self.options()
-        options.compaction = LogStore.CompactionPolicy(isAutomatic: false, deadRatio: 0.01, minimumBytes: 0)
+        options.compaction = LogStore.CompactionPolicy(isAutomatic: false, flushBytes: 0, mergeFanIn: 2)
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         for i in 0..<400 { try store.write { $0.put(bytes("k\(i % 5)"), [UInt8](repeating: 1, count: 500)) } }
         try store.close()
-        #expect(!fs.names(in: Self.dir).contains { $0.hasSuffix(".pack") })
+        #expect(!fs.names(in: Self.dir).contains { $0.hasSuffix(".sst") })
     }
 }
 
@@ -439,69 +454,36 @@ final class ManifestRenameLandsThenFails: FileSystem {
         return options
     }
 
-    /// The entry count in a hint's header is read (to size the index) before the checksum is
-    /// checked; a damaged one must not allocate for it.
-    @Test func aHugeEntryCountInADamagedHintIsRebuiltNotAllocated() throws {
-        let fs = FaultInjectingFileSystem()
-        let options = try Self.compacted(fs)
-        let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
-        fs.flipBit(in: hint, atByte: 23, bit: 7)
-        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
-        #expect(reopened.statistics.recovery.rebuiltHints == 1)
-        #expect(reopened.statistics.keyCount == 100)
-    }
-
-    /// A hint with a valid checksum but a block offset near 2^64 is a bad hint, not a trap.
-    @Test func aCraftedHintBlockOffsetFallsBackToThePack() throws {
-        let fs = FaultInjectingFileSystem()
-        let options = try Self.compacted(fs, keys: 10)
-        let hint = Self.dir + "/" + fs.names(in: Self.dir).first { $0.hasSuffix(".hint") }!
-        var crafted = fs.contents(of: hint)!
-        // The first entry: kind, key length, key, sequence (a varint), then the block step.
-        var stepAt = 32 + 1 + 1 + Int(crafted[33])
-        while crafted[stepAt] & 0x80 != 0 { stepAt += 1 }
-        stepAt += 1
-        var stepEnd = stepAt
-        while crafted[stepEnd] & 0x80 != 0 { stepEnd += 1 }
-        crafted.replaceSubrange(stepAt...stepEnd, with: [UInt8](repeating: 0xFF, count: 9) + [0x01])  // 2^64 - 1
-        let crc = FormatTesting.crc32(Array(crafted.dropLast(4)))
-        for i in 0..<4 { crafted[crafted.count - 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
-        fs.setContents(crafted, of: hint)
-        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
-        #expect(reopened.statistics.recovery.rebuiltHints == 1)
-        #expect(try reopened.value(forKey: bytes("k3")) == bytes("v3"))
-    }
-
-    /// A manifest that names a pack that is not there (a partial restore) fails open with
+    /// A manifest that names a table that is not there (a partial restore) fails open with
     /// corruption — and open deletes nothing on its way.
-    @Test func aManifestNamingAMissingPackFailsOpenWithoutDeletingAnything() throws {
+    @Test func aManifestNamingAMissingTableFailsOpenWithoutDeletingAnything() throws {
         let fs = FaultInjectingFileSystem()
         let options = try Self.compacted(fs)
         let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         try store.write { $0.put(bytes("later"), bytes("1")) }
         try store.close()
-        let pack = fs.names(in: Self.dir).first { $0.hasSuffix(".pack") }!
-        try fs.removeFile(Self.dir + "/" + pack)
+        let table = fs.names(in: Self.dir).first { $0.hasSuffix(".sst") }!
+        try fs.removeFile(Self.dir + "/" + table)
         let before = Set(fs.names(in: Self.dir))
         #expect {
             try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         } throws: { error in
-            (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path == Self.dir + "/" + pack
+            (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path == Self.dir + "/" + table
         }
         #expect(Set(fs.names(in: Self.dir)) == before)
     }
 
     /// A compacted store whose MANIFEST is lost (deleted by hand, a partial restore) must not
-    /// have its packs, the only copy of the compacted records, removed as leftovers of an
-    /// unfinished compaction: open fails as corruption naming the manifest and removes nothing.
+    /// have its tables, the only copy of the flushed records, removed as leftovers of an
+    /// unfinished flush: open fails as corruption naming the manifest and removes nothing.
     /// Put back, the manifest opens the store whole.
-    @Test func aLostManifestFailsOpenWithoutDeletingThePacks() throws {
+    @Test func aLostManifestFailsOpenWithoutDeletingTheTables() throws {
         let fs = FaultInjectingFileSystem()
         let options = try Self.compacted(fs)
         let manifest = try #require(fs.contents(of: Self.dir + "/MANIFEST"))
         try fs.removeFile(Self.dir + "/MANIFEST")
         let before = Set(fs.names(in: Self.dir))
-        #expect(before.contains { $0.hasSuffix(".pack") })
+        #expect(before.contains { $0.hasSuffix(".sst") })
         #expect {
             try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         } throws: { error in

@@ -321,10 +321,10 @@ import Testing
         #expect(error?.path == Self.segment)
     }
 
-    /// A pack's blocks have no frame around them: their own crc32 is what stands between a flipped
-    /// bit and the caller. Reads through the pack's hint, a scan, and the next compaction all
-    /// report the block as corruption naming the pack.
-    @Test func aFlippedBitInAPackBlockIsCorruptionForEveryReader() throws {
+    /// A table's data blocks have no frame around them: their own crc32 is what stands between a
+    /// flipped bit and the caller. A point read, a scan, and the next merge all report the block
+    /// as corruption naming the table.
+    @Test func aFlippedBitInATableBlockIsCorruptionForEveryReader() throws {
         for level in [0, 3] {
             let fs = FaultInjectingFileSystem()
             var options = LogStore.Options()
@@ -336,14 +336,16 @@ import Testing
             }
             try store.compact()
             try store.close()
-            let pack = Self.dir + "/0000000000000001.pack"
-            // The first block's stored bytes begin after the 24-byte pack header and its 16-byte header.
-            fs.flipBit(in: pack, atByte: 24 + 16 + 9)
+            let pack = Self.dir + "/0000000000000001.sst"
+            // Inside the first data block's stored bytes, which begin the table.
+            fs.flipBit(in: pack, atByte: 9)
             let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
             let read = #expect(throws: EngineError.self, "level \(level)") { try reopened.value(forKey: bytes("key0")) }
             #expect(read?.code == .corruption && read?.path == pack, "level \(level): \(String(describing: read))")
             let scanned = #expect(throws: EngineError.self) { for entry in try reopened.scan() { _ = try entry.value() } }
             #expect(scanned?.code == .corruption, "level \(level)")
+            // A second table, so that compaction merges (and so reads) the damaged one.
+            try reopened.write { $0.put(bytes("later"), bytes("1")) }
             let compacted = #expect(throws: EngineError.self) { try reopened.compact() }
             #expect(compacted?.code == .corruption && compacted?.path == pack, "level \(level)")
         }

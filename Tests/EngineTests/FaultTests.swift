@@ -21,7 +21,10 @@ import Testing
     static func operations(of kind: FaultInjectingFileSystem.OperationKind) -> [Int] {
         let probe = FaultInjectingFileSystem()
         _ = CrashTests.runUntilCrash(probe, CrashTests.batches(), .durable)
-        return probe.operationLog.enumerated().filter { $0.element.kind == kind }.map { $0.offset + 1 }
+        // Without segment hints, close then records the log's end in the manifest, best effort:
+        // a failure there fails nothing, and is left out.
+        return probe.operationLog.enumerated().filter { $0.element.kind == kind && !$0.element.path.contains("MANIFEST") }
+            .map { $0.offset + 1 }
     }
 
     @Test(arguments: [EIO, ENOSPC])

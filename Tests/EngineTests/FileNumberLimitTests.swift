@@ -60,7 +60,7 @@ import Testing
         #expect(try store.contents() == model)
         #expect(store.statistics.recovery.removedLeftovers == 0)
         #expect(store.statistics.recovery.removedBlobs == 0)
-        // The store goes on writing segments, packs and blobs with numbers of its own.
+        // The store goes on writing segments, tables and blobs with numbers of its own.
         try store.write { batch in
             batch.put(bytes("new"), bytes("value"))
             batch.putExternal(bytes("blob"), [UInt8](repeating: 7, count: 5000))
@@ -71,8 +71,12 @@ import Testing
         for path in planted { #expect(fs.contents(of: path) == bytes("not ours"), "\(path) was changed or removed") }
     }
 
-    static func manifest(logStart: UInt64, lastSequence: UInt64, packs: [UInt64]) -> [UInt8] {
-        Manifest(logStart: logStart, lastSequence: lastSequence, packs: packs).encoded()
+    static func manifest(logStart: UInt64, lastSequence: UInt64, tables: [Manifest.Table]) -> [UInt8] {
+        Manifest(logStart: logStart, lastSequence: lastSequence, tables: tables).encoded()
+    }
+
+    static func table(_ number: UInt64) -> Manifest.Table {
+        Manifest.Table(number: number, level: 0, length: 100, entryCount: 1, smallestKey: [1], largestKey: [1], blobIDs: [])
     }
 
     /// A checksummed manifest whose numbers lie outside their ranges is corruption naming the
@@ -82,11 +86,12 @@ import Testing
         let path = Self.dir + "/MANIFEST"
         let stored = try Manifest(decoding: try #require(base.contents(of: path)), path: path)
         let cases: [(String, [UInt8])] = [
-            ("pack 2^64 - 1", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, packs: stored.packs + [UInt64.max])),
-            ("pack 0", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, packs: [0])),
-            ("log start 2^64 - 1", Self.manifest(logStart: UInt64.max, lastSequence: stored.lastSequence, packs: stored.packs)),
-            ("last sequence 2^64 - 1", Self.manifest(logStart: stored.logStart, lastSequence: UInt64.max, packs: stored.packs)),
-            ("last sequence 2^62", Self.manifest(logStart: stored.logStart, lastSequence: LogFormat.maxSequence, packs: stored.packs)),
+            ("table 2^64 - 1", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: stored.tables + [Self.table(UInt64.max)])),
+            ("table 0", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: [Self.table(0)])),
+            ("blob id 0", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: stored.tables.map { var t = $0; t.blobIDs = [0]; return t })),
+            ("log start 2^64 - 1", Self.manifest(logStart: UInt64.max, lastSequence: stored.lastSequence, tables: stored.tables)),
+            ("last sequence 2^64 - 1", Self.manifest(logStart: stored.logStart, lastSequence: UInt64.max, tables: stored.tables)),
+            ("last sequence 2^62", Self.manifest(logStart: stored.logStart, lastSequence: LogFormat.maxSequence, tables: stored.tables)),
         ]
         for (label, bytes) in cases {
             let fs = base.clone()

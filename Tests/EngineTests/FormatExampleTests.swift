@@ -22,15 +22,31 @@ import Testing
         return try #require(fs.contents(of: "/example/0000000000000001.wal"))
     }
 
+    /// The manifest of the same store after `compact()`: one table holding `user/1` (the delete
+    /// dropped, no older table being left for it to hide), the log resuming at segment 2.
+    static func exampleManifest() throws -> [UInt8] {
+        let fs = FaultInjectingFileSystem()
+        var options = LogStore.Options()
+        options.compressionLevel = 0
+        let store = try LogStore.open(at: "/example", options: options, fileSystem: fs)
+        try store.write { batch in
+            batch.put(bytes("user/1"), bytes("Ada"))
+            batch.delete(bytes("user/0"))
+        }
+        try store.compact()
+        try store.close()
+        return try #require(fs.contents(of: "/example/MANIFEST"))
+    }
+
     /// The bytes of the hex dump between the worked-example markers of FORMAT.md. Each line is an
     /// offset, then bytes in hex, then an optional `#` comment; offsets must run on.
-    static func documentedBytes() throws -> [UInt8] {
+    static func documentedBytes(_ marker: String = "worked-example") throws -> [UInt8] {
         let formatFile = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("FORMAT.md")
         let text = try String(contentsOf: formatFile, encoding: .utf8)
-        let begin = try #require(text.range(of: "<!-- worked-example:begin -->"))
-        let end = try #require(text.range(of: "<!-- worked-example:end -->"))
+        let begin = try #require(text.range(of: "<!-- \(marker):begin -->"))
+        let end = try #require(text.range(of: "<!-- \(marker):end -->"))
         var result: [UInt8] = []
         for line in text[begin.upperBound..<end.lowerBound].split(separator: "\n") {
             let code = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
@@ -48,5 +64,11 @@ import Testing
         let produced = try Self.exampleSegment()
         let documented = try Self.documentedBytes()
         #expect(documented == produced, "FORMAT.md's worked example differs from what the engine writes:\n\(produced.map { String(format: "%02x", $0) }.joined(separator: " "))")
+    }
+
+    @Test func formatDocumentManifestExampleMatchesTheEngine() throws {
+        let produced = try Self.exampleManifest()
+        let documented = try Self.documentedBytes("manifest-example")
+        #expect(documented == produced, "FORMAT.md's manifest example differs from what the engine writes:\n\(produced.map { String(format: "%02x", $0) }.joined(separator: " "))")
     }
 }

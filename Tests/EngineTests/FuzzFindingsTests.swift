@@ -45,17 +45,19 @@ import Testing
     func aManifestWhoseLastSequenceIsPastTheLimitIsCorruption(_ lastSequence: UInt64) throws {
         let fs = FaultInjectingFileSystem()
         _ = try fs.createDirectory(Self.dir)
-        try Self.add(LogFormat.manifestName, Manifest(logStart: 1, lastSequence: lastSequence, packs: []).encoded(), to: fs)
+        try Self.add(LogFormat.manifestName, Manifest(logStart: 1, lastSequence: lastSequence, tables: []).encoded(), to: fs)
         // Before: open (UInt64.max) or the first commit after it (UInt64.max - 1) overflowed.
         Self.expectCorruption(fs, "the next commits would run out of sequence numbers")
     }
 
-    @Test func aManifestListingAPackNumberPastTheLimitIsCorruption() throws {
+    @Test func aManifestListingATableNumberPastTheLimitIsCorruption() throws {
+        let table = Manifest.Table(
+            number: 1 << 63 | 1, level: 0, length: 100, entryCount: 1, smallestKey: [1], largestKey: [1], blobIDs: [])
         #expect(throws: EngineError.self) {
-            try Manifest(decoding: Manifest(logStart: 1, lastSequence: 0, packs: [1 << 63 | 1]).encoded(), path: "m")
+            try Manifest(decoding: Manifest(logStart: 1, lastSequence: 0, tables: [table]).encoded(), path: "m")
         }
         #expect(throws: EngineError.self) {
-            try Manifest(decoding: Manifest(logStart: 1 << 63, lastSequence: 0, packs: []).encoded(), path: "m")
+            try Manifest(decoding: Manifest(logStart: 1 << 63, lastSequence: 0, tables: []).encoded(), path: "m")
         }
     }
 

@@ -225,8 +225,8 @@ import Testing
     }
 }
 
-/// KeyDirectory against the dictionary it replaced: the same figures after any mix of loads,
-/// puts, deletes and moves.
+/// KeyDirectory against a plain dictionary: the same figures after any mix of loads, puts,
+/// deletes (which leave tombstones) and flushes (which drop entries still where they were).
 @Suite struct KeyDirectoryModelTests {
     /// The old KeyDirectory's semantics, on plain dictionaries.
     struct Reference {
@@ -246,22 +246,21 @@ import Testing
             usage[location.segment, default: SegmentUsage()].liveBytes += Int(location.recordSize)
         }
 
-        mutating func delete(_ key: [UInt8], segment: UInt64, recordSize: Int) {
-            if let old = locations.removeValue(forKey: key) {
+        mutating func delete(_ key: [UInt8], segment: UInt64, recordSize: Int, sequence: UInt64) {
+            if let old = locations.updateValue(.tombstone(in: segment, sequence: sequence), forKey: key) {
                 retire(old, key)
-                keyBytes -= key.count
+            } else {
+                keyBytes += key.count
             }
             usage[segment, default: SegmentUsage()].deadBytes += recordSize
         }
 
-        mutating func move(_ key: [UInt8], from old: Location, to new: Location) -> Bool {
-            guard locations[key] == old else {
-                usage[new.segment, default: SegmentUsage()].deadBytes += Int(new.recordSize)
-                return false
-            }
-            locations[key] = new
-            usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
-            usage[new.segment, default: SegmentUsage()].liveBytes += Int(new.recordSize)
+        mutating func dropFlushed(_ key: [UInt8], at location: Location) -> Bool {
+            guard locations[key] == location else { return false }
+            locations[key] = nil
+            keyBytes -= key.count
+            usage[location.segment, default: SegmentUsage()].liveBytes -= Int(location.recordSize)
+            if location.isBlob, let blob = blobs.removeValue(forKey: key) { blobBytes -= blob.fileLength }
             return true
         }
 
@@ -295,6 +294,7 @@ import Testing
 
     static func expectSame(_ index: KeyDirectory, _ reference: Reference, _ note: String) {
         #expect(index.count == reference.locations.count, "\(note)")
+        #expect(index.liveCount == reference.locations.values.filter { !$0.isTombstone }.count, "\(note)")
         #expect(index.keyBytes == reference.keyBytes, "\(note)")
         #expect(index.usage.filter { $0.value != SegmentUsage() } == reference.usage.filter { $0.value != SegmentUsage() }, "\(note)")
         #expect(index.blobBytes == reference.blobBytes, "\(note)")
@@ -343,8 +343,8 @@ import Testing
             let key = KeyTableTests.key(&random)
             if Int.random(in: 0..<3, using: &random) == 0 {
                 let size = Int.random(in: 1...50, using: &random)
-                index.delete(key, tombstoneIn: segment, recordSize: size)
-                reference.delete(key, segment: segment, recordSize: size)
+                index.delete(key, tombstoneIn: segment, recordSize: size, sequence: 7)
+                reference.delete(key, segment: segment, recordSize: size, sequence: 7)
             } else {
                 let entry = Self.entry(key, &random, file: segment)
                 index.put(key, at: entry.location, blob: entry.blob)
@@ -354,7 +354,7 @@ import Testing
         index.finishLoading()
         Self.expectSame(index, reference, "after loading")
 
-        // Traffic: puts, deletes, compaction moves (current and stale), files forgotten.
+        // Traffic: puts, deletes, flushes (of entries current and stale), files forgotten.
         for step in 0..<3_000 {
             let key = Int.random(in: 0..<2, using: &random) == 0
                 ? KeyTableTests.key(&random) : reference.locations.keys.randomElement(using: &random) ?? []
@@ -365,13 +365,14 @@ import Testing
                 index.put(key, at: entry.location, blob: entry.blob)
                 reference.put(key, at: entry.location, blob: entry.blob)
             case 5..<7:
-                index.delete(key, tombstoneIn: file, recordSize: 9)
-                reference.delete(key, segment: file, recordSize: 9)
+                let sequence = UInt64(step)
+                index.delete(key, tombstoneIn: file, recordSize: 9, sequence: sequence)
+                reference.delete(key, segment: file, recordSize: 9, sequence: sequence)
             default:
-                let old = Bool.random(using: &random) ? reference.locations[key] : nil
-                let from = old ?? Self.location(&random, file: file, blob: false)
-                let to = Self.location(&random, file: PackFile.fileID(100), blob: from.isBlob)
-                #expect(index.move(key, from: from, to: to) == reference.move(key, from: from, to: to))
+                let current = Bool.random(using: &random) ? reference.locations[key] : nil
+                let at = current ?? Self.location(&random, file: file, blob: false)
+                let dropped = index.dropFlushed(key, at: at)
+                #expect(dropped == reference.dropFlushed(key, at: at))
             }
             if step % 1000 == 999 {
                 let range = KeyTableTests.randomRange(&random)
@@ -411,8 +412,8 @@ import Testing
             #expect(index[absent] == nil, "\(absent)")
         }
         for key in keys.prefix(300) {
-            index.delete(key, tombstoneIn: file, recordSize: 20)
-            reference.delete(key, segment: file, recordSize: 20)
+            index.delete(key, tombstoneIn: file, recordSize: 20, sequence: 3)
+            reference.delete(key, segment: file, recordSize: 20, sequence: 3)
         }
         index.finishLoading()
         Self.expectSame(index, reference, "lone run")
@@ -447,13 +448,14 @@ import Testing
         #expect(index.count == 0)
         #expect(index[[1]] == nil)
         #expect(index.entries(in: .all, after: nil, reverse: true, limit: 5).isEmpty)
-        index.delete([1], tombstoneIn: 1, recordSize: 4)
+        index.delete([1], tombstoneIn: 1, recordSize: 4, sequence: 5)
         #expect(index.usage[1] == SegmentUsage(liveBytes: 0, deadBytes: 4))
-        var random = SeededGenerator(seed: 1)
-        let from = Self.location(&random, file: 1, blob: false)
-        let to = Self.location(&random, file: 2, blob: false)
-        let moved = index.move([1], from: from, to: to)
-        #expect(!moved)
-        #expect(index.usage[2] == SegmentUsage(liveBytes: 0, deadBytes: Int(to.recordSize)))
+        #expect(index.count == 1 && index.liveCount == 0)
+        #expect(index[[1]] == .tombstone(in: 1, sequence: 5))
+        let stale = index.dropFlushed([1], at: .tombstone(in: 1, sequence: 4))
+        #expect(!stale)
+        let current = index.dropFlushed([1], at: .tombstone(in: 1, sequence: 5))
+        #expect(current)
+        #expect(index.count == 0 && index[[1]] == nil && index.keyBytes == 0)
     }
 }

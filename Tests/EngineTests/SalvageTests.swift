@@ -4,7 +4,7 @@ import Testing
 
 /// `LogStore.salvage(at:)`: each kind of damage that makes open refuse a store, salvaged and
 /// checked against what the damage destroyed: the longest intact prefix of the commit order and
-/// every intact pack block are kept, every damaged or dropped byte is under `quarantine/`, and the
+/// every intact table block are kept, every damaged or dropped byte is under `quarantine/`, and the
 /// report names the commits and keys lost.
 @Suite struct SalvageTests {
     static let dir = "/salvage"
@@ -39,7 +39,7 @@ import Testing
     }
 
     /// A store of several segments, cleanly closed; with `compacted`, the first commits are in
-    /// packs (with hints and a manifest) and later ones in segments.
+    /// a table (named by the manifest) and later ones in segments.
     static func store(compacted: Bool = false) throws -> (FaultInjectingFileSystem, History) {
         let fs = FaultInjectingFileSystem()
         var history: History = [[:]]
@@ -181,43 +181,39 @@ import Testing
         #expect(try Self.contents(fs)[bytes("after")] == bytes("salvage"))
     }
 
-    /// A pack block damaged, or a pack cut at a block boundary: the pack is rewritten from its
-    /// intact blocks, and the keys its hint lists in the others are reported; the log is kept whole.
+    /// A table's data block damaged: the table is rewritten from its intact blocks (every key
+    /// outside the damaged block is kept, with its value) and set aside; a table cut at a block
+    /// boundary (its footer, filter and index gone) is set aside whole and dropped from the
+    /// manifest. The log is kept whole either way.
     @Test(arguments: ["flipped bit", "cut at a block boundary"])
-    func aDamagedPackKeepsItsIntactBlocks(damage: String) throws {
+    func aDamagedTableKeepsItsIntactBlocks(damage: String) throws {
         let (fs, history) = try Self.store(compacted: true)
-        let pack = try #require(fs.names(in: Self.dir).filter { $0.hasSuffix(".pack") }
-            .max { fs.contents(of: Self.dir + "/" + $0)!.count < fs.contents(of: Self.dir + "/" + $1)!.count })
-        let path = Self.dir + "/" + pack
+        let table = try #require(fs.names(in: Self.dir).first { $0.hasSuffix(".sst") })
+        let path = Self.dir + "/" + table
         var bytes = try #require(fs.contents(of: path))
-        // The pack's blocks: 16-byte header, stored length at 4.
-        var blocks: [Int] = []
-        var offset = FormatTesting.segmentHeaderSize
-        while offset < bytes.count {
-            blocks.append(offset)
-            offset += FormatTesting.blockHeaderSize + (0..<4).reduce(0) { $0 | Int(bytes[offset + 4 + $1]) << (8 * $1) }
-        }
-        #expect(blocks.count >= 3)
+        let reader = try TableReader(source: MemoryTableSource(bytes: bytes))
+        #expect(reader.dataBlockCount >= 3)
+        let lostKeys: Set<[UInt8]>
         if damage == "flipped bit" {
-            bytes[blocks[1] + FormatTesting.blockHeaderSize + 10] ^= 1
+            lostKeys = Set(try reader.entries(ofBlock: 1).map(\.key))
+            bytes[Int(reader.dataBlockHandle(1).offset) + 10] ^= 1
         } else {
-            bytes = Array(bytes.prefix(blocks[blocks.count - 1]))
+            lostKeys = Set(try reader.entries().map(\.key))
+            bytes = Array(bytes.prefix(Int(reader.footer.filter.offset)))
         }
         fs.setContents(bytes, of: path)
         let store = try? LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-        let readable = try store.map { store in try store.scan().allSatisfy { (try? $0.value()) != nil } }
+        let readable = store.map { store in (try? store.scan().allSatisfy { (try? $0.value()) != nil }) ?? false }
         try store?.close()
         #expect(readable != true, "\(damage): open or a read must fail")
 
         let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
         let contents = try Self.contents(fs)
-        let expectedLost = Set(history.last!.keys).subtracting(contents.keys)
-        #expect(!expectedLost.isEmpty)
-        let reportedExactly = Set(report.lostKeys) == expectedLost
-        #expect(reportedExactly, "\(damage): \(report.lostKeys.count) reported, \(expectedLost.count) lost")
-        // Nothing else is lost or changed.
-        for (key, value) in contents { #expect(history.last![key] == value) }
-        #expect(report.quarantined.map(\.file).contains(pack))
+        var expected = history.last!
+        for key in lostKeys { expected[key] = nil }
+        #expect(!lostKeys.isEmpty)
+        #expect(contents == expected, "\(damage): every key outside the damage is kept, unchanged")
+        #expect(report.quarantined.map(\.file).contains(table))
         #expect(report.lastKeptSequence == UInt64(history.count - 1))
     }
 
@@ -239,14 +235,41 @@ import Testing
         #expect(try Self.contents(fs) == [bytes("kept"): bytes("yes")])
     }
 
-    /// A damaged manifest is set aside and rebuilt from the packs and segments present.
-    @Test func aDamagedManifestIsRebuiltFromThePacksAndSegmentsPresent() throws {
+    /// A damaged manifest is set aside and rebuilt from the tables and segments present.
+    @Test func aDamagedManifestIsRebuiltFromTheTablesAndSegmentsPresent() throws {
         let (fs, history) = try Self.store(compacted: true)
         fs.flipBit(in: Self.dir + "/MANIFEST", atByte: 20)
         #expect(Self.openError(fs)?.code == .corruption)
         let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
         #expect(report.quarantined.map(\.file) == ["MANIFEST"])
         #expect(try Self.contents(fs) == history.last!)
+    }
+
+    /// Without segment hints, the manifest records where the log ended at the clean close: a
+    /// newest segment cut at a frame boundary is refused, and salvage keeps what is left, drops the
+    /// record, and reports the commits from the cut to the recorded last one as lost.
+    @Test func aNewestSegmentCutBelowTheRecordedLogEndIsSalvaged() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.writesSegmentHints = false
+        var history: History = [[:]]
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try Self.commit(store, rounds: 0..<6, tag: "c", into: &history)
+        try store.close()
+        let path = Self.dir + "/" + Self.segments(fs).last!
+        let segment = try #require(fs.contents(of: path))
+        let frames = Self.frameOffsets(segment)
+        fs.setContents(Array(segment.prefix(frames[frames.count - 3])), of: path)
+        let refused = #expect(throws: EngineError.self) { try LogStore.open(at: Self.dir, options: options, fileSystem: fs) }
+        #expect(refused?.code == .corruption && refused?.path == path)
+
+        let report = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
+        let kept = Int(report.lastKeptSequence)
+        #expect(kept < history.count - 1)
+        #expect(report.lostSequences == UInt64(kept + 1)...UInt64(history.count - 1))
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(try reopened.contents() == history[kept])
+        try reopened.close()
     }
 
     /// A segment cut at a frame boundary beside its whole hint: the hint is set aside as the

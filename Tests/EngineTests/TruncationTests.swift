@@ -12,15 +12,15 @@ import Testing
     static func options() -> LogStore.Options {
         var options = LogStore.Options()
         options.segmentSize = 64 << 10
-        options.blockSize = 4 << 10  // several blocks per frame and per pack
+        options.blockSize = 4 << 10  // several blocks per frame
         options.compaction = .manual
         return options
     }
 
-    /// A store with every kind of file: packs and their hints, a manifest, a sealed segment with
-    /// its hint, the newest segment with the hint a clean close writes, and a blob. Values are
-    /// incompressible, so that the log rolls over; later commits overwrite and delete keys the
-    /// packs hold, so a lost frame would show as an old value or a key come back.
+    /// A store with every kind of file: two tables (the newer holding tombstones), a manifest, a
+    /// sealed segment with its hint, the newest segment with the hint a clean close writes, and a
+    /// blob. Values are incompressible, so that the log rolls over; later commits overwrite and
+    /// delete keys the tables hold, so a lost frame would show as an old value or a key come back.
     static func store(options: LogStore.Options = options()) throws -> (FaultInjectingFileSystem, [[UInt8]: [UInt8]]) {
         let fs = FaultInjectingFileSystem()
         let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
@@ -37,6 +37,7 @@ import Testing
                 batch.put(bytes("a\(round % 40)-0"), bytes("overwritten in round \(round)"))
                 batch.delete(bytes("a\(round % 40)-1"))
             }
+            if round == 0 { try store.flushForTesting() }
         }
         try store.write { $0.putExternal(bytes("blob"), random.bytes(10_000)) }
         store.writePendingSegmentHints()
@@ -70,14 +71,11 @@ import Testing
         return result
     }
 
-    /// Where a pack's blocks start: from 32, each a 16-byte header and its stored bytes.
-    static func packBoundaries(_ file: [UInt8]) -> [Int] {
-        var result = [0, 32]
-        var block = 32
-        while block + 16 <= file.count {
-            block += 16 + u32(file, block + 4)
-            result.append(block)
-        }
+    /// Where a table's data blocks, filter, index and footer start.
+    static func tableBoundaries(_ file: [UInt8]) -> [Int] {
+        guard let reader = try? TableReader(source: MemoryTableSource(bytes: file)) else { return [0] }
+        var result = (0..<reader.dataBlockCount).map { Int(reader.dataBlockHandle($0).offset) }
+        result += [Int(reader.footer.filter.offset), Int(reader.footer.index.offset), file.count - 60, file.count - 1]
         return result
     }
 
@@ -109,9 +107,8 @@ import Testing
         return [
             ("sealed segment", try path(".wal"), segmentBoundaries, false),
             ("newest segment", try path(".wal", last: true), segmentBoundaries, false),
-            ("first pack", try path(".pack"), packBoundaries, false),
-            ("last pack", try path(".pack", last: true), packBoundaries, false),
-            ("pack hint", try path(".hint"), { headerAndTail($0, header: 32) }, true),
+            ("first table", try path(".sst"), tableBoundaries, false),
+            ("last table", try path(".sst", last: true), tableBoundaries, false),
             ("sealed segment hint", try path(".walhint"), { headerAndTail($0, header: 72) }, true),
             ("newest segment hint", try path(".walhint", last: true), { headerAndTail($0, header: 72) }, true),
             ("manifest", dir + "/MANIFEST", { Array(0..<$0.count) }, false),
@@ -184,23 +181,20 @@ import Testing
         }
     }
 
-    /// Without segment hints nothing records where the newest segment ended but its close frame,
-    /// and a cut removes that too: FORMAT.md section 11 names a cut at the close frame's start as
-    /// undetectable, which loses nothing, but a cut at any earlier frame boundary (or inside a
-    /// frame, taken for a torn write) drops the commits after it with only
-    /// `statistics.recovery` to show for it. The strict check is kept, as a known issue, so that
-    /// it fails once such a cut is detected.
-    @Test func withoutSegmentHintsTheNewestSegmentCutShortLosesCommitsUnreported() throws {
+    /// Without segment hints, a clean close records in the manifest where the log ends (the newest
+    /// segment and the end of its last commit): a newest segment cut short of that after a clean
+    /// close is corruption with every file unchanged, and a cut inside the close frame loses
+    /// nothing.
+    @Test func withoutSegmentHintsTheNewestSegmentCutShortIsCorruption() throws {
         var options = Self.options()
         options.writesSegmentHints = false
         let (base, original) = try Self.store(options: options)
         let newest = Self.dir + "/" + (try #require(base.names(in: Self.dir).sorted().last { $0.hasSuffix(".wal") }))
         var random = SeededGenerator(seed: 29)
         let cuts = try Self.cuts(base, path: newest, boundaries: Self.segmentBoundaries, random: &random)
-        withKnownIssue("a newest segment cut short is taken for a crash's torn tail when no hint records its length") {
-            _ = try Self.checkCuts(
-                base, original: original, label: "newest segment, no hints", path: newest, cuts: cuts, derived: false,
-                options: options)
-        }
+        let failed = try Self.checkCuts(
+            base, original: original, label: "newest segment, no hints", path: newest, cuts: cuts, derived: false,
+            options: options)
+        #expect(failed > 0)
     }
 }

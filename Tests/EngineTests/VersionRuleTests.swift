@@ -8,8 +8,8 @@ import Testing
 @Suite struct VersionRuleTests {
     static let dir = "/versions"
 
-    /// A store with every kind of file: packs and their hints, a manifest, sealed segments with
-    /// hints, the newest segment with its close hint, and a blob.
+    /// A store with every kind of file: a table, a manifest, sealed segments with hints, the
+    /// newest segment with its close hint, and a blob.
     static func store() throws -> FaultInjectingFileSystem {
         let fs = FaultInjectingFileSystem()
         var options = LogStore.Options()
@@ -52,7 +52,7 @@ import Testing
     /// Where each kind's header checksum lies: (covered bytes, offset of the crc32); nil range end
     /// means "every byte before the last four".
     static let kinds: [(suffix: String, checksumAt: Int?)] = [
-        (".wal", 28), (".pack", 28), (".hint", nil), (".walhint", nil), ("MANIFEST", nil), (".blob", 40),
+        (".wal", 28), (".walhint", nil), ("MANIFEST", nil), (".blob", 40),
     ]
 
     static func path(_ fs: FaultInjectingFileSystem, suffix: String) -> String? {
@@ -88,7 +88,9 @@ import Testing
             let fs = base.clone()
             let path = try #require(Self.path(fs, suffix: kind.suffix), "a \(kind.suffix) file")
             var bytes = try #require(fs.contents(of: path))
-            bytes[8] = 4  // format version 4
+            // A version this build does not write: segments and their hints are at 3, the manifest
+            // (the store's format) at 4.
+            bytes[8] = kind.suffix == "MANIFEST" ? 5 : 4
             fs.setContents(Self.resealed(bytes, checksumAt: kind.checksumAt), of: path)
             let before = Self.snapshot(fs)
             let error = Self.openAndRead(fs)
@@ -97,6 +99,25 @@ import Testing
             let unchanged = Self.snapshot(fs) == before
             #expect(unchanged, "\(kind.suffix): the store's files changed")
         }
+    }
+
+    /// A table of a later version (its footer's version field, the footer resealed) is refused the
+    /// same way. (A table's footer is checked crc32 first: a foreign file under a table's name,
+    /// or a damaged magic, is corruption; TableCorruptionTests covers those.)
+    @Test func aTableOfAnotherVersionIsRefusedAndNothingChanges() throws {
+        let fs = try Self.store()
+        let path = try #require(Self.path(fs, suffix: ".sst"), "a table")
+        var bytes = try #require(fs.contents(of: path))
+        let footer = bytes.count - TableFormat.footerSize
+        bytes[footer + 8] = 5
+        let crc = checksum(bytes[footer..<footer + 56])
+        for i in 0..<4 { bytes[footer + 56 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        fs.setContents(bytes, of: path)
+        let before = Self.snapshot(fs)
+        let error = Self.openAndRead(fs)
+        #expect(error?.code == .unsupportedFormat, "\(String(describing: error))")
+        #expect(error?.path == path)
+        #expect(Self.snapshot(fs) == before, "the store's files changed")
     }
 
     /// A file that is not one of ours under one of our names is reported as not ours; the same
@@ -118,7 +139,7 @@ import Testing
                 fs.setContents(bytes, of: path)
                 let error = Self.openAndRead(fs)
                 let label = "\(kind.suffix), \(foreign ? "foreign" : "damaged") magic"
-                if kind.suffix == ".hint" || kind.suffix == ".walhint" {
+                if kind.suffix == ".walhint" {
                     #expect(error == nil, "\(label): a hint is rebuilt or its segment replayed, \(String(describing: error))")
                 } else {
                     #expect(error?.code == (foreign ? .unsupportedFormat : .corruption), "\(label): \(String(describing: error))")

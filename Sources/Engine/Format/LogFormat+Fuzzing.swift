@@ -75,6 +75,29 @@ package enum DecoderHooks {
         return entries.count + values
     }
 
+    /// Writes pack `number` of `records` (ascending keys; values inline) and its hint into
+    /// `directory`, as a format-3 build's compaction did: the seeds of the pack targets, and the
+    /// packs of format-3 stores the upgrade tests open. Returns the pack's length.
+    @discardableResult
+    package static func writeFormat3Pack(
+        number: UInt64, records: [(key: [UInt8], sequence: UInt64, value: [UInt8])], directory: String,
+        fileSystem: any FileSystem
+    ) throws(EngineError) -> UInt64 {
+        var writer = try PackWriter(number: number, directory: directory, level: 3, blockSize: 4096, fileSystem: fileSystem)
+        for record in records { try writer.add(key: record.key, sequence: record.sequence, value: record.value[...], blob: nil) }
+        let entries = try writer.finish()
+        let hint = try HintFile.writeTemporary(entries, packNumber: number, directory: directory, fileSystem: fileSystem)
+        try fileSystem.rename(writer.temporaryPath, to: directory + "/" + PackFile.name(number))
+        try fileSystem.rename(hint.path, to: directory + "/" + PackFile.hintName(number))
+        try fileSystem.syncDirectory(directory)
+        return writer.size
+    }
+
+    /// The bytes of a format-3 manifest naming `packs` of `packSizes` bytes.
+    package static func format3Manifest(logStart: UInt64, lastSequence: UInt64, packs: [UInt64], packSizes: [UInt64]) -> [UInt8] {
+        ManifestV3(logStart: logStart, lastSequence: lastSequence, packs: packs, packSizes: packSizes).encoded()
+    }
+
     /// Loads the hint file of pack `packNumber` (``HintFile/load(_:packNumber:packSize:)``).
     @discardableResult
     package static func loadPackHint(_ file: any StoreFile, packNumber: UInt64, packSize: UInt64) throws(EngineError) -> Int {
@@ -101,12 +124,16 @@ package enum DecoderHooks {
         }
     }
 
-    /// Reads the manifest in `directory` (``Manifest/read(in:names:fileSystem:)``); nil when
-    /// there is none.
+    /// Reads the manifest in `directory` (``Manifest/read(in:names:fileSystem:)``): the number of
+    /// tables it lists (of packs, for a format-3 one); nil when there is none.
     @discardableResult
     package static func readManifest(in directory: String, fileSystem: any FileSystem) throws(EngineError) -> Int? {
         let names = try fileSystem.listDirectory(directory)
-        return try Manifest.read(in: directory, names: names, fileSystem: fileSystem)?.packs.count
+        switch try Manifest.read(in: directory, names: names, fileSystem: fileSystem) {
+        case .none: return nil
+        case .current(let manifest): return manifest.tables.count
+        case .version3(let manifest): return manifest.packs.count
+        }
     }
 
     /// Decodes a blob reference's 33 bytes; nil when they are not a valid reference.

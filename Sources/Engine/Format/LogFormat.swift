@@ -17,8 +17,14 @@ enum LogFormat {
 
     /// "WALSTORE" in ASCII: bytes 0..<8 of every segment file.
     static let segmentMagic: [UInt8] = Array("WALSTORE".utf8)
-    /// The only format version this build reads and writes.
+    /// The version of segment, segment hint (and format-3 pack, hint and manifest) files: their
+    /// bytes are the same in store formats 3 and 4, so segments and their hints keep writing 3.
     static let formatVersion: UInt16 = 3
+    /// The store's format version, the manifest's (FORMAT.md, "Version rules"): 4, the tail and
+    /// sorted tables. A format-3 manifest (packs) is upgraded at open.
+    static let storeFormatVersion: UInt16 = 4
+    /// Table files: 16 hex digits of the table number, then this suffix.
+    static let tableSuffix = ".sst"
 
     /// The version rule (FORMAT.md, "Version rules") for a header whose checksum has passed:
     /// another format version is ``EngineError/Code/unsupportedFormat`` (a newer build's file:

@@ -16,8 +16,19 @@ struct Location: Sendable, Equatable {
     /// `valueLength` of a value that lives in a blob file (no inline value is this long); the
     /// reference is in ``KeyDirectory/blobs``.
     static let blobMarker = UInt32.max
+    /// `valueLength` of a tombstone: the key was deleted in the tail by the commit `sequence`, in
+    /// segment `segment`; the tombstone hides any older version in a table. Its other fields are 0.
+    static let tombstoneMarker = UInt32.max - 1
 
     var isBlob: Bool { valueLength == Self.blobMarker }
+    var isTombstone: Bool { valueLength == Self.tombstoneMarker }
+
+    /// The tombstone of a delete by commit `sequence` in `segment`.
+    static func tombstone(in segment: UInt64, sequence: UInt64) -> Location {
+        Location(
+            segment: segment, blockOffset: 0, blockLength: 0, valueOffset: 0, valueLength: tombstoneMarker, recordSize: 0,
+            sequence: sequence)
+    }
 }
 
 extension Location {
@@ -39,8 +50,11 @@ struct SegmentUsage: Sendable, Equatable {
     var deadBytes = 0
 }
 
-/// Bitcask's keydir: every live key → ``Location``, in key order for range scans, plus the
-/// live/dead byte counts per file and the blob references. Values stay on disk.
+/// The index of the log's tail (the segments from the manifest's log start on): every key the
+/// tail holds → ``Location`` of its latest version there, a tombstone included (it hides the key's
+/// older versions in the tables), in key order for range scans, plus the live/dead byte counts
+/// per segment and the blob references. Values stay on disk. A flush moves a sealed segment's
+/// entries into a table and drops them from here (``dropFlushed(_:at:)``).
 ///
 /// The keys and their locations live in one ``KeyTable``: keys inline in their chunk's buffers,
 /// locations packed to 32 bytes (``PackedLocation``, files by slot in ``FileSlots``). There is
@@ -63,7 +77,9 @@ struct KeyDirectory {
     /// Set by ``finishLoading()``: ``entries(in:after:reverse:limit:)`` lists nothing before.
     private var finished = false
     private(set) var usage: [UInt64: SegmentUsage] = [:]
-    /// The total length of the live keys.
+    /// Entries that are tombstones (counted in ``count``).
+    private(set) var tombstoneCount = 0
+    /// The total length of the keys held, tombstones' included.
     private(set) var keyBytes = 0
     /// The blob reference of every live key whose value is a blob.
     private(set) var blobs: [HashedKey: BlobReference] = [:]
@@ -73,7 +89,10 @@ struct KeyDirectory {
     /// dead space for the compaction policy.
     var retiredBlobBytes: UInt64 = 0
 
+    /// Entries held, tombstones included.
     var count: Int { table.count + pendingCount }
+    /// Keys whose tail version is a value.
+    var liveCount: Int { count - tombstoneCount }
 
     subscript(key: [UInt8]) -> Location? {
         if !pending.isEmpty, let packed = pendingValue(key) { return slots.location(packed) }
@@ -111,31 +130,33 @@ struct KeyDirectory {
         blobBytes += blob.fileLength
     }
 
-    /// Records a delete whose tombstone (of `recordSize` bytes) is in `segment`.
-    mutating func delete(_ key: [UInt8], tombstoneIn segment: UInt64, recordSize: Int) {
+    /// Records a delete by commit `sequence` whose tombstone (of `recordSize` bytes, counted
+    /// dead) is in `segment`: the key's entry becomes a tombstone.
+    mutating func delete(_ key: [UInt8], tombstoneIn segment: UInt64, recordSize: Int, sequence: UInt64) {
         mergePending()
-        if let old = table.removeValue(forKey: key) {
+        let packed = slots.retain(.tombstone(in: segment, sequence: sequence))
+        if let old = table.updateValue(packed, forKey: key) {
             retire(old, key: key)
-            keyBytes -= key.count
+        } else {
+            keyBytes += key.count
         }
+        tombstoneCount += 1
         usage[segment, default: SegmentUsage()].deadBytes += recordSize
     }
 
-    /// Moves `key` from `old` to `new` (a compaction rewrote it) unless it has changed since:
-    /// true when it moved. Its bytes count as live in the new file and leave the old one; a copy
-    /// that arrived too late counts as dead in the new file.
-    mutating func move(_ key: [UInt8], from old: Location, to new: Location) -> Bool {
+    /// Drops `key`'s entry if it is still `location` (a flush wrote it to a table, and no commit
+    /// has changed the key since): true when dropped. Its blob, if any, is not retired: the
+    /// table references it now.
+    mutating func dropFlushed(_ key: [UInt8], at location: Location) -> Bool {
         mergePending()
         let (position, found) = table.find(key)
-        guard found, slots.location(table.value(at: position)) == old else {
-            usage[new.segment, default: SegmentUsage()].deadBytes += Int(new.recordSize)
-            return false
-        }
-        let packed = slots.retain(new)
-        slots.release(table.value(at: position))
-        table.setValue(packed, at: position)
-        usage[old.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
-        usage[new.segment, default: SegmentUsage()].liveBytes += Int(new.recordSize)
+        guard found, slots.location(table.value(at: position)) == location else { return false }
+        let old = table.removeValue(forKey: key)!
+        slots.release(old)
+        keyBytes -= key.count
+        if old.isTombstone { tombstoneCount -= 1 }
+        usage[location.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
+        if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { blobBytes -= blob.fileLength }
         return true
     }
 
@@ -148,6 +169,7 @@ struct KeyDirectory {
     /// is retired too unless `blobDone` (a load settles blobs as it reads them).
     private mutating func retire(_ old: PackedLocation, key: [UInt8], blobDone: Bool = false) {
         let file = slots.file(old)
+        if old.isTombstone { tombstoneCount -= 1 }
         usage[file, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
         usage[file, default: SegmentUsage()].deadBytes += Int(old.recordSize)
         slots.release(old)

@@ -21,6 +21,7 @@ struct PackedLocation: Sendable, Equatable {
     var slot: UInt32 { UInt32(truncatingIfNeeded: offsetAndSlot & UInt64(Self.overflowSlot)) }
     var isOverflow: Bool { slot == Self.overflowSlot }
     var isBlob: Bool { valueLength == Location.blobMarker }
+    var isTombstone: Bool { valueLength == Location.tombstoneMarker }
 }
 
 /// The file ids the index's locations refer to, each under a small slot number, with the count of

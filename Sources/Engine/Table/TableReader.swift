@@ -134,14 +134,8 @@ struct TableReader: Sendable {
     /// The entry for `key` (a tombstone included), or nil when the table holds none: the filter
     /// first (most absent keys stop there), then the index, then one data block.
     func entry(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
-        guard filter.mayContain(key), let blockIndex = firstBlock(atOrAbove: key) else { return nil }
-        let block = try dataBlock(blockIndex)
-        guard let interval = try block.interval(atOrBefore: key) else { return nil }
-        for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
-            guard entry.key == key else { return nil }
-            return try decode(entry, in: block)
-        }
-        return nil
+        guard filter.mayContain(key) else { return nil }
+        return try entryAfterFilter(forKey: key)
     }
 
     // MARK: Range scans
@@ -229,6 +223,32 @@ struct TableReader: Sendable {
         let block = try Block(raw: raw, path: path, offset: handle.offset)
         cache?.insert(raw, for: blockID)
         return block
+    }
+
+    /// Every entry of data block `index`, read from the file and verified, bypassing the cache (a
+    /// merge reads each block once, and must not evict what reads keep hot).
+    func entries(ofBlock index: Int) throws(EngineError) -> [TableEntry] {
+        let handle = handles[index]
+        let stored = try source.read(at: handle.offset, count: Int(handle.length))
+        let raw = try StoredBlock.decode(stored[...], path: path, offset: handle.offset)
+        let block = try Block(raw: raw, path: path, offset: handle.offset)
+        var result: [TableEntry] = []
+        for interval in 0..<block.intervalCount {
+            for entry in try block.interval(interval) { result.append(try decode(entry, in: block)) }
+        }
+        return result
+    }
+
+    /// The entry for `key` when the caller has already consulted the filter (and counted it).
+    func entryAfterFilter(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
+        guard let blockIndex = firstBlock(atOrAbove: key) else { return nil }
+        let block = try dataBlock(blockIndex)
+        guard let interval = try block.interval(atOrBefore: key) else { return nil }
+        for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
+            guard entry.key == key else { return nil }
+            return try decode(entry, in: block)
+        }
+        return nil
     }
 
     private func decode(_ entry: Block.Entry, in block: Block) throws(EngineError) -> TableEntry {
