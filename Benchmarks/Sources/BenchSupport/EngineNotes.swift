@@ -6,7 +6,7 @@ enum EnginePart {
     static let commitsDuring = "commits during"
     static let compaction = "compact()"
     static let neverCompacted = "never compacted"
-    static let hintFiles = "hint files"
+    static let compactedTables = "tables"
 }
 
 /// The lines under the table for `assets`, `compact` and `open-hints`: the figures their goals
@@ -34,7 +34,7 @@ public enum EngineNotes {
     public static func goals(_ rows: [ResultRow], subject: String, plainFiles: String) -> [Goal] {
         var goals: [Goal] = []
         // open-hints: both opens, judged at the size the target names only.
-        for (part, words) in [(EnginePart.neverCompacted, "never compacted (segment hints)"), (EnginePart.hintFiles, "after compact() (hint files)")] {
+        for (part, words) in [(EnginePart.neverCompacted, "never compacted (segment hints)"), (EnginePart.compactedTables, "after compact() (tables)")] {
             guard let row = rows.row(.openHints, subject, part: part) else { continue }
             let records = Int(row.median.figures[Figure.records] ?? 0)
             let name = "open of \(TableFormat.count(Double(openGoalRecords))) records, \(words), page cache dropped"
@@ -48,7 +48,7 @@ public enum EngineNotes {
             }
         }
         // index-memory: every part.
-        for part in [EnginePart.neverCompacted, EnginePart.hintFiles] {
+        for part in [EnginePart.neverCompacted, EnginePart.compactedTables] {
             guard let row = rows.row(.indexMemory, subject, part: part) else { continue }
             let f = row.median.figures
             let perKey = f[Figure.rssPerKey] ?? 0
@@ -140,35 +140,33 @@ public enum EngineNotes {
                 + "\(whole(Figure.keys)) keys "
                 + "(\(TableFormat.fixed(value(Figure.overwriteRounds), 1)) rounds) until the log held "
                 + "\(bytes(Figure.bytesOnDiskBefore)); space amplification before → after compact(): "
-                + "statistics.bytesOnDisk ÷ liveBytes \(ratio(Figure.statisticsRatioBefore)) → \(ratio(Figure.statisticsRatioAfter)) "
-                + "(liveBytes counts records uncompressed; a fresh store: \(ratio(Figure.freshStatisticsRatio))); "
                 + "files ÷ a fresh store's holding the live records (\(bytes(Figure.freshFiles))) "
-                + "\(ratio(Figure.freshRatioBefore)) → \(ratio(Figure.freshRatioAfter)) (hint files "
-                + "\(bytes(Figure.hintFilesAfter)) of it, without them \(ratio(Figure.freshRatioAfterWithoutHints))); right after the "
+                + "\(ratio(Figure.freshRatioBefore)) → \(ratio(Figure.freshRatioAfter)); right after the "
                 + "compaction under load, with the commits made meanwhile still in the log: \(ratio(Figure.freshRatioLoaded))",
             "compact: one-record durable commits back to back, a reader at \(WALStoreContender.readsPerMillisecond) reads/ms "
                 + "beside them: without compaction \(stalls(before)); during compact() \(stalls(during))",
             "compact: compact() \(TableFormat.fixed(compaction.median.seconds, 2)) s under that load, "
                 + "\(TableFormat.fixed(compaction.median.megabytesPerSecond, 1)) MB/s of the \(bytes(Figure.compactedBytesBefore)) "
                 + "it replaced, \(whole(Figure.recordsWritten)) records (those still current at the switch) into "
-                + "\(whole(Figure.packsWritten)) pack(s) and hints of \(bytes(Figure.compactedBytesAfter)); "
-                + "a second compact() at rest \(TableFormat.fixed(value(Figure.settleSeconds), 2)) s; reopening from hint files "
+                + "\(whole(Figure.tablesWritten)) table(s) of \(bytes(Figure.compactedBytesAfter)); "
+                + "a second compact() at rest \(TableFormat.fixed(value(Figure.settleSeconds), 2)) s; reopening from the tables "
                 + "\(TableFormat.fixed(value(Figure.reopenSeconds) * 1e3, 1)) ms; \(whole(Figure.keysVerified)) "
-                + "keys read back their latest value after both",
+                + "keys read back their latest value after both; write amplification over the workload "
+                + "(log + flush + merge bytes ÷ log bytes, statistics.writeAmplification) \(TableFormat.fixed(value(Figure.writeAmplification), 2))",
         ]
     }
 
     /// The two open times side by side.
     private static func open(_ rows: [ResultRow], _ subject: String) -> [String] {
         guard let replay = rows.row(.openHints, subject, part: EnginePart.neverCompacted),
-              let hinted = rows.row(.openHints, subject, part: EnginePart.hintFiles) else {
+              let hinted = rows.row(.openHints, subject, part: EnginePart.compactedTables) else {
             return []
         }
         let records = hinted.median.figures[Figure.records] ?? 0
         return [
             "open-hints: open of \(integer(records)) records with the OS page cache dropped: replaying the log "
                 + "(\(TableFormat.bytes(replay.median.bytesOnDisk))) \(TableFormat.fixed(replay.median.seconds, 3)) s, "
-                + "from hint files after compact() (\(TableFormat.bytes(hinted.median.bytesOnDisk))) "
+                + "from tables after compact() (\(TableFormat.bytes(hinted.median.bytesOnDisk))) "
                 + "\(TableFormat.fixed(hinted.median.seconds, 3)) s, \(TableFormat.ratio(replay.median.seconds / max(1e-9, hinted.median.seconds))) "
                 + "faster",
         ]
@@ -176,7 +174,7 @@ public enum EngineNotes {
 
     /// The memory figures of both opens.
     private static func memory(_ rows: [ResultRow], _ subject: String) -> [String] {
-        let parts = [EnginePart.neverCompacted, EnginePart.hintFiles].compactMap { (part: String) -> (String, [String: Double])? in
+        let parts = [EnginePart.neverCompacted, EnginePart.compactedTables].compactMap { (part: String) -> (String, [String: Double])? in
             rows.row(.indexMemory, subject, part: part).map { (part, $0.median.figures) }
         }
         guard !parts.isEmpty else { return [] }

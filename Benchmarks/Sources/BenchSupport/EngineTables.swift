@@ -4,12 +4,12 @@ public enum EngineTables {
     public static func markdown(_ rows: [ResultRow], subject: String, plainFiles: String) -> [String] {
         var figures: [(String, String)] = []
         func ms(_ seconds: Double) -> String { TableFormat.count(seconds * 1e3) + " ms" }
-        for (part, words) in [(EnginePart.neverCompacted, "never compacted (segment hints)"), (EnginePart.hintFiles, "after compact() (hint files)")] {
+        for (part, words) in [(EnginePart.neverCompacted, "never compacted (segment hints)"), (EnginePart.compactedTables, "after compact() (tables)")] {
             guard let row = rows.row(.openHints, subject, part: part) else { continue }
             let records = TableFormat.count(row.median.figures[Figure.records] ?? 0)
             figures.append(("open of \(records) records, \(words), page cache dropped", ms(row.median.seconds)))
         }
-        for part in [EnginePart.neverCompacted, EnginePart.hintFiles] {
+        for part in [EnginePart.neverCompacted, EnginePart.compactedTables] {
             guard let row = rows.row(.indexMemory, subject, part: part) else { continue }
             let f = row.median.figures
             figures.append((
@@ -27,11 +27,9 @@ public enum EngineTables {
                 TableFormat.fixed((row.median.figures[Figure.commit + name] ?? 0) / 1e3, 1)
             }
             figures.append((
-                "compact: space, statistics.bytesOnDisk ÷ liveBytes, before → after (log of \(TableFormat.bytes(UInt64(f[Figure.bytesOnDiskBefore] ?? 0))))",
-                "\(ratio(Figure.statisticsRatioBefore)) → \(ratio(Figure.statisticsRatioAfter))"))
-            figures.append((
-                "compact: space, files ÷ a fresh store of the live records, before → after (after without hint files)",
-                "\(ratio(Figure.freshRatioBefore)) → \(ratio(Figure.freshRatioAfter)) (\(ratio(Figure.freshRatioAfterWithoutHints)))"))
+                "compact: space, files ÷ a fresh store of the live records, before → after (log of \(TableFormat.bytes(UInt64(f[Figure.bytesOnDiskBefore] ?? 0))))",
+                "\(ratio(Figure.freshRatioBefore)) → \(ratio(Figure.freshRatioAfter))"))
+            figures.append(("compact: write amplification over the workload (statistics.writeAmplification)", TableFormat.fixed(f[Figure.writeAmplification] ?? 0, 2)))
             figures.append((
                 "compact: one-record durable commits during compact(), p99 / longest (baseline without compaction)",
                 "\(latency(during, "P99Microseconds")) / \(latency(during, "LongestMicroseconds")) ms "

@@ -9,44 +9,35 @@ public enum Figure {
     public static let keys = "keys"
     /// Rounds of overwrites of every key (the last one may be partial).
     public static let overwriteRounds = "overwriteRounds"
-    /// `statistics.bytesOnDisk` and `statistics.liveBytes` (uncompressed records) when the
-    /// compaction started, and their ratio.
+    /// `statistics.bytesOnDisk` when the compaction started.
     public static let bytesOnDiskBefore = "bytesOnDiskBefore"
-    public static let liveBytesBefore = "liveBytesBefore"
-    public static let statisticsRatioBefore = "bytesOnDiskPerLiveByteBefore"
     /// The same after the compaction under load (the commits made meanwhile are in the new log).
     public static let bytesOnDiskLoaded = "bytesOnDiskAfterLoaded"
-    public static let statisticsRatioLoaded = "bytesOnDiskPerLiveByteAfterLoaded"
     /// The same after a second `compact()` with nothing else running.
     public static let bytesOnDiskAfter = "bytesOnDiskAfter"
-    public static let liveBytesAfter = "liveBytesAfter"
-    public static let statisticsRatioAfter = "bytesOnDiskPerLiveByteAfter"
     /// Every file in the store's directory (less preallocated zeros) when the compaction started,
     /// after it, and at rest after the second compaction and close.
     public static let filesBefore = "filesBefore"
     public static let filesLoaded = "filesAfterLoaded"
     public static let filesAfter = "filesAfter"
     /// Every file of a fresh store holding exactly the live records, loaded 1,000 per commit and
-    /// closed; its `bytesOnDisk ÷ liveBytes`; and the files above divided by it.
+    /// closed, and the files above divided by it.
     public static let freshFiles = "freshFiles"
-    public static let freshStatisticsRatio = "freshBytesOnDiskPerLiveByte"
     public static let freshRatioBefore = "filesPerFreshBefore"
     public static let freshRatioLoaded = "filesPerFreshAfterLoaded"
     public static let freshRatioAfter = "filesPerFreshAfter"
-    /// The hint files (`.hint`) among the files after, at rest, and the files after without them
-    /// divided by the fresh store's.
-    public static let hintFilesAfter = "hintFilesAfter"
-    public static let freshRatioAfterWithoutHints = "filesWithoutHintsPerFreshAfter"
     /// What `Statistics.Compaction` reported for the compaction under load.
     public static let engineSeconds = "engineSeconds"
     public static let compactedBytesBefore = "compactionBytesBefore"
     public static let compactedBytesAfter = "compactionBytesAfter"
     public static let recordsWritten = "recordsWritten"
-    public static let packsWritten = "packsWritten"
+    public static let tablesWritten = "tablesWritten"
+    /// `statistics.writeAmplification` after the workload: (log + flush + merge bytes) ÷ log bytes.
+    public static let writeAmplification = "writeAmplification"
     /// The second compaction, with nothing else running: its time and the bytes it replaced.
     public static let settleSeconds = "secondCompactionSeconds"
     public static let settleBytesBefore = "secondCompactionBytesBefore"
-    /// Seconds to reopen the compacted store (hint files).
+    /// Seconds to reopen the compacted store (its tables).
     public static let reopenSeconds = "reopenSeconds"
     /// Keys whose value was read back and compared after the compactions and after the reopen.
     public static let keysVerified = "keysVerified"
@@ -65,10 +56,10 @@ public enum Figure {
 
     // `open-hints`, on both rows.
 
-    /// Records in the store, segments replayed, packs loaded from hint files.
+    /// Records in the store, its segments and its tables.
     public static let records = "records"
     public static let segments = "segments"
-    public static let packs = "packs"
+    public static let tables = "tables"
 
     // `index-memory`, on both rows (``MemoryProbe``).
 

@@ -13,7 +13,7 @@ extension WALStoreContender {
     /// 3. *compact()* on this thread while both go on (*commits during*), then both stop;
     /// 4. untimed: a second `compact()` with nothing else running (it also takes in the commits
     ///    of step 3), every key the committer wrote and 1,000 random ones read back and compared
-    ///    with their latest value, the same after close and reopen (from hint files), and a fresh
+    ///    with their latest value, the same after close and reopen (from the tables), and a fresh
     ///    store loaded once with exactly the live records, for the space figures.
     func measureCompaction(in context: RunContext) throws -> [Measurement] {
         let data = context.data
@@ -66,7 +66,6 @@ extension WALStoreContender {
         try verify(store, data, latest, keys: checked, when: "after compact()")
         try store.close()
         let filesAfter = StoreFiles.bytesOnDisk(path)
-        let hintsAfter = StoreFiles.bytesOnDisk(path, suffix: ".hint")
         let (reopened, reopenSeconds) = try Stopwatch.time { try LogStore.open(at: path, options: options) }
         defer { try? reopened.close() }
         try verify(reopened, data, latest, keys: checked, when: "after compact() and reopening")
@@ -80,28 +79,21 @@ extension WALStoreContender {
             Figure.keys: Double(data.count),
             Figure.overwriteRounds: fill.rounds,
             Figure.bytesOnDiskBefore: Double(before.bytesOnDisk),
-            Figure.liveBytesBefore: Double(before.liveBytes),
-            Figure.statisticsRatioBefore: ratio(before.bytesOnDisk, before.liveBytes),
             Figure.bytesOnDiskLoaded: Double(loaded.bytesOnDisk),
-            Figure.statisticsRatioLoaded: ratio(loaded.bytesOnDisk, loaded.liveBytes),
             Figure.bytesOnDiskAfter: Double(after.bytesOnDisk),
-            Figure.liveBytesAfter: Double(after.liveBytes),
-            Figure.statisticsRatioAfter: ratio(after.bytesOnDisk, after.liveBytes),
             Figure.filesBefore: Double(filesBefore),
             Figure.filesLoaded: Double(filesLoaded),
             Figure.filesAfter: Double(filesAfter),
             Figure.freshFiles: Double(fresh.files),
-            Figure.freshStatisticsRatio: ratio(fresh.statistics.bytesOnDisk, fresh.statistics.liveBytes),
             Figure.freshRatioBefore: ratio(filesBefore, fresh.files),
             Figure.freshRatioLoaded: ratio(filesLoaded, fresh.files),
             Figure.freshRatioAfter: ratio(filesAfter, fresh.files),
-            Figure.hintFilesAfter: Double(hintsAfter),
-            Figure.freshRatioAfterWithoutHints: ratio(filesAfter - hintsAfter, fresh.files),
             Figure.engineSeconds: Stopwatch.seconds(report.duration),
             Figure.compactedBytesBefore: Double(report.bytesBefore),
             Figure.compactedBytesAfter: Double(report.bytesAfter),
             Figure.recordsWritten: Double(report.recordsWritten),
-            Figure.packsWritten: Double(report.packsWritten),
+            Figure.tablesWritten: Double(report.tablesWritten),
+            Figure.writeAmplification: after.writeAmplification,
             Figure.settleSeconds: settleSeconds,
             Figure.settleBytesBefore: Double(settle.bytesBefore),
             Figure.reopenSeconds: reopenSeconds,

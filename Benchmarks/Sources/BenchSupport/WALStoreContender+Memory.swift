@@ -7,7 +7,7 @@ extension WALStoreContender {
     /// dropped from the page cache: the open's time is `open-hints`' figure, this one's is memory).
     func measureIndexMemory(in context: RunContext) throws -> [Measurement] {
         let stores = try openStores(in: context)
-        return try [(EnginePart.neverCompacted, stores.log), (EnginePart.hintFiles, stores.hinted)].map { part, path in
+        return try [(EnginePart.neverCompacted, stores.log), (EnginePart.compactedTables, stores.hinted)].map { part, path in
             let result = try MemoryProbe.measure(path: path)
             guard result.keys == stores.records else {
                 throw BenchError("\(name): the probe opened \(result.keys) keys, not \(stores.records)")

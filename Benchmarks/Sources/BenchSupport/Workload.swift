@@ -39,7 +39,7 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
         }
     }
 
-    /// True for the workloads that use WALStore's own API (blobs, compaction, hint files, its
+    /// True for the workloads that use WALStore's own API (blobs, compaction, tables, its
     /// statistics) and so run on WALStore only (`assets` also on the plain loop: plain files).
     public var usesEngineAPI: Bool {
         switch self {
@@ -85,7 +85,7 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
             "open a compacted store of 10 N records (2 N in the default run), plus its first point read: page cache dropped (cold), and not (warm)"
         case .readmissing: "N point reads of absent keys (16 random bytes, none in the store) on the compacted store, second pass"
         case .memoryCompacted: "the compacted store opened in a fresh child process, plus its first point read: resident memory growth per key"
-        case .openHints: "open 10 N records (2 N in the default run) cold: never compacted (segment hints), and after compact() (pack hints)"
+        case .openHints: "open 10 N records (2 N in the default run) cold: never compacted (segment hints), and after compact() (tables)"
         case .indexMemory: "open-hints' two stores opened in a fresh child process: its memory growth per key (RSS, heap)"
         case .compact:
             "overwrite N keys to a 1 GiB log (128 MiB in the default run), compact() beside one-record commits "

@@ -46,9 +46,9 @@ for _ in 0..<repeats {
     let r = statistics.recovery
     times.append(seconds * 1000)
     print(String(
-        format: "open %.1f ms (CPU %.1f ms): %d keys, %d segments, %d packs; hints loaded %d, segments replayed %d, replayed %llu B, removed blobs %d, rebuilt hints %d",
-        seconds * 1000, cpu, statistics.keyCount, statistics.segments.count, statistics.packs.count, r.segmentHintsLoaded,
-        r.segmentsReplayed, r.replayedBytes, r.removedBlobs, r.rebuiltHints))
+        format: "open %.1f ms (CPU %.1f ms): %d keys, %d segments, %d tables; hints loaded %d, segments replayed %d, replayed %llu B, removed blobs %d, upgraded from format 3 %d",
+        seconds * 1000, cpu, statistics.keyCount, statistics.segments.count, statistics.tables.count, r.segmentHintsLoaded,
+        r.segmentsReplayed, r.replayedBytes, r.removedBlobs, r.upgradedFromFormat3 ? 1 : 0))
 }
 let sorted = times.sorted()
 let cpuSorted = cpuTimes.sorted()

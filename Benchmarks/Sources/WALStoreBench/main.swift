@@ -129,7 +129,7 @@ let bench = BenchDescription(
             + "1 MiB chunks, mmap)",
         "open-compacted, readmissing and memory-compacted run on WALStore and SQLite FULL rowid only, each on a store of its own "
             + "written 1,000 records per commit and compacted once (WALStore compact(), SQLite VACUUM) before the run's first use",
-        "assets, compact, open-hints and index-memory run on WALStore's own API (blobs, compact(), hint files, statistics), "
+        "assets, compact, open-hints and index-memory run on WALStore's own API (blobs, compact(), tables, statistics), "
             + "compact, open-hints and index-memory with LogStore.Options.compaction = .manual",
     ],
     versions: [
