@@ -551,7 +551,8 @@ private struct Salvage {
     mutating func deleteUnreadableValues(of store: LogStore) throws(EngineError) {
         var unreadable: [[UInt8]] = []
         var blobs: Set<String> = []
-        for entry in try store.scan() {
+        var cursor = try store.scan()
+        while let entry = try cursor.next() {
             do throws(EngineError) {
                 _ = try entry.value()
             } catch where error.code == .corruption || error.code == .missingBlob || error.code == .unsupportedFormat {

@@ -64,7 +64,8 @@ import Testing
         do throws(EngineError) {
             let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
             defer { try? store.close() }
-            for entry in try store.scan() { _ = try entry.value() }
+            var cursor = try store.scan()
+            while let entry = try cursor.next() { _ = try entry.value() }
             return nil
         } catch {
             return error
@@ -203,7 +204,7 @@ import Testing
         }
         fs.setContents(bytes, of: path)
         let store = try? LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-        let readable = store.map { store in (try? store.scan().allSatisfy { (try? $0.value()) != nil }) ?? false }
+        let readable = store.map { store in (try? store.scan().collect().allSatisfy { (try? $0.value()) != nil }) ?? false }
         try store?.close()
         #expect(readable != true, "\(damage): open or a read must fail")
 
