@@ -164,19 +164,25 @@ private struct Salvage {
         let file = try fileSystem.openFile(directory + "/" + name, create: false)
         let size = try file.size()
         guard offset < size else { return }
-        let saved = try freshName(name + "@\(offset)")
+        try copyAside(range: offset..<size, of: name, reason: reason)
+        try file.truncate(to: offset)
+        try file.sync()
+    }
+
+    /// Copies the bytes `range` of store file `name` into `quarantine/` (synced) and reports them.
+    mutating func copyAside(range: Range<UInt64>, of name: String, reason: String) throws(EngineError) {
+        let file = try fileSystem.openFile(directory + "/" + name, create: false)
+        let saved = try freshName(name.replacingSlashes() + "@\(range.lowerBound)")
         let copy = try fileSystem.openFile(quarantine + "/" + saved, create: true)
-        var position = offset
-        while position < size {
-            let count = Int(min(UInt64(1 << 20), size - position))
-            try copy.write(try file.read(at: position, count: count), at: position - offset)
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = Int(min(UInt64(1 << 20), range.upperBound - position))
+            try copy.write(try file.read(at: position, count: count), at: position - range.lowerBound)
             position += UInt64(count)
         }
         try copy.sync()
         try fileSystem.syncDirectory(quarantine)
-        try file.truncate(to: offset)
-        try file.sync()
-        report.quarantined.append(.init(file: name, range: offset..<size, savedAs: Self.quarantineName + "/" + saved, reason: reason))
+        report.quarantined.append(.init(file: name, range: range, savedAs: Self.quarantineName + "/" + saved, reason: reason))
     }
 
     private func parent(of name: String) -> String {
@@ -403,10 +409,19 @@ private struct Salvage {
     }
 
     /// Verifies every table the manifest lists: its length, footer, filter, index and every data
-    /// block. A table with damaged data blocks (but an intact footer, filter and index) is
-    /// rewritten from its intact blocks under a new number and the manifest switched to it; one
-    /// whose footer, filter or index is damaged, or of another length than recorded, is dropped
-    /// from the manifest. Either way the old file is set aside.
+    /// block (``TableSalvage``). A damaged table — a data block that fails its checks, a damaged
+    /// footer, filter or index, a file cut short or of another length than recorded — is
+    /// rewritten under a new number from the entries of every intact data block (found by the
+    /// index, or by walking the blocks' crc32s when the footer or index is unreadable), and the
+    /// manifest switched to it, as a flush installs a table; one with no intact block is dropped
+    /// from the manifest. Either way each byte range it could not keep is copied into
+    /// `quarantine/` and reported with its reason, and then the old file is removed (nothing of it
+    /// is left only there).
+    ///
+    /// Crash safety: the new table is durable before the manifest names it, and the old file is
+    /// moved aside only after. Power loss before the manifest leaves the old table listed (the
+    /// new one is an unlisted leftover that open removes) and salvage can run again; after it, the
+    /// old file, if still there, is an unlisted leftover and the store opens with the new table.
     mutating func repairTables(options: LogStore.Options) throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
         guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
@@ -419,42 +434,38 @@ private struct Salvage {
             let name = TableFormat.name(record.number)
             let file = try fileSystem.openFile(directory + "/" + name, create: false)
             let size = try file.size()
-            var damage: [String] = []
-            var intact: [TableEntry]?
+            let kept = try TableSalvage(source: FileTableSource(file: file))
+            var damage = kept.losses.map { loss in (range: loss.range, reason: loss.message) }
             if size != record.length {
-                damage.append("table is \(size) bytes but the manifest records \(record.length)")
-            } else {
-                do throws(EngineError) {
-                    let reader = try TableReader(source: FileTableSource(file: file))
-                    intact = try Self.entries(of: reader, skippingDamage: true, damage: &damage)
-                } catch where error.code == .corruption {
-                    damage.append(error.message)
-                    intact = nil
-                }
+                damage.insert((0..<size, "table is \(size) bytes but the manifest records \(record.length)"), at: 0)
             }
             guard !damage.isEmpty else {
                 index += 1
                 continue
             }
-            var reason = damage.joined(separator: "; ")
-            if let intact, !intact.isEmpty {
+            let outcome: String
+            if !kept.entries.isEmpty {
                 let replacement = nextNumber
                 nextNumber += 1
                 var writer = try TableWriter(
                     number: replacement, level: record.level, directory: directory, options: options, fileSystem: fileSystem)
-                for entry in intact { try writer.add(entry) }
+                for entry in kept.entries { try writer.add(entry) }
                 let written = try writer.finish()
                 try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
                 try fileSystem.syncDirectory(directory)
                 manifest.tables[index] = written
-                reason += " (its intact blocks are in table \(TableFormat.name(replacement)))"
+                outcome = "its \(kept.keptBlocks.count) intact data blocks (\(kept.entries.count) entries) are in table \(TableFormat.name(replacement))"
                 index += 1
             } else {
                 manifest.tables.remove(at: index)
-                reason += " (nothing of it could be kept; its keys are lost, and older versions of them may show again)"
+                outcome = "no data block of it is intact; its keys are lost, and older versions of them may show again"
             }
+            for (range, reason) in damage { try copyAside(range: range, of: name, reason: "\(reason) (\(outcome))") }
             try writeManifest(manifest)
-            try setAside(name, reason: reason)
+            // Nothing of it is left only here: its intact blocks are in the new table, the rest
+            // in quarantine/.
+            try fileSystem.removeFile(directory + "/" + name)
+            try fileSystem.syncDirectory(directory)
         }
     }
 
