@@ -24,7 +24,8 @@ extension LogStore {
         public var lostSequences: ClosedRange<UInt64>?
         /// Keys whose latest version salvage knows it lost (from verified frames in the bytes set
         /// aside, from hint files that list what a damaged file held, and from values that could
-        /// not be read), ascending. Damage can hide others: ``quarantined`` says where.
+        /// not be read), ascending. Damage can hide others: ``quarantined`` says where. The keys
+        /// of a table's damaged data block are never known (the block cannot be read).
         public var lostKeys: [[UInt8]] = []
         /// Keys deleted by salvage because their value could not be read (a damaged or missing
         /// blob); they are in ``lostKeys`` too.
@@ -41,9 +42,11 @@ extension LogStore {
     ///
     /// What it keeps: the longest prefix of the commit order the log still holds intact (the
     /// first damaged frame and everything after it are set aside, since a prefix cannot skip a
-    /// commit), every intact data block of every table whose footer, filter and index are intact
-    /// (a damaged table is rewritten from its intact blocks under a new number; one whose footer,
-    /// filter or index is damaged is set aside whole, and its keys are lost), and every value
+    /// commit), every entry of every intact data block of every table (a damaged table — a data
+    /// block, its footer, filter or index, the file cut short — is rewritten from its intact
+    /// blocks under a new number, found by its index or, when that is unreadable, by walking the
+    /// blocks' crc32s; the keys of its damaged blocks cannot be read, so they are not reported,
+    /// and older versions of them in older tables may show again), and every value
     /// whose blob is intact (a key whose blob is
     /// damaged or missing is deleted, in one commit). Segment hints are rebuilt; one that records
     /// frames its segment lost is set aside, and its keys reported. A damaged manifest is set

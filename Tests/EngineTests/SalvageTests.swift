@@ -236,6 +236,45 @@ import Testing
         #expect(try Self.contents(fs) == expected)
     }
 
+    /// Power loss at every I/O operation of a salvage that rewrites a damaged table: salvage
+    /// runs again afterwards, and the store then holds every entry of every intact block, with no
+    /// temporary file and no table the manifest does not list.
+    @Test(arguments: ["damaged middle block"])
+    func powerLossAtEveryOperationOfATableRewriteLosesNoIntactEntry(damage: String) throws {
+        let (base, history) = try Self.store(compacted: true)
+        let table = try #require(base.names(in: Self.dir).first { $0.hasSuffix(".sst") })
+        let path = Self.dir + "/" + table
+        var bytes = try #require(base.contents(of: path))
+        let reader = try TableReader(source: MemoryTableSource(bytes: bytes))
+        var expected = history.last!
+        if damage == "damaged middle block" {
+            for entry in try reader.entries(ofBlock: 1) { expected[entry.key] = nil }
+            bytes[Int(reader.dataBlockHandle(1).offset) + 10] ^= 1
+        } else {
+            bytes[bytes.count - 10] ^= 1
+        }
+        base.setContents(bytes, of: path)
+        let probe = base.clone()
+        let start = probe.operationCount
+        _ = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: probe)
+        let total = probe.operationCount - start
+        #expect(total > 10)
+        for crashAt in 1...total {
+            let fs = base.clone()
+            fs.crash(atOperation: crashAt)
+            _ = try? LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+            fs.powerLoss()
+            let label = "\(damage): power loss at operation \(crashAt) of \(total)"
+            _ = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+            let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+            #expect(try reopened.contents() == expected, "\(label)")
+            let names = fs.names(in: Self.dir)
+            #expect(!names.contains { $0.hasSuffix("-tmp") }, "\(label): \(names)")
+            #expect(names.filter { $0.hasSuffix(".sst") }.count == reopened.statistics.tables.count, "\(label): \(names)")
+            try reopened.close()
+        }
+    }
+
     /// A blob whose bytes are damaged: open succeeds but the read fails; salvage deletes the key
     /// (the only way to keep the store readable), sets the blob aside and reports the key.
     @Test func aDamagedBlobIsSetAsideAndItsKeyDeleted() throws {
