@@ -314,23 +314,19 @@ private struct Salvage {
             StoreTable.number(fromName: name).flatMap { TableFormat.name($0) == name ? $0 : nil }
         }.sorted(by: >)
         var tables: [Manifest.Table] = []
-        var ignored: [String] = []
         for number in numbers {
-            // A table that does not read whole is left to the table repair: listed with its
-            // length, it is then rewritten from its intact blocks or set aside.
+            // A table that is not whole is left to the table repair: listed with its length, it
+            // is then rewritten from its intact blocks (or dropped when none is).
             let file = try fileSystem.openFile(directory + "/" + TableFormat.name(number), create: false)
             let size = try file.size()
             var record = Manifest.Table(
                 number: number, level: 0, length: size, entryCount: 1, smallestKey: [0], largestKey: [0xFF], blobIDs: [])
-            if let reader = try? TableReader(source: FileTableSource(file: file)),
-                let entries = try? Self.entries(of: reader, skippingDamage: false, damage: &ignored), let first = entries.first {
-                record.entryCount = UInt64(entries.count)
+            if let kept = try? TableSalvage(source: FileTableSource(file: file)), kept.isClean,
+                let first = kept.entries.first, let last = kept.entries.last {
+                record.entryCount = UInt64(kept.entries.count)
                 record.smallestKey = first.key
-                record.largestKey = entries.last!.key
-                record.blobIDs = Self.blobIDs(entries)
-            } else if size < UInt64(TableFormat.footerSize) {
-                try setAside(TableFormat.name(number), reason: "table shorter than its footer, with the manifest damaged")
-                continue
+                record.largestKey = last.key
+                record.blobIDs = Self.blobIDs(kept.entries)
             }
             tables.append(record)
         }
@@ -363,28 +359,6 @@ private struct Salvage {
         try HintFile.writeSynced(bytes, to: temporary, fileSystem: fileSystem)
         try fileSystem.rename(temporary, to: directory + "/" + LogFormat.manifestName)
         try fileSystem.syncDirectory(directory)
-    }
-
-    /// Every entry of the table `reader` reads, block by block. With `skippingDamage`, a data
-    /// block that fails its checks is skipped and described in `damage`; without, it throws.
-    private static func entries(
-        of reader: TableReader, skippingDamage: Bool, damage: inout [String]
-    ) throws(EngineError) -> [TableEntry] {
-        var result: [TableEntry] = []
-        for block in 0..<reader.dataBlockCount {
-            do throws(EngineError) {
-                let entries = try reader.entries(ofBlock: block)
-                if let last = result.last, let first = entries.first, compareBytes(last.key, first.key) >= 0 {
-                    throw .corruption("table keys do not ascend", path: reader.path, offset: reader.dataBlockHandle(block).offset)
-                }
-                result += entries
-            } catch {
-                guard skippingDamage, error.code == .corruption else { throw error }
-                let handle = reader.dataBlockHandle(block)
-                damage.append("data block \(handle.offset)..<\(handle.offset + handle.length) is damaged: \(error.message)")
-            }
-        }
-        return result
     }
 
     private static func blobIDs(_ entries: [TableEntry]) -> [UInt64] {

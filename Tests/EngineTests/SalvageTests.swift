@@ -303,6 +303,24 @@ import Testing
         #expect(try Self.contents(fs) == history.last!)
     }
 
+    /// A damaged manifest and a table cut short beneath it: the manifest is rebuilt, and the
+    /// table rewritten from every block it still holds whole.
+    @Test func aDamagedManifestAndATableCutShortKeepEveryIntactBlock() throws {
+        let (fs, history) = try Self.store(compacted: true)
+        let table = try #require(fs.names(in: Self.dir).first { $0.hasSuffix(".sst") })
+        let path = Self.dir + "/" + table
+        let bytes = try #require(fs.contents(of: path))
+        let reader = try TableReader(source: MemoryTableSource(bytes: bytes))
+        var expected = history.last!
+        for block in 2..<reader.dataBlockCount { for entry in try reader.entries(ofBlock: block) { expected[entry.key] = nil } }
+        fs.setContents(Array(bytes.prefix(Int(reader.dataBlockHandle(2).offset) + 3)), of: path)
+        fs.flipBit(in: Self.dir + "/MANIFEST", atByte: 20)
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(report.quarantined.map(\.file) == ["MANIFEST", table], "\(report.quarantined)")
+        #expect(try Self.contents(fs) == expected)
+        #expect(try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs).isClean)
+    }
+
     /// Without segment hints, the manifest records where the log ended at the clean close: a
     /// newest segment cut at a frame boundary is refused, and salvage keeps what is left, drops the
     /// record, and reports the commits from the cut to the recorded last one as lost.
