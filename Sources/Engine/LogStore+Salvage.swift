@@ -24,7 +24,8 @@ extension LogStore {
         public var lostSequences: ClosedRange<UInt64>?
         /// Keys whose latest version salvage knows it lost (from verified frames in the bytes set
         /// aside, from hint files that list what a damaged file held, and from values that could
-        /// not be read), ascending. Damage can hide others: ``quarantined`` says where.
+        /// not be read), ascending. Damage can hide others: ``quarantined`` says where. The keys
+        /// of a table's damaged data block are never known (the block cannot be read).
         public var lostKeys: [[UInt8]] = []
         /// Keys deleted by salvage because their value could not be read (a damaged or missing
         /// blob); they are in ``lostKeys`` too.
@@ -41,9 +42,11 @@ extension LogStore {
     ///
     /// What it keeps: the longest prefix of the commit order the log still holds intact (the
     /// first damaged frame and everything after it are set aside, since a prefix cannot skip a
-    /// commit), every intact data block of every table whose footer, filter and index are intact
-    /// (a damaged table is rewritten from its intact blocks under a new number; one whose footer,
-    /// filter or index is damaged is set aside whole, and its keys are lost), and every value
+    /// commit), every entry of every intact data block of every table (a damaged table — a data
+    /// block, its footer, filter or index, the file cut short — is rewritten from its intact
+    /// blocks under a new number, found by its index or, when that is unreadable, by walking the
+    /// blocks' crc32s; the keys of its damaged blocks cannot be read, so they are not reported,
+    /// and older versions of them in older tables may show again), and every value
     /// whose blob is intact (a key whose blob is
     /// damaged or missing is deleted, in one commit). Segment hints are rebuilt; one that records
     /// frames its segment lost is set aside, and its keys reported. A damaged manifest is set
@@ -164,19 +167,25 @@ private struct Salvage {
         let file = try fileSystem.openFile(directory + "/" + name, create: false)
         let size = try file.size()
         guard offset < size else { return }
-        let saved = try freshName(name + "@\(offset)")
+        try copyAside(range: offset..<size, of: name, reason: reason)
+        try file.truncate(to: offset)
+        try file.sync()
+    }
+
+    /// Copies the bytes `range` of store file `name` into `quarantine/` (synced) and reports them.
+    mutating func copyAside(range: Range<UInt64>, of name: String, reason: String) throws(EngineError) {
+        let file = try fileSystem.openFile(directory + "/" + name, create: false)
+        let saved = try freshName(name.replacingSlashes() + "@\(range.lowerBound)")
         let copy = try fileSystem.openFile(quarantine + "/" + saved, create: true)
-        var position = offset
-        while position < size {
-            let count = Int(min(UInt64(1 << 20), size - position))
-            try copy.write(try file.read(at: position, count: count), at: position - offset)
+        var position = range.lowerBound
+        while position < range.upperBound {
+            let count = Int(min(UInt64(1 << 20), range.upperBound - position))
+            try copy.write(try file.read(at: position, count: count), at: position - range.lowerBound)
             position += UInt64(count)
         }
         try copy.sync()
         try fileSystem.syncDirectory(quarantine)
-        try file.truncate(to: offset)
-        try file.sync()
-        report.quarantined.append(.init(file: name, range: offset..<size, savedAs: Self.quarantineName + "/" + saved, reason: reason))
+        report.quarantined.append(.init(file: name, range: range, savedAs: Self.quarantineName + "/" + saved, reason: reason))
     }
 
     private func parent(of name: String) -> String {
@@ -305,23 +314,19 @@ private struct Salvage {
             StoreTable.number(fromName: name).flatMap { TableFormat.name($0) == name ? $0 : nil }
         }.sorted(by: >)
         var tables: [Manifest.Table] = []
-        var ignored: [String] = []
         for number in numbers {
-            // A table that does not read whole is left to the table repair: listed with its
-            // length, it is then rewritten from its intact blocks or set aside.
+            // A table that is not whole is left to the table repair: listed with its length, it
+            // is then rewritten from its intact blocks (or dropped when none is).
             let file = try fileSystem.openFile(directory + "/" + TableFormat.name(number), create: false)
             let size = try file.size()
             var record = Manifest.Table(
                 number: number, level: 0, length: size, entryCount: 1, smallestKey: [0], largestKey: [0xFF], blobIDs: [])
-            if let reader = try? TableReader(source: FileTableSource(file: file)),
-                let entries = try? Self.entries(of: reader, skippingDamage: false, damage: &ignored), let first = entries.first {
-                record.entryCount = UInt64(entries.count)
+            if let kept = try? TableSalvage(source: FileTableSource(file: file)), kept.isClean,
+                let first = kept.entries.first, let last = kept.entries.last {
+                record.entryCount = UInt64(kept.entries.count)
                 record.smallestKey = first.key
-                record.largestKey = entries.last!.key
-                record.blobIDs = Self.blobIDs(entries)
-            } else if size < UInt64(TableFormat.footerSize) {
-                try setAside(TableFormat.name(number), reason: "table shorter than its footer, with the manifest damaged")
-                continue
+                record.largestKey = last.key
+                record.blobIDs = Self.blobIDs(kept.entries)
             }
             tables.append(record)
         }
@@ -356,28 +361,6 @@ private struct Salvage {
         try fileSystem.syncDirectory(directory)
     }
 
-    /// Every entry of the table `reader` reads, block by block. With `skippingDamage`, a data
-    /// block that fails its checks is skipped and described in `damage`; without, it throws.
-    private static func entries(
-        of reader: TableReader, skippingDamage: Bool, damage: inout [String]
-    ) throws(EngineError) -> [TableEntry] {
-        var result: [TableEntry] = []
-        for block in 0..<reader.dataBlockCount {
-            do throws(EngineError) {
-                let entries = try reader.entries(ofBlock: block)
-                if let last = result.last, let first = entries.first, compareBytes(last.key, first.key) >= 0 {
-                    throw .corruption("table keys do not ascend", path: reader.path, offset: reader.dataBlockHandle(block).offset)
-                }
-                result += entries
-            } catch {
-                guard skippingDamage, error.code == .corruption else { throw error }
-                let handle = reader.dataBlockHandle(block)
-                damage.append("data block \(handle.offset)..<\(handle.offset + handle.length) is damaged: \(error.message)")
-            }
-        }
-        return result
-    }
-
     private static func blobIDs(_ entries: [TableEntry]) -> [UInt64] {
         var ids = Set<UInt64>()
         for entry in entries { if case .blob(let reference) = entry.value { ids.insert(reference.id) } }
@@ -403,10 +386,19 @@ private struct Salvage {
     }
 
     /// Verifies every table the manifest lists: its length, footer, filter, index and every data
-    /// block. A table with damaged data blocks (but an intact footer, filter and index) is
-    /// rewritten from its intact blocks under a new number and the manifest switched to it; one
-    /// whose footer, filter or index is damaged, or of another length than recorded, is dropped
-    /// from the manifest. Either way the old file is set aside.
+    /// block (``TableSalvage``). A damaged table — a data block that fails its checks, a damaged
+    /// footer, filter or index, a file cut short or of another length than recorded — is
+    /// rewritten under a new number from the entries of every intact data block (found by the
+    /// index, or by walking the blocks' crc32s when the footer or index is unreadable), and the
+    /// manifest switched to it, as a flush installs a table; one with no intact block is dropped
+    /// from the manifest. Either way each byte range it could not keep is copied into
+    /// `quarantine/` and reported with its reason, and then the old file is removed (nothing of it
+    /// is left only there).
+    ///
+    /// Crash safety: the new table is durable before the manifest names it, and the old file is
+    /// moved aside only after. Power loss before the manifest leaves the old table listed (the
+    /// new one is an unlisted leftover that open removes) and salvage can run again; after it, the
+    /// old file, if still there, is an unlisted leftover and the store opens with the new table.
     mutating func repairTables(options: LogStore.Options) throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
         guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
@@ -419,42 +411,38 @@ private struct Salvage {
             let name = TableFormat.name(record.number)
             let file = try fileSystem.openFile(directory + "/" + name, create: false)
             let size = try file.size()
-            var damage: [String] = []
-            var intact: [TableEntry]?
+            let kept = try TableSalvage(source: FileTableSource(file: file))
+            var damage = kept.losses.map { loss in (range: loss.range, reason: loss.message) }
             if size != record.length {
-                damage.append("table is \(size) bytes but the manifest records \(record.length)")
-            } else {
-                do throws(EngineError) {
-                    let reader = try TableReader(source: FileTableSource(file: file))
-                    intact = try Self.entries(of: reader, skippingDamage: true, damage: &damage)
-                } catch where error.code == .corruption {
-                    damage.append(error.message)
-                    intact = nil
-                }
+                damage.insert((0..<size, "table is \(size) bytes but the manifest records \(record.length)"), at: 0)
             }
             guard !damage.isEmpty else {
                 index += 1
                 continue
             }
-            var reason = damage.joined(separator: "; ")
-            if let intact, !intact.isEmpty {
+            let outcome: String
+            if !kept.entries.isEmpty {
                 let replacement = nextNumber
                 nextNumber += 1
                 var writer = try TableWriter(
                     number: replacement, level: record.level, directory: directory, options: options, fileSystem: fileSystem)
-                for entry in intact { try writer.add(entry) }
+                for entry in kept.entries { try writer.add(entry) }
                 let written = try writer.finish()
                 try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
                 try fileSystem.syncDirectory(directory)
                 manifest.tables[index] = written
-                reason += " (its intact blocks are in table \(TableFormat.name(replacement)))"
+                outcome = "its \(kept.keptBlocks.count) intact data blocks (\(kept.entries.count) entries) are in table \(TableFormat.name(replacement))"
                 index += 1
             } else {
                 manifest.tables.remove(at: index)
-                reason += " (nothing of it could be kept; its keys are lost, and older versions of them may show again)"
+                outcome = "no data block of it is intact; its keys are lost, and older versions of them may show again"
             }
+            for (range, reason) in damage { try copyAside(range: range, of: name, reason: "\(reason) (\(outcome))") }
             try writeManifest(manifest)
-            try setAside(name, reason: reason)
+            // Nothing of it is left only here: its intact blocks are in the new table, the rest
+            // in quarantine/.
+            try fileSystem.removeFile(directory + "/" + name)
+            try fileSystem.syncDirectory(directory)
         }
     }
 
@@ -551,7 +539,8 @@ private struct Salvage {
     mutating func deleteUnreadableValues(of store: LogStore) throws(EngineError) {
         var unreadable: [[UInt8]] = []
         var blobs: Set<String> = []
-        for entry in try store.scan() {
+        var cursor = try store.scan()
+        while let entry = try cursor.next() {
             do throws(EngineError) {
                 _ = try entry.value()
             } catch where error.code == .corruption || error.code == .missingBlob || error.code == .unsupportedFormat {

@@ -30,10 +30,18 @@ extension LogStore {
     /// ``close()`` still lists its keys afterwards, but reading a value it had not reached by then
     /// throws ``EngineError/Code/closed``.
     ///
+    /// The scan is a cursor: ``Scan/next()`` throws when a later batch cannot be read, so damage
+    /// met part-way never looks like the end of the range.
+    ///
+    /// ```swift
+    /// var cursor = try store.scan(prefix: Array("user/".utf8))
+    /// while let entry = try cursor.next() { print(entry.key, try entry.value()) }
+    /// ```
+    ///
     /// - Throws: ``EngineError/Code/closed`` after ``close()``; `limit` must not be negative
-    ///   (``EngineError/Code/invalidArgument``); ``EngineError/Code/corruption`` when a table block
-    ///   of the first batch fails its checks (a later batch's damage ends the iteration early:
-    ///   use ``Scan/Iterator/failure`` to tell).
+    ///   (``EngineError/Code/invalidArgument``); ``EngineError/Code/corruption`` naming the table
+    ///   file when a table block of the first batch fails its checks (a later batch's damage is
+    ///   thrown by ``Scan/next()``).
     public func scan(_ range: KeyRange = .all, limit: Int? = nil, reverse: Bool = false) throws(EngineError) -> Scan {
         if let limit, limit < 0 { throw .invalid("scan limit \(limit) is negative") }
         let limit = limit ?? Int.max
@@ -49,12 +57,17 @@ extension LogStore {
         try scan(.prefix(prefix))
     }
 
-    /// The result of ``LogStore/scan(_:limit:reverse:)``: keys in order, read from the index in
-    /// batches as the iteration reaches them, values read on demand.
+    /// The result of ``LogStore/scan(_:limit:reverse:)``: a cursor over keys in order, read from
+    /// the index in batches as ``next()`` reaches them, values read on demand.
+    ///
+    /// It is not a `Sequence`: reading a later batch can fail (a table block that fails its
+    /// checks), and ``next()`` throws that error instead of ending, so no loop over a scan can
+    /// take damage for the end of the range.
     ///
     /// A batch holds the files its entries point into, so a compaction that runs meanwhile does
-    /// not take an inline value away. Iterating the scan again starts again from its first batch.
-    public struct Scan: Sequence, Sendable {
+    /// not take an inline value away. A copy of a scan goes on from where the original was when
+    /// it was copied, independently of it.
+    public struct Scan: Sendable {
         /// Keys read from the index in one step (and so seen in one consistent state).
         public static let batchSize = 1024
 
@@ -62,9 +75,48 @@ extension LogStore {
         let range: KeyRange
         let limit: Int
         let reverse: Bool
-        let first: Batch
+        private var batch: Batch
+        private var position = 0
+        /// Entries returned before the current batch.
+        private var returned = 0
 
-        public func makeIterator() -> Iterator { Iterator(scan: self) }
+        init(store: LogStore, range: KeyRange, limit: Int, reverse: Bool, first: Batch) {
+            self.store = store
+            self.range = range
+            self.limit = limit
+            self.reverse = reverse
+            batch = first
+        }
+
+        /// The next entry, or nil once the range (or `limit`) is exhausted.
+        ///
+        /// - Throws: ``EngineError/Code/corruption`` naming the table file when a table block the
+        ///   next batch reads fails its checks; ``EngineError/Code/io`` when reading it fails. The
+        ///   scan stays where it was: calling `next()` again reads that batch again.
+        public mutating func next() throws(EngineError) -> Entry? {
+            while position == batch.entries.count {
+                let returned = returned + batch.entries.count
+                let count = Swift.min(limit - returned, Scan.batchSize)
+                guard count > 0, let cursor = batch.resume else { return nil }
+                let next = try Batch.read(from: store, range: range, after: cursor, reverse: reverse, limit: count)
+                self.returned = returned
+                batch = next
+                position = 0
+            }
+            let source = batch.entries[position]
+            position += 1
+            return Entry(store: store, source: source)
+        }
+
+        /// Every entry the scan has not yet returned, in order (the scan itself does not move).
+        ///
+        /// - Throws: as ``next()``.
+        public func collect() throws(EngineError) -> [Entry] {
+            var cursor = self
+            var entries: [Entry] = []
+            while let entry = try cursor.next() { entries.append(entry) }
+            return entries
+        }
 
         /// Entries read in one step, from the tail's index and the tables as they were together.
         struct Batch: Sendable {
@@ -144,42 +196,6 @@ extension LogStore {
                     }
                 }
                 return batch
-            }
-        }
-
-        /// Reads a scan's batches as it goes.
-        public struct Iterator: IteratorProtocol {
-            let scan: Scan
-            private var batch: Batch
-            private var position = 0
-            /// Entries returned before the current batch.
-            private var returned = 0
-            /// Why the iteration ended early: a table block of a later batch failed its checks (or
-            /// the store was closed). nil while it goes on, and after it ended at the range's end.
-            public private(set) var failure: EngineError?
-
-            init(scan: Scan) {
-                self.scan = scan
-                batch = scan.first
-            }
-
-            public mutating func next() -> Entry? {
-                while position == batch.entries.count {
-                    returned += batch.entries.count
-                    let count = Swift.min(scan.limit - returned, Scan.batchSize)
-                    guard count > 0, let cursor = batch.resume else { return nil }
-                    do {
-                        batch = try Batch.read(from: scan.store, range: scan.range, after: cursor, reverse: scan.reverse, limit: count)
-                    } catch {
-                        failure = error
-                        batch = Batch(entries: [], resume: nil)
-                        return nil
-                    }
-                    position = 0
-                }
-                let source = batch.entries[position]
-                position += 1
-                return Entry(store: scan.store, source: source)
             }
         }
 

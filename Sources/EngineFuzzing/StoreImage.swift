@@ -164,8 +164,8 @@ public struct StoreImage: Sendable {
 
     /// Reads every key's value through a scan, a point read and a stream; errors are fine.
     static func readAll(_ store: LogStore) {
-        guard let scan = try? store.scan() else { return }
-        for entry in scan {
+        guard var scan = try? store.scan() else { return }
+        while let entry = try? scan.next() {
             _ = try? entry.value()
             _ = try? store.value(forKey: entry.key)
             _ = try? store.contains(entry.key)
@@ -175,8 +175,8 @@ public struct StoreImage: Sendable {
                 } catch {}
             }
         }
-        if let reverse = try? store.scan(.all, limit: nil, reverse: true) {
-            for _ in reverse {}
+        if var reverse = try? store.scan(.all, limit: nil, reverse: true) {
+            while (try? reverse.next()) != nil {}
         }
     }
 

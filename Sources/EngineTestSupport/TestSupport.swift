@@ -74,7 +74,8 @@ extension LogStore {
     /// must agree.
     package func contents() throws -> [[UInt8]: [UInt8]] {
         var result: [[UInt8]: [UInt8]] = [:]
-        for entry in try scan(prefix: []) {
+        var cursor = try scan(prefix: [])
+        while let entry = try cursor.next() {
             let scanned = try entry.value()
             let direct = try value(forKey: entry.key)
             if direct != scanned { throw ScanMismatch(key: entry.key) }

@@ -32,7 +32,7 @@ import Testing
         let value = try store.value(forKey: key)
         let mapped = try store.withValue(forKey: key) { Array($0) }
         #expect(mapped == value, "withValue disagrees with value(forKey:)", sourceLocation: sourceLocation)
-        let scanned = try store.scan(prefix: key).first { $0.key == key }
+        let scanned = try store.scan(prefix: key).collect().first { $0.key == key }
         #expect(try scanned?.value() == value, "scan disagrees with value(forKey:)", sourceLocation: sourceLocation)
         guard var stream = try store.valueStream(forKey: key) else {
             #expect(value == nil, "no stream for a present key", sourceLocation: sourceLocation)
@@ -173,7 +173,7 @@ import Testing
         for pass in ["open", "reopened"] {
             for (key, value, blob) in cases {
                 #expect(try Self.readEveryWay(store, key) == value, "\(value.count) bytes, \(pass)")
-                let entry = try #require(try store.scan(prefix: key).first { $0.key == key })
+                let entry = try #require(try store.scan(prefix: key).collect().first { $0.key == key })
                 #expect(entry.isBlob == blob, "\(value.count) bytes, \(pass)")
             }
             #expect(try store.contents() == Dictionary(uniqueKeysWithValues: cases.map { ($0.key, $0.value) }))
@@ -205,7 +205,7 @@ import Testing
             #expect(try store.value(forKey: bytes("empty")) == [], "\(pass)")
             #expect(try store.withValue(forKey: bytes("empty")) { $0.count } == 0, "\(pass)")
             #expect(try Self.readEveryWay(store, bytes("empty")) == [], "\(pass)")
-            #expect(Array(try store.scan(prefix: bytes("empty"))).first?.isBlob == true, "\(pass)")
+            #expect((try store.scan(prefix: bytes("empty")).collect()).first?.isBlob == true, "\(pass)")
             try store.close()
             store = try home.open(Self.options())
         }
@@ -354,7 +354,7 @@ import Testing
                 guard var stream = try store.valueStream(forKey: key) else { return }
                 while try stream.next() != nil {}
             }),
-            ("scan", engineError { _ = try Array(store.scan(prefix: key)).first?.value() }),
+            ("scan", engineError { _ = try (store.scan(prefix: key).collect()).first?.value() }),
         ]
         for (read, error) in errors {
             #expect(error?.code == code, "\(label): \(read) threw \(String(describing: error))", sourceLocation: sourceLocation)

@@ -108,7 +108,7 @@ import Testing
         let backup = "/backup/" + linked
         let linkedBytes = try #require(fs.contents(of: Self.dir + "/" + linked))
         fs.linkFile(Self.dir + "/" + linked, to: backup)
-        let scan = Array(try store.scan(prefix: bytes("late/")))
+        let scan = (try store.scan(prefix: bytes("late/")).collect())
         #expect(scan.count == 40)
         try store.write { batch in
             for i in 0..<40 { batch.put(bytes("late/\(i)"), bytes("replaced")) }
@@ -241,7 +241,8 @@ import Testing
             try store.close()
             store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
             let reads = fs.readCount
-            for entry in try store.scan(prefix: bytes(prefix)) { _ = try entry.value() }
+            var cursor = try store.scan(prefix: bytes(prefix))
+            while let entry = try cursor.next() { _ = try entry.value() }
             return fs.readCount - reads
         }
         #expect(try blocksReadScanning("a/") == 60)
@@ -285,7 +286,7 @@ import Testing
             #expect(!names.contains { $0.hasSuffix("-tmp") }, "\(label): temporary files left: \(names)")
             #expect(names.filter { $0.hasSuffix(".sst") }.count == stats.tables.count, "\(label): \(names)")
             #expect(names.filter { $0.hasSuffix(".wal") }.count == stats.segments.count, "\(label): \(names)")
-            #expect(fs.names(in: Self.dir + "/blobs").count == (try reopened.scan().filter(\.isBlob).count), "\(label): blobs")
+            #expect(fs.names(in: Self.dir + "/blobs").count == (try reopened.scan().collect().filter(\.isBlob).count), "\(label): blobs")
             try reopened.write { $0.put(bytes("after"), bytes("1")) }
             try reopened.close()
             var next = expected

@@ -29,7 +29,7 @@ import Testing
                 group.addTask {
                     for _ in 0..<300 {
                         // A scan is one point in time: both keys of the pair come from one commit.
-                        let pair = try store.scan(prefix: bytes("pair/\(reader)/")).map { try $0.value() }
+                        let pair = try store.scan(prefix: bytes("pair/\(reader)/")).collect().map { try $0.value() }
                         #expect(pair.isEmpty || (pair.count == 2 && pair[0] == pair[1]))
                         // Point reads are monotonic: b, read after a, is from the same commit or later.
                         let a = try store.value(forKey: bytes("pair/\(reader)/a")).map { String(decoding: $0, as: UTF8.self) }
@@ -37,7 +37,7 @@ import Testing
                         if let a, let b {
                             #expect(Int(b.split(separator: "-")[1])! >= Int(a.split(separator: "-")[1])!)
                         }
-                        _ = try Array(store.scan(prefix: bytes("log/\(reader)/"))).count
+                        _ = try (store.scan(prefix: bytes("log/\(reader)/")).collect()).count
                     }
                 }
             }

@@ -342,7 +342,7 @@ import Testing
             let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
             let read = #expect(throws: EngineError.self, "level \(level)") { try reopened.value(forKey: bytes("key0")) }
             #expect(read?.code == .corruption && read?.path == pack, "level \(level): \(String(describing: read))")
-            let scanned = #expect(throws: EngineError.self) { for entry in try reopened.scan() { _ = try entry.value() } }
+            let scanned = #expect(throws: EngineError.self) { for entry in try reopened.scan().collect() { _ = try entry.value() } }
             #expect(scanned?.code == .corruption, "level \(level)")
             // A second table, so that compaction merges (and so reads) the damaged one.
             try reopened.write { $0.put(bytes("later"), bytes("1")) }

@@ -88,7 +88,8 @@ import Testing
                 group.addTask {
                     var seen: [[UInt8]: UInt64] = [:]
                     for _ in 0..<200 {
-                        for entry in try store.scan(prefix: bytes("shared/")) {
+                        var cursor = try store.scan(prefix: bytes("shared/"))
+                        while let entry = try cursor.next() {
                             #expect(entry.sequence >= seen[entry.key, default: 0])
                             seen[entry.key] = entry.sequence
                         }

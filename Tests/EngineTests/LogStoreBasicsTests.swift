@@ -175,12 +175,12 @@ import Testing
             }
         }
         try store.write { $0.delete(bytes("user/2")) }
-        let scanned = try store.scan(prefix: bytes("user/")).map { String(decoding: $0.key, as: UTF8.self) }
+        let scanned = try store.scan(prefix: bytes("user/")).collect().map { String(decoding: $0.key, as: UTF8.self) }
         #expect(scanned == ["user/1", "user/3"])
-        let values = try store.scan(prefix: bytes("post/")).map { try $0.value() }
+        let values = try store.scan(prefix: bytes("post/")).collect().map { try $0.value() }
         #expect(values == [bytes("v-post/1"), bytes("v-post/9")])
-        #expect(try Array(store.scan(prefix: bytes("zzz"))).count == 0)
-        #expect(try Array(store.scan(prefix: [])).count == 6)
+        #expect(try (store.scan(prefix: bytes("zzz")).collect()).count == 0)
+        #expect(try (store.scan(prefix: []).collect()).count == 6)
     }
 
     @Test func scanSeesTheValuesAsOfItsStart() throws {
@@ -191,7 +191,7 @@ import Testing
             $0.put(bytes("p/a"), bytes("new"))
             $0.put(bytes("p/b"), bytes("added"))
         }
-        #expect(try scan.map { try $0.value() } == [bytes("old")])
+        #expect(try scan.collect().map { try $0.value() } == [bytes("old")])
     }
 
     @Test func segmentsRollOverAndReopenAcrossThem() throws {

@@ -79,7 +79,7 @@ import Testing
                 if !options.compaction.isAutomatic {
                     // Exact after compact(): one table holds every key, and only the blobs it references are left.
                     #expect(stats.keyCount == model.count, "seed \(seed) step \(step)")
-                    let blobs = try store.scan().filter(\.isBlob).count
+                    let blobs = try store.scan().collect().filter(\.isBlob).count
                     #expect(fs.names(in: "/model/blobs").count == blobs, "seed \(seed) step \(step)")
                 }
             } else if action < 98 {
@@ -88,14 +88,14 @@ import Testing
                 #expect(try store.contains(key) == (model[key] != nil), "seed \(seed) step \(step)")
                 let prefix = Array(key.prefix(2))
                 let expected = model.keys.filter { $0.starts(with: prefix) }.sorted { $0.lexicographicallyPrecedes($1) }
-                #expect(try store.scan(prefix: prefix).map(\.key) == expected, "seed \(seed) step \(step)")
+                #expect(try store.scan(prefix: prefix).collect().map(\.key) == expected, "seed \(seed) step \(step)")
                 // A bounded range, either direction, with a limit; values as the model's.
                 let limit = Int.random(in: 1...20, using: &random)
                 let reverse = Bool.random(using: &random)
                 let range = LogStore.KeyRange(lower: .exclusive(key), upper: .unbounded)
                 let inRange = model.keys.filter { range.contains($0) }.sorted { $0.lexicographicallyPrecedes($1) }
                 let want = Array((reverse ? inRange.reversed() : inRange).prefix(limit))
-                let got = try store.scan(range, limit: limit, reverse: reverse).map { ($0.key, try $0.value()) }
+                let got = try store.scan(range, limit: limit, reverse: reverse).collect().map { ($0.key, try $0.value()) }
                 #expect(got.map(\.0) == want, "seed \(seed) step \(step)")
                 #expect(got.allSatisfy { model[$0.0] == $0.1 }, "seed \(seed) step \(step)")
             } else {
@@ -116,7 +116,7 @@ import Testing
                 let contents = try store.contents()
                 #expect(contents == model, "seed \(seed) step \(step)")
                 if contents != model { return }
-                let reversed = try store.scan(.all, reverse: true).map(\.key)
+                let reversed = try store.scan(.all, reverse: true).collect().map(\.key)
                 #expect(reversed == model.keys.sorted { $0.lexicographicallyPrecedes($1) }.reversed(), "seed \(seed) step \(step)")
                 if store.statistics.tables.isEmpty {
                     #expect(store.statistics.keyCount == model.count, "seed \(seed) step \(step)")

@@ -78,18 +78,19 @@ import Testing
                 let reverse = Bool.random(using: &random)
                 let scan = try store.scan(range, limit: limit, reverse: reverse)
                 let want = Self.expected(model, range, limit: limit, reverse: reverse)
-                let got = scan.map(\.key)
+                let got = try scan.collect().map(\.key)
                 let matches = got == want  // compared apart, so a failure prints counts, not keys
                 #expect(matches, "round \(round) query \(query): \(got.count) keys where \(want.count) were expected; limit \(String(describing: limit)) reverse \(reverse)")
-                // Iterating again gives the same answer (nothing changed meanwhile).
-                let again = scan.map(\.key) == got
+                // A copy taken before iterating gives the same answer (nothing changed meanwhile).
+                let again = try scan.collect().map(\.key) == got
                 #expect(again, "round \(round) query \(query): second iteration differs")
-                if let first = scan.first(where: { _ in true }) {
+                var cursor = scan
+                if let first = try cursor.next() {
                     #expect(try first.value() == Array(first.key.reversed()))
                 }
             }
         }
-        let all = Array(try store.scan(.all))
+        let all = (try store.scan(.all).collect())
         #expect(all.count == model.count)
         #expect(all.count > 2 * LogStore.Scan.batchSize, "the workload must span several batches")
         for entry in all { #expect(try entry.value() == Array(entry.key.reversed())) }
@@ -99,10 +100,10 @@ import Testing
         let store = try open()
         let keys: [[UInt8]] = [[0x61], [0x61, 0xFF], [0x61, 0xFF, 0xFF, 0x01], [0x62], [0xFF], [0xFF, 0xFF, 0x00], [0xFF, 0xFF]]
         try store.write { batch in for key in keys { batch.put(key, key) } }
-        #expect(try store.scan(.prefix([0x61, 0xFF])).map(\.key) == [[0x61, 0xFF], [0x61, 0xFF, 0xFF, 0x01]])
-        #expect(try store.scan(.prefix([0xFF, 0xFF])).map(\.key) == [[0xFF, 0xFF], [0xFF, 0xFF, 0x00]])
-        #expect(try store.scan(prefix: [0x61]).map(\.key) == Array(keys[0...2]))
-        #expect(try store.scan(prefix: []).map(\.key).count == keys.count)
+        #expect(try store.scan(.prefix([0x61, 0xFF])).collect().map(\.key) == [[0x61, 0xFF], [0x61, 0xFF, 0xFF, 0x01]])
+        #expect(try store.scan(.prefix([0xFF, 0xFF])).collect().map(\.key) == [[0xFF, 0xFF], [0xFF, 0xFF, 0x00]])
+        #expect(try store.scan(prefix: [0x61]).collect().map(\.key) == Array(keys[0...2]))
+        #expect(try store.scan(prefix: []).collect().map(\.key).count == keys.count)
         #expect(LogStore.KeyRange.prefix([0x61, 0xFF]) == LogStore.KeyRange(lower: .inclusive([0x61, 0xFF]), upper: .exclusive([0x62])))
         #expect(LogStore.KeyRange.prefix([0x61, 0xFF]).contains([0x61, 0xFF, 0xFF]))
         #expect(!LogStore.KeyRange.prefix([0x61, 0xFF]).contains([0x62]))
@@ -114,7 +115,7 @@ import Testing
         try store.close()
         store = try open()
         var scanned = 0
-        for (n, entry) in try store.scan(prefix: Array(Self.key(0).prefix(1))).enumerated() {
+        for (n, entry) in try store.scan(prefix: Array(Self.key(0).prefix(1))).collect().enumerated() {
             #expect(try entry.value() == Array(repeating: UInt8(n % 251), count: 100))
             scanned += 1
         }
@@ -146,9 +147,9 @@ import Testing
         for number in stride(from: 0, to: 2 * initial, by: 2) { written[Self.key(number), default: []].insert(bytes("v0")) }
         for reverse in [false, true] {
             var seen: [[UInt8]] = []
-            var iterator = try store.scan(reverse: reverse).makeIterator()
+            var cursor = try store.scan(reverse: reverse)
             var round = 1
-            while let entry = iterator.next() {
+            while let entry = try cursor.next() {
                 seen.append(entry.key)
                 #expect(written[entry.key]?.contains(try entry.value()) == true, "\(entry.key) has a value never written")
                 guard seen.count % 700 == 0 else { continue }
@@ -184,8 +185,8 @@ import Testing
             batch.delete(Self.key(0))
             batch.put(Self.key(5), bytes("new"))
         }
-        #expect(scan.map(\.key) == (0..<10).map(Self.key))
-        #expect(try scan.map { try $0.value() } == Array(repeating: bytes("old"), count: 10))
+        #expect(try scan.collect().map(\.key) == (0..<10).map(Self.key))
+        #expect(try scan.collect().map { try $0.value() } == Array(repeating: bytes("old"), count: 10))
     }
 
     /// Closing the store does not cut a scan short without a word: it still lists every key, and
@@ -196,7 +197,7 @@ import Testing
         try store.write { batch in for number in 0..<count { batch.put(Self.key(number), bytes("v")) } }
         let scan = try store.scan()
         try store.close()
-        let entries = Array(scan)
+        let entries = try scan.collect()
         #expect(entries.count == count)
         #expect(try entries[0].value() == bytes("v"), "the first batch holds its files")
         #expect { try entries[count - 1].value() } throws: { ($0 as? EngineError)?.code == .closed }

@@ -118,8 +118,8 @@ import Testing
         #expect(try store.value(forKey: bytes("k99")) == nil)
         #expect(store.statistics.filterChecks > 0)
         let ascending = expected.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        #expect(try store.scan().map(\.key) == ascending)
-        #expect(try store.scan(.all, limit: 7, reverse: true).map(\.key) == Array(ascending.reversed().prefix(7)))
+        #expect(try store.scan().collect().map(\.key) == ascending)
+        #expect(try store.scan(.all, limit: 7, reverse: true).collect().map(\.key) == Array(ascending.reversed().prefix(7)))
         try store.close()
     }
 
@@ -171,7 +171,7 @@ import Testing
         try store.write { $0.delete(bytes("key3")) }
         #expect(try store.value(forKey: bytes("key3")) == nil)
         #expect(try !store.contains(bytes("key3")))
-        #expect(try store.scan(prefix: bytes("key3")).map(\.key).isEmpty)
+        #expect(try store.scan(prefix: bytes("key3")).collect().map(\.key).isEmpty)
         #expect(store.statistics.tailKeyCount == 1)
         try store.close()
         store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)

@@ -75,7 +75,8 @@ import Testing
         do throws(EngineError) {
             let store = try LogStore.open(at: dir, options: LogStore.Options(), fileSystem: fs)
             defer { try? store.close() }
-            for entry in try store.scan() { _ = try entry.value() }
+            var cursor = try store.scan()
+            while let entry = try cursor.next() { _ = try entry.value() }
             return nil
         } catch {
             return error

@@ -43,7 +43,8 @@ import Testing
         }
         let kinds = try container.stores.map { store in
             var kinds: [UInt8: Int] = [:]
-            for entry in try store.engine.scan(prefix: []) { kinds[entry.key[0], default: 0] += 1 }
+            var cursor = try store.engine.scan(prefix: [])
+            while let entry = try cursor.next() { kinds[entry.key[0], default: 0] += 1 }
             return kinds
         }
         return Shape(settings: settings.sorted(), posts: posts.sorted(), keyKinds: kinds)
@@ -94,7 +95,7 @@ import Testing
             #expect(shape == old || shape == new, "power loss at operation \(crashAt): the stores disagree: \(shape)")
             if acknowledged { #expect(shape == new, "power loss at operation \(crashAt): an acknowledged save is lost") }
             for store in reopened.stores {
-                #expect(try Array(store.engine.scan(prefix: [0x58])).isEmpty, "power loss at operation \(crashAt): a transaction record is left")
+                #expect(try (store.engine.scan(prefix: [0x58]).collect()).isEmpty, "power loss at operation \(crashAt): a transaction record is left")
             }
             if shape == old { sawOld = true } else if shape == new { sawNew = true }
             try? reopened.close()
@@ -130,7 +131,7 @@ import Testing
                 let cloud = try LogStore.open(at: "/cloud", options: options, fileSystem: fs)
                 let local = try LogStore.open(at: "/local", options: options, fileSystem: fs)
                 defer { try? cloud.close(); try? local.close() }
-                return (try !Array(cloud.scan(prefix: [0x58, 0x50])).isEmpty, try !Array(local.scan(prefix: [0x58, 0x43])).isEmpty)
+                return (try !(cloud.scan(prefix: [0x58, 0x50]).collect()).isEmpty, try !(local.scan(prefix: [0x58, 0x43]).collect()).isEmpty)
             }()
             guard prepared, !seen.contains(decided) else { continue }
             seen.insert(decided)

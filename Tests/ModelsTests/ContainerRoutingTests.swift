@@ -16,7 +16,8 @@ import Testing
     /// keys (FORMAT.md: `52` root `00` pk).
     static func recordRoots(_ store: WALDataStore) throws -> [String: Int] {
         var roots: [String: Int] = [:]
-        for entry in try store.engine.scan(prefix: [0x52]) {
+        var cursor = try store.engine.scan(prefix: [0x52])
+        while let entry = try cursor.next() {
             let name = entry.key.dropFirst().prefix { $0 != 0 }
             roots[String(decoding: name, as: UTF8.self), default: 0] += 1
         }
@@ -45,7 +46,7 @@ import Testing
             }
         }
         // No stray transaction records after a save across stores.
-        for store in container.stores { #expect(try Array(store.engine.scan(prefix: [0x58])).isEmpty) }
+        for store in container.stores { #expect(try (store.engine.scan(prefix: [0x58]).collect()).isEmpty) }
     }
 
     @Test func aRelationshipBetweenConfigurationsIsRefusedNamingBothEnds() throws {

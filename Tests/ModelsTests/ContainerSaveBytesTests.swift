@@ -91,7 +91,7 @@ import Testing
             if acknowledged { #expect(posts == 1, "power loss at operation \(crashAt): an acknowledged save is lost") }
             if let attachment = attachments.first { #expect(attachment["imageData"] == .data(image)) }
             for store in reopened.stores {
-                #expect(try Array(store.engine.scan(prefix: [0x58])).isEmpty, "power loss at operation \(crashAt): a transaction record or staged blob is left")
+                #expect(try (store.engine.scan(prefix: [0x58]).collect()).isEmpty, "power loss at operation \(crashAt): a transaction record or staged blob is left")
             }
             // Once compacted, every blob file is one a key references: no copy is left over.
             _ = try reopened.stores[1].engine.compact()

@@ -17,11 +17,11 @@ import Testing
     @Test func anAddedOptionalAttributeReadsNullWithoutRewritingRecords() throws {
         let home = MigrationHome()
         try home.filled()
-        let rawBefore = try { let s = try home.open(BlogModel.schema); defer { try? s.close() }; return try s.engine.scan(prefix: [0x52]).map { try $0.value() } }()
+        let rawBefore = try { let s = try home.open(BlogModel.schema); defer { try? s.close() }; return try s.engine.scan(prefix: [0x52]).collect().map { try $0.value() } }()
         let schema = try F.blog { $0[named: "Post"].attributes.append(.init("summary", .string, isOptional: true)) }
         let store = try home.open(schema)
         #expect(try store.all("Post").allSatisfy { $0["summary"] == .null })
-        #expect(try store.engine.scan(prefix: [0x52]).map { try $0.value() } == rawBefore, "records are read as they are, not rewritten")
+        #expect(try store.engine.scan(prefix: [0x52]).collect().map { try $0.value() } == rawBefore, "records are read as they are, not rewritten")
         #expect(try F.keyKinds(store)[0x01] == nil, "no new generation")
         try store.close()
     }
@@ -51,7 +51,9 @@ import Testing
         let store = try home.open(schema)
         let posts = try store.all("Post")
         #expect(posts.count == 3 && posts.allSatisfy { $0["content"] == nil })
-        for entry in try store.engine.scan(prefix: []) where entry.key.count > 6 && entry.key[5] == 0x52 {
+        var cursor = try store.engine.scan(prefix: [])
+        while let entry = try cursor.next() {
+            guard entry.key.count > 6 && entry.key[5] == 0x52 else { continue }
             #expect(!String(decoding: try entry.value(), as: UTF8.self).contains("CD_content"))
         }
         try store.close()
@@ -130,7 +132,9 @@ import Testing
         let schema = try F.blog { $0[named: "Post"].indexes = [.init(["content"])] }
         let store = try home.open(schema)
         var indexNames: Set<String> = []
-        for entry in try store.engine.scan(prefix: []) where entry.key.count > 6 && entry.key[5] == 0x49 {
+        var cursor = try store.engine.scan(prefix: [])
+        while let entry = try cursor.next() {
+            guard entry.key.count > 6 && entry.key[5] == 0x49 else { continue }
             let parts = entry.key.dropFirst(6).split(separator: 0, maxSplits: 2)
             indexNames.insert(String(decoding: parts[1], as: UTF8.self))
         }

@@ -63,7 +63,8 @@ enum MigrationFixture {
     /// How many engine keys of each first byte the store holds (the header included).
     static func keyKinds(_ store: WALDataStore) throws -> [UInt8: Int] {
         var kinds: [UInt8: Int] = [:]
-        for entry in try store.engine.scan(prefix: []) { kinds[entry.key[0], default: 0] += 1 }
+        var cursor = try store.engine.scan(prefix: [])
+        while let entry = try cursor.next() { kinds[entry.key[0], default: 0] += 1 }
         return kinds
     }
 }

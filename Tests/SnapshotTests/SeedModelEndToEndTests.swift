@@ -96,20 +96,20 @@ import Testing
         #expect(attachment[2].1 == .string(recordName(g.posts[0])))
         let assetKey = [0x41] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)) + Array("imageData".utf8)
         #expect(attachment[1].1 == .data(assetKey))
-        let assetEntry = try #require(try engine.scan(prefix: assetKey).first { $0.key == assetKey })
+        let assetEntry = try #require(try engine.scan(prefix: assetKey).collect().first { $0.key == assetKey })
         #expect(assetEntry.isBlob, "an externalStorage attribute is a blob file")
         #expect(try assetEntry.value() == Array(Self.largeImage))
-        let smallAsset = try #require(Array(try engine.scan(prefix: [0x41] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small)))).first)
+        let smallAsset = try #require((try engine.scan(prefix: [0x41] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small))).collect()).first)
         #expect(try smallAsset.isBlob && smallAsset.value() == [1, 2, 3], "even a 3-byte externalStorage value is a blob")
 
         // The back reference of the to-one.
         let back = [0x42] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[0])) + RawRecord.name("Attachment.post")
-        #expect(Set(try engine.scan(prefix: back).map(\.key)) == [
+        #expect(Set(try engine.scan(prefix: back).collect().map(\.key)) == [
             back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small)), back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)),
         ])
 
         // The many-to-many as CDMR join records, Post:Tag / tags:posts.
-        let joins = try engine.scan(prefix: [0x4D]).map { entry in (entry.key, try RawRecord.fields(try entry.value())) }
+        let joins = try engine.scan(prefix: [0x4D]).collect().map { entry in (entry.key, try RawRecord.fields(try entry.value())) }
         let expectedPairs = [(g.posts[0], g.news), (g.posts[0], g.howTo), (g.posts[2], g.news)].map { "\(recordName($0.0)):\(recordName($0.1))" }
         #expect(Set(joins.map { $0.1.first { $0.0 == "CD_recordNames" }!.1 }) == Set(expectedPairs.map(RawRecord.Field.string)))
         for (key, fields) in joins {
@@ -119,14 +119,14 @@ import Testing
             let parts = names.split(separator: ":").map(String.init)
             #expect(key == [0x4D] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.name(parts[0]) + Array(parts[1].utf8))
         }
-        #expect(try engine.scan(prefix: [0x4E]).map(\.key).count == 3, "one mirror key per link")
+        #expect(try engine.scan(prefix: [0x4E]).collect().map(\.key).count == 3, "one mirror key per link")
         // Tags: records of their own; no join data in them.
         let tag = try RawRecord.fields(try #require(try engine.value(forKey: [0x52] + RawRecord.name("Tag") + RawRecord.uuidBytes(pk(g.news)))))
         #expect(tag.map(\.0) == ["CD_entityName", "CD_colour", "CD_name"])
         // The unique tag name and the post indexes.
-        #expect(try engine.scan(prefix: [0x55] + RawRecord.name("Tag") + RawRecord.name("name")).map(\.key).count == 2)
-        #expect(try engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("date")).map(\.key).count == 3)
-        #expect(try engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("title,date")).map(\.key).count == 3)
+        #expect(try engine.scan(prefix: [0x55] + RawRecord.name("Tag") + RawRecord.name("name")).collect().map(\.key).count == 2)
+        #expect(try engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("date")).collect().map(\.key).count == 3)
+        #expect(try engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("title,date")).collect().map(\.key).count == 3)
     }
 
     @Test func reopeningKeepsEverything() throws {

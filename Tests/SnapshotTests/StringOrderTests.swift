@@ -240,7 +240,7 @@ import Testing
         }
         // Two spellings have one index key, and the keys are in the string order.
         let prefix = [UInt8(ascii: "I")] + Array("Post".utf8) + [0] + Array("title,date".utf8) + [0]
-        let keys = try store.engine.scan(prefix: prefix).map { Array($0.key.dropFirst(prefix.count).dropLast(16 + 9)) }
+        let keys = try store.engine.scan(prefix: prefix).collect().map { Array($0.key.dropFirst(prefix.count).dropLast(16 + 9)) }
         #expect(keys.count == titles.count)
         let wanted = titles.sorted { CanonicalStringOrder.compare($0, $1) < 0 }.map { [0x40] + CanonicalStringOrder.normalizedUTF8($0) + [0] }
         #expect(keys == wanted, "index keys are the NFC bytes, in the string order")
@@ -330,13 +330,15 @@ import Testing
         for (placeholder, text) in texts {
             let p = Array(placeholder.utf8), t = Array(text.utf8)
             let legacy = Array(text.precomposedStringWithCanonicalMapping.utf8)
-            for entry in try engine.scan(prefix: [UInt8(ascii: "R")] + Array("Word".utf8) + [0]) {
+            var cursor = try engine.scan(prefix: [UInt8(ascii: "R")] + Array("Word".utf8) + [0])
+            while let entry = try cursor.next() {
                 let value = try entry.value()
                 let patched = replacing([UInt8(p.count)] + p, with: [UInt8(t.count)] + t, in: value)
                 if patched != value { puts.append((entry.key, patched)) }
             }
             for prefix in [uniquePrefix, indexPrefix] {
-                for entry in try engine.scan(prefix: prefix + [0x40] + p + [0]) {
+                var cursor = try engine.scan(prefix: prefix + [0x40] + p + [0])
+                while let entry = try cursor.next() {
                     deletes.append(entry.key)
                     puts.append((prefix + [0x40] + legacy + [0] + entry.key.dropFirst(prefix.count + p.count + 2), try entry.value()))
                 }
@@ -349,7 +351,7 @@ import Testing
     }
 
     static func stringKeys(_ store: WALDataStore, _ prefix: [UInt8]) throws -> [[UInt8]] {
-        try store.engine.scan(prefix: prefix).map { entry in
+        try store.engine.scan(prefix: prefix).collect().map { entry in
             let rest = Array(entry.key.dropFirst(prefix.count + 1))
             return Array(rest.prefix { $0 != 0 })
         }
@@ -419,13 +421,15 @@ import Testing
         try Self.makeVersion2(store, [("YYYYYY", pending)])
         _ = try store.engine.write { batch in
             for prefix in [Self.uniquePrefix, Self.indexPrefix] {
-                for entry in try store.engine.scan(prefix: prefix + [0x40] + Array("XXXXXX".utf8) + [0]) {
+                var cursor = try store.engine.scan(prefix: prefix + [0x40] + Array("XXXXXX".utf8) + [0])
+                while let entry = try cursor.next() {
                     batch.delete(entry.key)
                     batch.put(prefix + [0x40] + Array(done.utf8) + [0] + entry.key.dropFirst(prefix.count + 8), try entry.value())
                 }
             }
         }
-        for entry in try store.engine.scan(prefix: [UInt8(ascii: "R")] + Array("Word".utf8) + [0]) {
+        var cursor = try store.engine.scan(prefix: [UInt8(ascii: "R")] + Array("Word".utf8) + [0])
+        while let entry = try cursor.next() {
             let value = try entry.value()
             let patched = Self.replacing([6] + Array("XXXXXX".utf8), with: [6] + Array(done.utf8), in: value)
             if patched != value { _ = try store.engine.write { $0.put(entry.key, patched) } }
@@ -448,10 +452,10 @@ import Testing
         var store = try home.open()
         _ = try store.save(DataStoreSaveChangesRequest(inserted: ["plain", "caf\u{e9}", "cafe\u{301}s", "\u{ac00}"].map(Self.word)))
         try Self.makeVersion2(store, [])
-        let before = try store.engine.scan(prefix: [UInt8(ascii: "I")]).map(\.key) + store.engine.scan(prefix: [UInt8(ascii: "U")]).map(\.key)
+        let before = try store.engine.scan(prefix: [UInt8(ascii: "I")]).collect().map(\.key) + store.engine.scan(prefix: [UInt8(ascii: "U")]).collect().map(\.key)
         try store.close()
         store = try home.open()
-        let after = try store.engine.scan(prefix: [UInt8(ascii: "I")]).map(\.key) + store.engine.scan(prefix: [UInt8(ascii: "U")]).map(\.key)
+        let after = try store.engine.scan(prefix: [UInt8(ascii: "I")]).collect().map(\.key) + store.engine.scan(prefix: [UInt8(ascii: "U")]).collect().map(\.key)
         #expect(after == before, "NFC strings encode as they did")
         #expect(try #require(try store.engine.value(forKey: Self.headerKey))[0] == 3)
         #expect(try store.fetch(FetchDescriptor(entityName: "Word", predicate: .attribute("text") == "cafe\u{301}")).fetchedSnapshots.count == 1)

@@ -21,7 +21,7 @@ extension WALDataStore {
 
     /// The tokens of the `H` keys the engine holds.
     func historyKeyTokens() throws -> [UInt64] {
-        try engine.scan(.prefix([0x48])).map { $0.key.dropFirst().reduce(0) { $0 << 8 | UInt64($1) } }
+        try engine.scan(.prefix([0x48])).collect().map { $0.key.dropFirst().reduce(0) { $0 << 8 | UInt64($1) } }
     }
 
     /// The newest transaction's token.

@@ -79,7 +79,7 @@ import Testing
         #expect(try store.fetch(FetchDescriptor(entityName: "Post", predicate: .attribute("date") == later)).fetchedSnapshots == [post])
         _ = try store.save(DataStoreSaveChangesRequest(deleted: [post]))
         #expect(try store.fetch(FetchDescriptor(entityName: "Post", predicate: .attribute("date") == later)).fetchedSnapshots.isEmpty)
-        let entries = try store.engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("date")).map(\.key).count
+        let entries = try store.engine.scan(prefix: [0x49] + RawRecord.name("Post") + RawRecord.name("date")).collect().map(\.key).count
         #expect(entries == 19, "one date entry per post left")
     }
 

@@ -35,7 +35,8 @@ import Testing
         for t in tags { if case .string(let n)? = t["name"] { names[t.persistentIdentifier] = n } }
         func list(_ v: PropertyValue?) -> String { (v?.referencedIdentifiers ?? []).map { names[$0] ?? "attachment" }.sorted().joined(separator: ",") }
         var kinds: [UInt8: Int] = [:]
-        for entry in try store.engine.scan(prefix: []) { kinds[entry.key[0], default: 0] += 1 }
+        var cursor = try store.engine.scan(prefix: [])
+        while let entry = try cursor.next() { kinds[entry.key[0], default: 0] += 1 }
         // The index answers as the records do.
         for p in posts {
             let indexed = try store.fetch(FetchDescriptor(entityName: "Post", predicate: .attribute("date") == p["date"]!)).fetchedSnapshots

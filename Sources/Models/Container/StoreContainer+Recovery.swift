@@ -9,7 +9,8 @@ extension StoreContainer {
     func resolveInterruptedSaves() throws {
         do {
             for store in stores {
-                for entry in try store.engine.scan(prefix: TransactionRecord.preparedPrefix) {
+                var cursor = try store.engine.scan(prefix: TransactionRecord.preparedPrefix)
+                while let entry = try cursor.next() {
                     let transaction = try TransactionRecord.transaction(inKey: entry.key)
                     let prepared = try TransactionRecord.Prepared(decoding: try entry.value(), key: entry.key)
                     guard let c = storeIndexByIdentifier(prepared.coordinator) else {
@@ -31,12 +32,14 @@ extension StoreContainer {
                 // Staged blobs of no prepared record: none is left by this build (a prepare
                 // commit writes them with their record, and resolving deletes them with it).
                 var orphans = WriteBatch()
-                for entry in try store.engine.scan(prefix: TransactionRecord.stagedBlobPrefix) { orphans.delete(entry.key) }
+                var staged = try store.engine.scan(prefix: TransactionRecord.stagedBlobPrefix)
+                while let entry = try staged.next() { orphans.delete(entry.key) }
                 if !orphans.isEmpty { try Self.durably(store, orphans) }
             }
             for store in stores {
                 var done = WriteBatch()
-                for entry in try store.engine.scan(prefix: TransactionRecord.committedPrefix) {
+                var cursor = try store.engine.scan(prefix: TransactionRecord.committedPrefix)
+                while let entry = try cursor.next() {
                     let committed = try TransactionRecord.Committed(decoding: try entry.value(), key: entry.key)
                     if let missing = committed.participants.first(where: { storeIndexByIdentifier($0) == nil }) {
                         throw ContainerError(

@@ -24,7 +24,8 @@ extension HistoryLog {
         let range = LogStore.KeyRange(lower: .inclusive(RecordKeys.history(lower)), upper: .inclusive(RecordKeys.history(upper)))
         let limit = descriptor.fetchLimit ?? Int.max
         var result: [DefaultHistoryTransaction] = []
-        for entry in try engine.scan(range, limit: filtered ? nil : limit, reverse: descriptor.sortOrder == .newestFirst) {
+        var cursor = try engine.scan(range, limit: filtered ? nil : limit, reverse: descriptor.sortOrder == .newestFirst)
+        while let entry = try cursor.next() {
             let token = try RecordKeys.historyToken(of: entry.key)
             let record = try HistoryRecord(decoding: try entry.value(), key: entry.key)
             if descriptor.filtersByAuthor {

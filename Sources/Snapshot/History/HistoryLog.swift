@@ -90,7 +90,8 @@ final class HistoryLog: Sendable {
             let cutoff = now.addingTimeInterval(-age)
             let range = LogStore.KeyRange(lower: .inclusive(RecordKeys.history(horizon)), upper: .inclusive(RecordKeys.history(s.last)))
             var examined = 0
-            for entry in try engine.scan(range, limit: examineAtMost) {
+            var cursor = try engine.scan(range, limit: examineAtMost)
+            while let entry = try cursor.next() {
                 let token = try RecordKeys.historyToken(of: entry.key)
                 if try HistoryRecord.timestamp(in: entry.value(), key: entry.key) >= cutoff { return token }
                 horizon = token + 1
@@ -108,7 +109,8 @@ final class HistoryLog: Sendable {
         let range = LogStore.KeyRange(lower: .inclusive(RecordKeys.history(s.floor)), upper: .exclusive(RecordKeys.history(s.horizon)))
         var deleted = 0
         var lastToken: UInt64 = 0
-        for entry in try engine.scan(range, limit: limit) {
+        var cursor = try engine.scan(range, limit: limit)
+        while let entry = try cursor.next() {
             batch.delete(entry.key)
             deleted += 1
             lastToken = try RecordKeys.historyToken(of: entry.key)

@@ -8,7 +8,8 @@ enum GenerationCopier {
         var batch = WriteBatch()
         var bytes = 0
         for tag in RecordSpace.recordTags {
-            for entry in try source.scan(prefix: [tag]) {
+            var cursor = try source.scan(prefix: [tag])
+            while let entry = try cursor.next() {
                 let value = try entry.value()
                 if entry.isBlob { batch.putExternal(entry.key, value) } else { batch.put(entry.key, value) }
                 bytes += entry.key.count + value.count

@@ -118,7 +118,8 @@ struct GenerationRewriter {
             // One streaming scan per join side and entity, walked in step with the records.
             var cursors: [String: [JoinCursor]] = [:]
             let prefix = RecordKeys.recordPrefix(root: root.name)
-            for entry in try source.scan(prefix: prefix) {
+            var cursor = try source.scan(prefix: prefix)
+            while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
                 let record = try RecordValue(decoding: try entry.value(), key: entry.key)

@@ -39,7 +39,8 @@ enum GenerationSweeper {
 
     private static func delete(in range: LogStore.KeyRange, of engine: LogStore) throws {
         var batch = WriteBatch()
-        for entry in try engine.scan(range) {
+        var cursor = try engine.scan(range)
+        while let entry = try cursor.next() {
             batch.delete(entry.key)
             if batch.count >= chunk {
                 _ = try engine.commit(batch)

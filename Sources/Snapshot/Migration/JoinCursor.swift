@@ -9,7 +9,7 @@ import Foundation
 /// the order of the record keys (`R` root 0x00 pk). Asking for the targets of ever larger
 /// primary keys therefore reads each key once, and holds no more than the scan's current batch.
 struct JoinCursor {
-    private var iterator: RecordSpace.Scan.Iterator
+    private var scan: RecordSpace.Scan
     private let prefixCount: Int
     /// The next key not yet returned: its object's primary key and the far end.
     private var pending: (primaryKey: UUID, target: (entity: String, primaryKey: UUID))?
@@ -19,12 +19,12 @@ struct JoinCursor {
     init(_ space: RecordSpace, relationshipPrefix: [UInt8], entity: String) throws {
         let prefix = relationshipPrefix + Array("\(entity)_".utf8)
         prefixCount = relationshipPrefix.count
-        iterator = try space.scan(prefix: prefix).makeIterator()
+        scan = try space.scan(prefix: prefix)
         try advance()
     }
 
     private mutating func advance() throws {
-        guard let entry = iterator.next() else {
+        guard let entry = try scan.next() else {
             pending = nil
             return
         }

@@ -131,10 +131,12 @@ struct StoreMigrator {
         guard let root = schema.rootEntity(of: entity)?.name else { return false }
         let prefix = RecordKeys.recordPrefix(root: root)
         if root == entity && schema.subentities(of: root).isEmpty {
-            var first = try space.scan(.prefix(prefix), limit: 1).makeIterator()
-            return first.next() != nil
+            var first = try space.scan(.prefix(prefix), limit: 1)
+            return try first.next() != nil
         }
-        for entry in try space.scan(prefix: prefix) where try RecordValue.entityName(in: try entry.value(), key: entry.key) == entity {
+        var cursor = try space.scan(prefix: prefix)
+        while let entry = try cursor.next() {
+            guard try RecordValue.entityName(in: try entry.value(), key: entry.key) == entity else { continue }
             return true
         }
         return false

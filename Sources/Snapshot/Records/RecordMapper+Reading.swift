@@ -80,7 +80,8 @@ extension RecordMapper {
             let prefix = RecordKeys.backReferencePrefix(
                 destinationRoot: layout.root(of: id.entityName), destination: pk,
                 relationship: layout.qualifiedName(inverse, in: relationship.destination))
-            for entry in try engine.scan(prefix: prefix) {
+            var cursor = try engine.scan(prefix: prefix)
+            while let entry = try cursor.next() {
                 let (entity, source) = try RecordKeys.parseBackReferenceSuffix(entry.key, prefixLength: prefix.count)
                 result.append(try identifier(entity: entity, primaryKey: source))
             }
@@ -88,7 +89,8 @@ extension RecordMapper {
             let join = layout.join(relationship, of: id.entityName)
             for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
                 let prefix = RecordKeys.joinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
-                for entry in try engine.scan(prefix: prefix) {
+                var cursor = try engine.scan(prefix: prefix)
+                while let entry = try cursor.next() {
                     guard let (entity, other) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else {
                         throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key)
                     }
@@ -112,7 +114,8 @@ extension RecordMapper {
                 // The far end is listed first in the mirror keys when the source is side A.
                 let prefix = RecordKeys.joinPrefix(
                     mirror: join.isSideA, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
-                for entry in try engine.scan(prefix: prefix) {
+                var cursor = try engine.scan(prefix: prefix)
+                while let entry = try cursor.next() {
                     guard let (sourceEntity, source) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else { throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key) }
                     result.append((relationship.name, try identifier(entity: sourceEntity, primaryKey: source)))
                 }
@@ -127,7 +130,8 @@ extension RecordMapper {
         guard let pk = Self.primaryKey(of: id) else { return [] }
         let prefix = RecordKeys.backReferencePrefix(destinationRoot: layout.root(of: id.entityName), destination: pk)
         var result: [(String, PersistentIdentifier)] = []
-        for entry in try engine.scan(prefix: prefix) {
+        var cursor = try engine.scan(prefix: prefix)
+        while let entry = try cursor.next() {
             let rest = entry.key.dropFirst(prefix.count)
             guard let zero = rest.firstIndex(of: 0), let relationship = String(validating: entry.key[prefix.count..<zero], as: UTF8.self) else {
                 throw RecordDecodingError("a malformed back reference key", key: entry.key)

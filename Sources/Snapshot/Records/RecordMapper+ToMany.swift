@@ -58,7 +58,8 @@ extension RecordMapper {
                     guard scannedJoins.insert(prefix).inserted else { continue }
                     var found = table.removeValue(forKey: r.name) ?? [:]
                     defer { table[r.name] = found }
-                    for entry in try engine.scan(prefix: prefix) {
+                    var cursor = try engine.scan(prefix: prefix)
+                    while let entry = try cursor.next() {
                         let rest = entry.key[prefix.count...]
                         guard let zero = rest.firstIndex(of: 0), let (_, here) = RecordName.parse(utf8: rest[..<zero]),
                             let (otherEntity, other) = RecordName.parse(utf8: rest[(zero + 1)...])
@@ -72,7 +73,8 @@ extension RecordMapper {
             var found: [String: [UUID: [PersistentIdentifier]]] = [:]
             defer { for (name, targets) in found { table[name, default: [:]].merge(targets) { $0 + $1 } } }
             let prefix = RecordKeys.backReferenceRootPrefix(destinationRoot: root)
-            for entry in try engine.scan(prefix: prefix) {
+            var cursor = try engine.scan(prefix: prefix)
+            while let entry = try cursor.next() {
                 let rest = entry.key[prefix.count...]
                 guard rest.count > 16 else { throw RecordDecodingError("a malformed back reference key", key: entry.key) }
                 let nameStart = rest.startIndex + 16

@@ -80,21 +80,15 @@ struct RecordSpace: Sendable {
         return Scan(base: try engine.scan(mapped, limit: limit, reverse: reverse), prefixLength: prefix.count)
     }
 
-    /// A scan of one generation: the engine's scan with the generation prefix stripped.
-    struct Scan: Sequence {
-        let base: LogStore.Scan
+    /// A scan of one generation: the engine's scan with the generation prefix stripped, a cursor
+    /// as ``LogStore/Scan`` is (its ``next()`` throws what the engine's does).
+    struct Scan {
+        var base: LogStore.Scan
         let prefixLength: Int
 
-        func makeIterator() -> Iterator { Iterator(base: base.makeIterator(), prefixLength: prefixLength) }
-
-        struct Iterator: IteratorProtocol {
-            var base: LogStore.Scan.Iterator
-            let prefixLength: Int
-
-            mutating func next() -> Entry? {
-                guard let raw = base.next() else { return nil }
-                return Entry(key: prefixLength == 0 ? raw.key : Array(raw.key.dropFirst(prefixLength)), raw: raw)
-            }
+        mutating func next() throws(EngineError) -> Entry? {
+            guard let raw = try base.next() else { return nil }
+            return Entry(key: prefixLength == 0 ? raw.key : Array(raw.key.dropFirst(prefixLength)), raw: raw)
         }
 
         /// One key of the scan, without the generation prefix.

@@ -90,7 +90,8 @@ struct StringKeyUpgrade {
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         for root in roots.sorted() {
             let prefix = RecordKeys.recordPrefix(root: root)
-            for entry in try mapper.engine.scan(prefix: prefix) {
+            var cursor = try mapper.engine.scan(prefix: prefix)
+            while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
                 let record = try RecordValue(decoding: try entry.value(), key: entry.key)

@@ -41,7 +41,8 @@ final class FetchRunner {
         let prefix = RecordKeys.recordPrefix(root: root)
         var ids: [PersistentIdentifier] = []
         let needed = descriptor.fetchLimit.map { (descriptor.fetchOffset ?? 0) + $0 }
-        for entry in try mapper.engine.scan(.prefix(prefix), limit: needed) {
+        var cursor = try mapper.engine.scan(.prefix(prefix), limit: needed)
+        while let entry = try cursor.next() {
             guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
             ids.append(try mapper.identifier(entity: root, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))
         }
@@ -204,7 +205,8 @@ final class FetchRunner {
             let rootOnly = schema.subentities(of: root).isEmpty
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
-            for entry in try mapper.engine.scan(plan.range, reverse: plan.reverse) {
+            var cursor = try mapper.engine.scan(plan.range, reverse: plan.reverse)
+            while let entry = try cursor.next() {
                 // Past the window's last value (read from the key, not the record): done.
                 if let boundaryKey, !entry.key.starts(with: boundaryKey) { break }
                 guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
@@ -245,7 +247,8 @@ final class FetchRunner {
         } else {
             let prefix = RecordKeys.recordPrefix(root: root)
             rootCount = 0
-            for entry in try mapper.engine.scan(prefix: prefix) {
+            var cursor = try mapper.engine.scan(prefix: prefix)
+            while let entry = try cursor.next() {
                 rootCount? += 1
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let bytes = try entry.value()

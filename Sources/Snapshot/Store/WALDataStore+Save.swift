@@ -81,7 +81,9 @@ extension WALDataStore {
             try Self.engineCall("Erasing") {
                 if isMigrationContext { return try eraseGeneration() }
                 var keys: [[UInt8]] = []
-                for entry in try engine.scan(LogStore.KeyRange(lower: .exclusive(RecordKeys.meta))) where entry.key != RecordKeys.meta {
+                var cursor = try engine.scan(LogStore.KeyRange(lower: .exclusive(RecordKeys.meta)))
+                while let entry = try cursor.next() {
+                    guard entry.key != RecordKeys.meta else { continue }
                     keys.append(entry.key)
                 }
                 // One commit: after a crash the store is whole or empty, never half erased.
