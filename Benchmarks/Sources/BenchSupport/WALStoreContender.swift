@@ -4,7 +4,7 @@ import Engine
 /// `scan(prefix: [])` with `entry.value()`.
 public struct WALStoreContender: StoreContender {
     public let name: String
-    /// The options every store is opened with (the defaults: durable, 32 MiB value cache, 32 MiB block cache, zlib 3 in 32 KiB blocks).
+    /// The options every store is opened with (the defaults: durable, 32 MiB value cache, 32 MiB log block cache, 32 MiB table block cache, zlib 3 in 32 KiB log blocks).
     public let options: LogStore.Options
 
     public init(name: String = "WALStore", options: LogStore.Options = LogStore.Options()) {
@@ -72,7 +72,8 @@ final class WALStoreHandle: BenchStore, ConcurrentWriter {
     func scanAll() throws -> (count: Int, bytes: Int) {
         var count = 0
         var bytes = 0
-        for entry in try store.scan(prefix: []) {
+        var cursor = try store.scan(prefix: [])
+        while let entry = try cursor.next() {
             let value = try entry.value()
             count += 1
             bytes += entry.key.count + value.count
