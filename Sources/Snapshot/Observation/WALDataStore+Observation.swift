@@ -41,7 +41,7 @@ extension WALDataStore {
         }
         let handle = ObservationHandle { [weak registry = observers] in registry?.remove(id) }
         continuation.onTermination = { [weak registry = observers] _ in registry?.remove(id) }
-        return ResultsObservation(stream: stream, handle: handle)
+        return ResultsObservation(stream: stream, handle: handle) { [weak registry = observers] in registry?.latest(id) }
     }
 
     /// As ``observe(_:)-(DataStoreFetchRequest)``, for `descriptor`.
