@@ -37,4 +37,26 @@ import Testing
         #expect(!context.hasChanges)
         try container.close()
     }
+
+    /// A slow consumer's dropped transactions of one store, gone from its history, are an
+    /// expired token, not a silent gap before the next store's transactions.
+    @Test func transactionsDroppedForASlowConsumerAndThenDeletedFromHistoryAreReportedExpired() async throws {
+        let directory = TemporaryDirectory("walstore-observe-review")
+        defer { directory.remove() }
+        let container = try ObservationModelsTests.container(in: directory)
+        var stream = try container.observeTransactions(bufferingLimit: 1).makeAsyncIterator()
+        let context = ModelContext(container)
+        // Two saves to one store: the second finds the buffer full, so both are to be read back.
+        for title in ["a", "b"] {
+            try context.insert(Article(title: title, date: .distantPast))
+            try context.save()
+        }
+        try container.deleteHistory(HistoryDescriptor())
+        // A save to the other store after them.
+        try context.insert(ObservationModelsTests.Reminder())
+        try context.save()
+        let error = await #expect(throws: DataStoreError.self) { _ = try await stream.next() }
+        #expect(error?.code == .historyTokenExpired)
+        try container.close()
+    }
 }
