@@ -74,4 +74,28 @@ import Testing
         }
         try store.close()
     }
+
+    @Test func subEntityInsertsDefaultsAndUpsertsOfAHierarchyChangeTheAnswersTheyReach() throws {
+        let home = WALHome(RulesModel.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let all = [
+            FetchDescriptor(entityName: "Animal", predicate: .attribute("name").beginsWith("r"), sortBy: [FetchSortDescriptor("name")]),
+            FetchDescriptor(entityName: "Dog", predicate: .attribute("breed") == "lab"),
+            FetchDescriptor(entityName: "Kid", predicate: .attribute("age") == 0),
+        ]
+        try Self.expectFollowed(store, all, "a sub-entity inserted") {
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [RulesModel.make("Dog", ["name": "rex"])]))
+        }
+        try Self.expectFollowed(store, all, "an upsert of the sub-entity merging into the stored one") {
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [RulesModel.make("Dog", ["name": "rex", "breed": "lab"])]))
+        }
+        try Self.expectFollowed(store, all, "an insert given its default") {
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [RulesModel.make("Kid", ["first": "a", "last": "b"])]))
+        }
+        try Self.expectFollowed(store, all, "an upsert on a compound constraint") {
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [RulesModel.make("Kid", ["first": "a", "last": "b", "age": 3])]))
+        }
+        try store.close()
+    }
 }
