@@ -8,7 +8,7 @@ import Testing
 /// Observation through the Models layer: a typed fetch on a `ModelContext` that follows saves of
 /// other contexts, the container's transaction stream across its stores, a catch-up across a
 /// reopen of the container, and the end of an observation.
-@Suite(.timeLimit(.minutes(1))) struct ObservationModelsTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationModelsTests {
     /// Kept in a store of its own.
     final class Reminder: ModelObject, PersistentModel {
         var text = ""

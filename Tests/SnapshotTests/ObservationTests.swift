@@ -7,7 +7,7 @@ import Testing
 /// Observed fetches of a WALDataStore: the first value, values after the saves that change the
 /// answer and none after those that cannot, no value before its save, no repeats, the changes
 /// between values, and the end of an observation.
-@Suite(.timeLimit(.minutes(1))) struct ObservationTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationTests {
     @Test func theFirstValueIsTheCurrentAnswerAndEachSaveThatChangesItIsSeenOnceItReturns() async throws {
         let home = WALHome()
         defer { home.temporary.remove() }

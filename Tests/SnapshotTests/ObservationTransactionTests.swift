@@ -7,7 +7,7 @@ import Testing
 /// Transaction streams of a WALDataStore: every transaction once and as history has it, a
 /// slow consumer caught up from history, a start from a token across reopens (a store saved
 /// by someone else meanwhile) and across a migration, and expired tokens.
-@Suite(.timeLimit(.minutes(1))) struct ObservationTransactionTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationTransactionTests {
     @Test func eachSaveIsStreamedOnceAsHistoryRecordsIt() async throws {
         let home = WALHome()
         defer { home.temporary.remove() }

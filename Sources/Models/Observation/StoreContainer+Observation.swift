@@ -63,7 +63,7 @@ extension StoreContainer {
         let all = stores
         return TransactionObservation(buffer: buffer, handle: handle) { storeIdentifier, after, limit in
             guard let store = all.first(where: { $0.identifier == storeIdentifier }) else { return [] }
-            return try await store.fetchHistory(store.historyPage(after: after, limit: limit))
+            return try await store.transactionsToCatchUp(after: after, limit: limit)
         }
     }
 }

@@ -55,29 +55,41 @@ public struct ResultsObservation: AsyncSequence, Sendable {
 
     let stream: AsyncThrowingStream<[DefaultSnapshot], any Error>
     let handle: ObservationHandle
+    /// The newest answer the registry holds (`nil` once the observation ended).
+    let latest: @Sendable () -> [DefaultSnapshot]?
 
     /// The iterator: returns ``ObservedResults`` in save order.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<[DefaultSnapshot], any Error>.AsyncIterator
         let handle: ObservationHandle
+        let latest: @Sendable () -> [DefaultSnapshot]?
         var last: [DefaultSnapshot]?
 
         /// The next answer that differs from the last one returned, waiting for a save that
-        /// brings one; `nil` once the observation ended.
-        public mutating func next() async throws -> ObservedResults? {
-            while let snapshots = try await base.next() {
+        /// brings one; `nil` once the observation ended. It resumes on `actor` (the caller's),
+        /// with the newest answer saved by then.
+        public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async throws -> ObservedResults? {
+            while let received = try await base.next(isolation: actor) {
+                // A value handed over while the consumer waited may have been overtaken by
+                // saves that returned before the consumer ran: return the newest answer.
+                let snapshots = latest() ?? received
                 if snapshots == last { continue }
                 defer { last = snapshots }
                 return ObservedResults(snapshots, since: last)
             }
             return nil
         }
+
+        /// As ``next(isolation:)``, outside any actor.
+        public mutating func next() async throws -> ObservedResults? {
+            try await next(isolation: nil)
+        }
     }
 
     /// An iterator whose first value is the answer when the observation began (or a newer one,
     /// when a save came before the first `next()`).
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), handle: handle, last: nil)
+        AsyncIterator(base: stream.makeAsyncIterator(), handle: handle, latest: latest, last: nil)
     }
 
     /// Ends the observation now: a waiting iteration ends with `nil`.

@@ -75,6 +75,9 @@ final class ObserverRegistry: Sendable {
         return id
     }
 
+    /// The newest answer of observed fetch `id` (`nil` once it ended).
+    func latest(_ id: Int) -> [DefaultSnapshot]? { state.withLock { $0.results[id]?.last } }
+
     /// Forgets observer `id` and finishes its sequence (from any thread; again: nothing).
     func remove(_ id: Int) {
         let removed: (ResultObserver?, TransactionBuffer?) = state.withLock { s in

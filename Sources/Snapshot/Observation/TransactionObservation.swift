@@ -18,8 +18,9 @@ public struct TransactionObservation: AsyncSequence, Sendable {
     /// What reading history back threw (``DataStoreError/Code/historyTokenExpired``, …).
     public typealias Failure = any Error
 
-    /// Reads the transactions of a store after a token number (0: from its first kept), at most
-    /// a limit of them, oldest first.
+    /// Reads the transactions of a store after a token number (0: from its first), at most a
+    /// limit of them, oldest first; throws ``DataStoreError/Code/historyTokenExpired`` when
+    /// some of them are no longer kept (``WALDataStore/transactionsToCatchUp(after:limit:)``).
     package typealias CatchUp = @Sendable (_ storeIdentifier: String, _ after: UInt64, _ limit: Int) async throws -> [DefaultHistoryTransaction]
 
     let buffer: TransactionBuffer
@@ -88,11 +89,6 @@ public struct TransactionObservation: AsyncSequence, Sendable {
 
         private mutating func readBack(_ store: String, after: UInt64) async throws {
             let page = try await catchUp(store, after, TransactionObservation.pageSize)
-            if after == 0, let first = page.first, first.transactionIdentifier > 1 {
-                throw DataStoreError(
-                    .historyTokenExpired,
-                    "Transactions this observation held no room for are no longer in the history of the store \(store) (it keeps transactions from \(first.transactionIdentifier) on); fetch what you show again, and observe anew.")
-            }
             pending = page
             if page.count == TransactionObservation.pageSize, let last = page.last { more = (store, last.transactionIdentifier) }
         }

@@ -41,7 +41,7 @@ extension WALDataStore {
         }
         let handle = ObservationHandle { [weak registry = observers] in registry?.remove(id) }
         continuation.onTermination = { [weak registry = observers] _ in registry?.remove(id) }
-        return ResultsObservation(stream: stream, handle: handle)
+        return ResultsObservation(stream: stream, handle: handle) { [weak registry = observers] in registry?.latest(id) }
     }
 
     /// As ``observe(_:)-(DataStoreFetchRequest)``, for `descriptor`.
@@ -71,7 +71,7 @@ extension WALDataStore {
         let handle = ObservationHandle { [weak registry = observers] in registry?.remove(id) }
         return TransactionObservation(buffer: buffer, handle: handle) { [weak self] _, after, limit in
             guard let self else { return [] }
-            return try await self.fetchHistory(self.historyPage(after: after, limit: limit))
+            return try await self.transactionsToCatchUp(after: after, limit: limit)
         }
     }
 
@@ -106,6 +106,23 @@ extension WALDataStore {
     /// the first kept).
     package func historyPage(after: UInt64, limit: Int) -> HistoryDescriptor<DefaultHistoryTransaction> {
         HistoryDescriptor(after: after == 0 ? nil : DefaultHistoryToken(storeIdentifier: identifier, value: after), fetchLimit: limit)
+    }
+
+    /// The transactions a transaction stream reads back after token number `after` (0: from
+    /// the first the store ever recorded), at most `limit`, oldest first.
+    ///
+    /// - Throws: ``DataStoreError/Code/historyTokenExpired`` when some of them are no longer in
+    ///   the history (retention, `deleteHistory`, an erase); as ``fetchHistory(_:)``.
+    package func transactionsToCatchUp(after: UInt64, limit: Int) async throws -> [DefaultHistoryTransaction] {
+        let page = try await fetchHistory(historyPage(after: after, limit: limit))
+        // After a token, fetchHistory reports its expiry; from the first, a history that no
+        // longer starts at transaction 1 (or holds nothing once something was deleted) does.
+        if after == 0, case let first = page.first?.transactionIdentifier ?? history.state.horizon, first > 1 {
+            throw DataStoreError(
+                .historyTokenExpired,
+                "Transactions a transaction observation held no room for are no longer in the history of the store \(configuration.name) (it keeps transactions from \(first) on); fetch what you show again, and observe anew.")
+        }
+        return page
     }
 
     /// How many observations the store holds (a test hook: zero once every one has ended).
