@@ -53,8 +53,9 @@ public struct ModelResultsObservation<Model: PersistentModel>: AsyncSequence {
 
 extension ModelContext {
     /// Observes a typed fetch, as SwiftData's `@Query` follows one: an asynchronous sequence of
-    /// its answers, the current one first, then a new one after every save — by this context,
-    /// another context or another container of the process — that changed it
+    /// its answers, the current one first, then a new one after every save — by this context or
+    /// another context of the same container (a store is open in one container at a time) —
+    /// that changed it
     /// (``Snapshot/WALDataStore/observe(_:)-(DataStoreFetchRequest)`` says which saves re-run
     /// the fetch; values never come before the save that caused them, and an answer equal to
     /// the last is not repeated).
