@@ -105,7 +105,79 @@ func goals(_ rows: [ResultRow], _ data: DataSet) -> [Goal] {
                 because: "the target is for \(TableFormat.count(Double(openGoalRecords))) records: the default run"))
         }
     }
-    return goals + EngineNotes.goals(rows, subject: subject, plainFiles: plainLoop)
+    return goals + throughputGoals(rows) + compactedStoreGoals(rows) + EngineNotes.goals(rows, subject: subject, plainFiles: plainLoop)
+}
+
+/// The key–value targets: WALStore's ops/s ÷ the faster SQLite FULL layout's, per workload (for
+/// `readmissing`, SQLite FULL rowid's: the only layout it runs).
+let throughputTargets: [(Workload, part: String?, words: String, factor: Double)] = [
+    (.fillseq, nil, "fillseq (1,000 records per durable commit)", 2.0),
+    (.fillsync, nil, "fillsync (one record per durable commit)", 1.3),
+    (.readseq, nil, "readseq (every value, key order)", 1.0),
+    (.readrandomCold, Workload.coldFirstReadsPart, "readrandom, cold, first 1,000 reads after reopen", 1.0),
+    (.readrandomWarm, nil, "readrandom, warm", 2.0),
+    (.readmissing, nil, "readmissing (point reads of absent keys)", 2.0),
+]
+
+func throughputGoals(_ rows: [ResultRow]) -> [Goal] {
+    throughputTargets.compactMap { workload, part, words, factor in
+        let members = workload == .readmissing ? [sqliteFullRowid] : fasterSQLite.members
+        guard let mine = rows.row(workload, subject, part: part), let theirs = rows.fastest(workload, among: members, part: part) else {
+            return nil
+        }
+        let ratio = mine.median.operationsPerSecond / max(1e-9, theirs.median.operationsPerSecond)
+        return .judged(
+            "\(words), ops/s", target: "≥ \(TableFormat.ratio(factor)) \(theirs.contender)'s",
+            measured: "\(TableFormat.ratio(ratio)) (\(TableFormat.count(mine.median.operationsPerSecond)) against "
+                + "\(TableFormat.count(theirs.median.operationsPerSecond)))",
+            met: ratio >= factor)
+    }
+}
+
+/// The compacted store's targets: its open of 1,000,000 records cold, its memory per key, and its
+/// bytes on disk against SQLite FULL rowid's after VACUUM.
+let compactedOpenGoalRecords = 1_000_000
+let compactedOpenGoalSeconds = 0.010
+let compactedMemoryGoalBytesPerKey = 8.0
+let compactedBytesGoalRatio = 0.4
+
+func compactedStoreGoals(_ rows: [ResultRow]) -> [Goal] {
+    var goals: [Goal] = []
+    if let cold = rows.row(.openCompacted, subject, part: Workload.coldPart) {
+        let records = Int(cold.median.figures[Figure.records] ?? 0)
+        let name = "open plus first point read of \(TableFormat.count(Double(compactedOpenGoalRecords))) compacted records, page cache dropped"
+        let target = "≤ \(TableFormat.fixed(compactedOpenGoalSeconds * 1e3, 0)) ms"
+        let measured = "\(TableFormat.fixed(cold.median.seconds * 1e3, 1)) ms"
+        if records == compactedOpenGoalRecords {
+            goals.append(.judged(name, target: target, measured: measured, met: cold.median.seconds <= compactedOpenGoalSeconds))
+        } else {
+            goals.append(.notJudged(name, target: target, measured: measured + " for \(TableFormat.count(Double(records))) records",
+                because: "the target is for \(TableFormat.count(Double(compactedOpenGoalRecords))) records: --full or --workloads open-compacted"))
+        }
+        if let theirs = rows.row(.openCompacted, sqliteFullRowid, part: Workload.coldPart), theirs.median.bytesOnDisk > 0 {
+            let ratio = Double(cold.median.bytesOnDisk) / Double(theirs.median.bytesOnDisk)
+            goals.append(.judged(
+                "bytes on disk of the compacted store ÷ SQLite FULL rowid's after VACUUM", target: "≤ \(TableFormat.ratio(compactedBytesGoalRatio))",
+                measured: "\(TableFormat.ratio(ratio)) (\(TableFormat.bytes(cold.median.bytesOnDisk)) against \(TableFormat.bytes(theirs.median.bytesOnDisk)))",
+                met: ratio <= compactedBytesGoalRatio))
+        }
+    }
+    if let memory = rows.row(.memoryCompacted, subject) {
+        let perKey = memory.median.figures[Figure.residentPerKey] ?? 0
+        goals.append(.judged(
+            "memory per key of the compacted store, a fresh process's resident growth over open plus first read",
+            target: "≤ \(TableFormat.fixed(compactedMemoryGoalBytesPerKey, 0)) B", measured: "\(TableFormat.fixed(perKey, 1)) B",
+            met: perKey <= compactedMemoryGoalBytesPerKey))
+    }
+    if let before = rows.row(.compact, subject, part: "commits before"), let during = rows.row(.compact, subject, part: "commits during") {
+        let without = (before.median.figures[Figure.commit + "LongestMicroseconds"] ?? 0) / 1e3
+        let with = (during.median.figures[Figure.commit + "LongestMicroseconds"] ?? 0) / 1e3
+        goals.append(.judged(
+            "longest one-record durable commit during compact() ÷ the longest without", target: "≤ 2.00x",
+            measured: "\(TableFormat.ratio(with / max(1e-9, without))) (\(TableFormat.fixed(with, 1)) ms against \(TableFormat.fixed(without, 1)) ms)",
+            met: with <= 2 * without))
+    }
+    return goals
 }
 
 let bench = BenchDescription(
