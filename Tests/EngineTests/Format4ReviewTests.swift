@@ -87,4 +87,24 @@ import Testing
         }
         #expect(fs.names(in: Self.dir) == before)
     }
+
+    /// `bytesOnDisk` counts every segment, segment hint and table file and the manifest (less the
+    /// active segment's preallocated zeros): the manifest too when it holds only the log end a
+    /// clean close recorded.
+    @Test(arguments: [false, true])
+    func bytesOnDiskCountsEveryFileOfTheStore(compacted: Bool) throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        try Self.fill(store, rounds: 0..<8, into: &model)
+        if compacted { try store.compact() }
+        try store.close()
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        let statistics = reopened.statistics
+        let files = fs.names(in: Self.dir).filter { $0 != LogFormat.lockFileName && $0 != LogFormat.blobDirectoryName }
+        #expect(files.contains(LogFormat.manifestName))
+        let total = files.reduce(0) { $0 + UInt64(fs.contents(of: Self.dir + "/" + $1)?.count ?? 0) }
+        #expect(statistics.bytesOnDisk + statistics.preallocatedBytes == total, "\(files)")
+        try reopened.close()
+    }
 }
