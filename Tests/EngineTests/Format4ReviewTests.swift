@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Engine
 import EngineTestSupport
 import Testing
@@ -5,7 +8,7 @@ import Testing
 /// Format 4's tail and tables at their edges: flushes of a tail loaded from segment hints, the
 /// log end a clean close records, and what open refuses rather than lose durable commits.
 @Suite struct Format4ReviewTests {
-    static let dir = "/review"
+    static let dir = TableStoreTests.dir
 
     static func options(hints: Bool) -> LogStore.Options {
         var options = LogStore.Options()
@@ -106,5 +109,65 @@ import Testing
         let total = files.reduce(0) { $0 + UInt64(fs.contents(of: Self.dir + "/" + $1)?.count ?? 0) }
         #expect(statistics.bytesOnDisk + statistics.preallocatedBytes == total, "\(files)")
         try reopened.close()
+    }
+
+    /// Power loss at every I/O operation of `compact()` on a store with segment hints on (the
+    /// flushed segments' hints are removed with them) and blobs: the reopened store has exactly
+    /// the contents, and no hint outlives its segment.
+    @Test func powerLossAtEveryOperationOfACompactionWithSegmentHintsLosesNothing() throws {
+        let base = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.options(hints: true), fileSystem: base)
+        try Self.fill(store, rounds: 0..<10, into: &model)
+        try store.flushForTesting()
+        try Self.fill(store, rounds: 10..<20, into: &model)
+        try store.close()
+        let probe = base.clone()
+        let opened = try LogStore.open(at: Self.dir, options: Self.options(hints: true), fileSystem: probe)
+        let start = probe.operationCount
+        try opened.compact()
+        let total = probe.operationCount - start
+        try opened.close()
+        for crashAt in 1...total {
+            let fs = base.clone()
+            let store = try LogStore.open(at: Self.dir, options: Self.options(hints: true), fileSystem: fs)
+            fs.crash(atOperation: crashAt)
+            _ = try? store.compact()
+            try? store.close()
+            fs.powerLoss()
+            let label = "power loss at operation \(crashAt) of \(total)"
+            let reopened = try LogStore.open(at: Self.dir, options: Self.options(hints: true), fileSystem: fs)
+            #expect(try reopened.contents() == model, "\(label)")
+            let names = fs.names(in: Self.dir)
+            let segments = Set(names.compactMap(SegmentFile.number(fromName:)))
+            #expect(names.compactMap(SegmentHint.number(fromName:)).allSatisfy(segments.contains), "\(label): \(names)")
+            try reopened.close()
+        }
+    }
+
+    /// A disk that fills while the upgrade writes a table is an I/O error, not a damaged pack
+    /// (which would send the user to salvage, setting the pack aside): open throws it, the store
+    /// stays format 3, and once there is room the next open upgrades it whole.
+    @Test func aFullDiskDuringTheUpgradeIsAnIOErrorAndTheStoreStaysFormat3() throws {
+        let base = FaultInjectingFileSystem()
+        let expected = try TableStoreTests.format3Store(base)
+        let probe = base.clone()
+        let start = probe.operationCount
+        try LogStore.open(at: Self.dir, options: TableStoreTests.options(), fileSystem: probe).close()
+        let log = probe.operationLog[start...]
+        let firstTableWrite = try #require(log.firstIndex { $0.kind == .write && $0.path.hasSuffix(".sst-tmp") })
+        let fs = base.clone()
+        fs.fail(firstTableWrite - start + 1, errno: ENOSPC)
+        #expect {
+            try LogStore.open(at: Self.dir, options: TableStoreTests.options(), fileSystem: fs)
+        } throws: { error in
+            let error = error as? EngineError
+            return error?.code == .io && error?.errno == ENOSPC
+        }
+        #expect(fs.contents(of: Self.dir + "/MANIFEST")?[8] == 3, "still a format-3 manifest")
+        let store = try LogStore.open(at: Self.dir, options: TableStoreTests.options(), fileSystem: fs)
+        #expect(store.statistics.recovery.upgradedFromFormat3)
+        #expect(try store.contents() == expected)
+        try store.close()
     }
 }
