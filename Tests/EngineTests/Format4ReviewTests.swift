@@ -170,4 +170,26 @@ import Testing
         #expect(try store.contents() == expected)
         try store.close()
     }
+
+    /// Background flushes and merges racing `close()`: whatever point close stops them at, the
+    /// next open has exactly the contents, and no temporary file or unlisted table is left.
+    @Test func closeRacingBackgroundFlushesLosesNothing() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options(hints: true)
+        options.compaction = LogStore.CompactionPolicy(isAutomatic: true, flushBytes: 64 << 10, mergeFanIn: 2)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for round in 0..<6 {
+            let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+            #expect(try store.contents() == model, "round \(round)")
+            try Self.fill(store, rounds: (round * 8)..<(round * 8 + 8), into: &model)
+            try store.close()
+            fs.powerLoss()
+        }
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(try store.contents() == model)
+        #expect(store.statistics.tables.count >= 1)
+        try store.close()
+        let names = fs.names(in: Self.dir)
+        #expect(!names.contains { $0.hasSuffix("-tmp") }, "\(names)")
+    }
 }
