@@ -309,7 +309,8 @@ extension LogStore {
             let first = tables.firstIndex { $0.level == due }!
             let last = tables.lastIndex { $0.level == due }!
             inputRange = first..<(last + 1)
-            level = due + 1
+            // A level is a u32 from the manifest: the highest has no next, and stays.
+            level = due == UInt32.max ? due : due + 1
         }
         let inputs = Array(tables[inputRange])
         let droppingTombstones = inputRange.upperBound == tables.count

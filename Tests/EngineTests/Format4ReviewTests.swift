@@ -192,4 +192,51 @@ import Testing
         let names = fs.names(in: Self.dir)
         #expect(!names.contains { $0.hasSuffix("-tmp") }, "\(names)")
     }
+
+    /// A table level is a `u32` read from the manifest: tables of the highest level merge into one
+    /// of that level (there is no next), rather than trapping.
+    @Test func tablesOfTheHighestLevelMergeWithoutTrapping() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        var store = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        try Self.fill(store, rounds: 0..<3, into: &model)
+        try store.flushForTesting()
+        try Self.fill(store, rounds: 3..<6, into: &model)
+        try store.flushForTesting()
+        try store.close()
+        let path = Self.dir + "/" + LogFormat.manifestName
+        var manifest = try Manifest(decoding: try #require(fs.contents(of: path)), path: path)
+        #expect(manifest.tables.count == 2)
+        for i in manifest.tables.indices { manifest.tables[i].level = UInt32.max }
+        fs.setContents(manifest.encoded(), of: path)
+        store = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        #expect(try store.mergeDueForTesting() == 1)
+        #expect(store.statistics.tables.map(\.level) == [Int(UInt32.max)])
+        #expect(try store.contents() == model)
+        try store.close()
+    }
+
+    /// A manifest whose table entry claims more entries than the table has bytes is corruption
+    /// (each entry takes bytes of the file): the count is read as a `u64`, and the store's
+    /// figures must never trap on it.
+    @Test func aManifestClaimingMoreEntriesThanItsTableHasBytesIsCorruption() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        try Self.fill(store, rounds: 0..<3, into: &model)
+        try store.compact()
+        try store.close()
+        let path = Self.dir + "/" + LogFormat.manifestName
+        var manifest = try Manifest(decoding: try #require(fs.contents(of: path)), path: path)
+        manifest.tables[0].entryCount = manifest.tables[0].length + 1
+        let bytes = manifest.encoded()
+        #expect(throws: EngineError.self) { try Manifest(decoding: bytes, path: path) }
+        manifest.tables[0].entryCount = UInt64.max
+        fs.setContents(manifest.encoded(), of: path)
+        #expect {
+            try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        } throws: { error in
+            (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path == path
+        }
+    }
 }
