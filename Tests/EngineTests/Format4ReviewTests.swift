@@ -89,6 +89,9 @@ import Testing
             (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path?.hasSuffix(SegmentFile.name(newest)) == true
         }
         #expect(fs.names(in: Self.dir) == before)
+        // Salvage drops the record and keeps what is left; then the store opens.
+        _ = try LogStore.salvage(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs).close()
     }
 
     /// `bytesOnDisk` counts every segment, segment hint and table file and the manifest (less the
