@@ -242,4 +242,39 @@ import Testing
             (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path == path
         }
     }
+
+    /// Power loss at every I/O operation of a `close()` that records the log's end (segment hints
+    /// off) on a store with tables: the next open has every commit, and reopening after it again
+    /// loses nothing.
+    @Test func powerLossAtEveryOperationOfACloseThatRecordsTheLogEndLosesNothing() throws {
+        let base = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let options = Self.options(hints: false)
+        let first = try LogStore.open(at: Self.dir, options: options, fileSystem: base)
+        try Self.fill(first, rounds: 0..<4, into: &model)
+        try first.flushForTesting()
+        try first.close()
+        let probe = base.clone()
+        let opened = try LogStore.open(at: Self.dir, options: options, fileSystem: probe)
+        var probeModel = model
+        try Self.fill(opened, rounds: 4..<6, into: &probeModel)
+        let start = probe.operationCount
+        try opened.close()
+        let total = probe.operationCount - start
+        #expect(total >= 5)
+        for crashAt in 1...total {
+            let fs = base.clone()
+            var expected = model
+            let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+            try Self.fill(store, rounds: 4..<6, into: &expected)
+            fs.crash(atOperation: crashAt)
+            try? store.close()
+            fs.powerLoss()
+            let label = "power loss at operation \(crashAt) of \(total)"
+            let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+            #expect(try reopened.contents() == expected, "\(label)")
+            try reopened.close()
+            #expect(try LogStore.open(at: Self.dir, options: options, fileSystem: fs).contents() == expected, "\(label)")
+        }
+    }
 }
