@@ -171,6 +171,13 @@ extension LogStore {
                 }
                 start = end
             }
+            // A record left out because a later commit replaced it must not go with its segment
+            // while that commit could still be lost (`.deferred`, `.none`): sync the log first.
+            // Every such commit is appended already (the index names it), so this covers them.
+            try writer.withLock { w throws(EngineError) in
+                guard !w.closed else { throw Self.closedError }
+                try syncIfNeeded(&w)
+            }
         } catch {
             removeTableFiles(written.map(\.record.number))
             throw error

@@ -259,4 +259,37 @@ import Testing
             #expect(try LogStore.open(at: Self.dir, options: options, fileSystem: fs).contents() == contents, "\(label)")
         }
     }
+
+    /// A flush leaves out a sealed segment's record when a later commit overwrote the key; if
+    /// that commit is not yet synced (`.deferred` or `.none`), a power loss takes it, and the
+    /// record it replaced must still be there: the flush syncs the log before its switch. So the
+    /// store keeps a prefix of the commit order.
+    @Test(arguments: [false, true])
+    func aFlushNeverDropsADurableVersionForAnUnsyncedOverwrite(deleting: Bool) throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options(hints: false)
+        options.syncMode = .none
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try store.write { $0.put(bytes("key"), bytes("durable")) }
+        var random = SeededGenerator(seed: 7)
+        var filler = 0
+        while store.statistics.segments.count < 2 {
+            try store.write { $0.put(bytes("filler\(filler)"), random.bytes(1500)) }
+            filler += 1
+        }
+        // Sealed, so synced: the first segment holds "key" = "durable".
+        try store.write { batch in
+            if deleting { batch.delete(bytes("key")) } else { batch.put(bytes("key"), bytes("unsynced")) }
+        }
+        try store.flushForTesting(sealingActive: false)
+        fs.powerLoss()
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        let value = try reopened.value(forKey: bytes("key"))
+        // A prefix of the commit order: the overwrite is gone (and the version before it is
+        // there), or it survived with every commit before it.
+        let everyFiller = try (0..<filler).allSatisfy { try reopened.contains(bytes("filler\($0)")) }
+        let overwritten: [UInt8]? = deleting ? nil : bytes("unsynced")
+        #expect(value == bytes("durable") || (value == overwritten && everyFiller), "\(String(decoding: value ?? [], as: UTF8.self))")
+        try reopened.close()
+    }
 }
