@@ -171,6 +171,13 @@ extension LogStore {
                 }
                 start = end
             }
+            // A record left out because a later commit replaced it must not go with its segment
+            // while that commit could still be lost (`.deferred`, `.none`): sync the log first.
+            // Every such commit is appended already (the index names it), so this covers them.
+            try writer.withLock { w throws(EngineError) in
+                guard !w.closed else { throw Self.closedError }
+                try syncIfNeeded(&w)
+            }
         } catch {
             removeTableFiles(written.map(\.record.number))
             throw error
@@ -309,7 +316,8 @@ extension LogStore {
             let first = tables.firstIndex { $0.level == due }!
             let last = tables.lastIndex { $0.level == due }!
             inputRange = first..<(last + 1)
-            level = due + 1
+            // A level is a u32 from the manifest: the highest has no next, and stays.
+            level = due == UInt32.max ? due : due + 1
         }
         let inputs = Array(tables[inputRange])
         let droppingTombstones = inputRange.upperBound == tables.count

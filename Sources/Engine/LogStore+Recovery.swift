@@ -98,6 +98,14 @@ struct RecoveredLog {
                 "segment \(start), where the log continues after the last flush, is missing",
                 path: directory + "/" + SegmentFile.name(start), offset: 0)
         }
+        // The segment a clean close recorded the end of held durable commits: gone altogether, it
+        // is cut short as surely as one shorter than recorded (else a fresh log would replace it).
+        let closed = manifest.closedSegment
+        if closed >= start, !present.contains(SegmentFile.name(closed)) {
+            throw .corruption(
+                "segment is missing but its last clean close recorded \(manifest.closedLength) bytes in \(LogFormat.manifestName) (durable commits are gone)",
+                path: directory + "/" + SegmentFile.name(closed), offset: 0)
+        }
     }
 
     /// Removes the temporary manifest, temporary tables, tables the manifest does not list

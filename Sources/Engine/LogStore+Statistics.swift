@@ -6,7 +6,7 @@ extension LogStore {
     public var statistics: Statistics {
         let (hintBytes, manifestBytes, last, flushBytes, mergeBytes) = compaction.withLock { c in
             (c.segmentHintBytes.values.reduce(0, +),
-             c.manifest.tables.isEmpty && c.manifest.logStart == 1 ? 0 : UInt64(c.manifest.encodedSize), c.last,
+             c.manifest == Manifest() ? 0 : UInt64(c.manifest.encodedSize), c.last,
              c.flushBytesWritten, c.mergeBytesWritten)
         }
         let blobCollection = blobCollectionStatistics

@@ -50,7 +50,9 @@ enum Upgrade {
                     }
                     do throws(EngineError) {
                         try writer.add(TableEntry(key: record.key, sequence: record.sequence!, value: value))
-                    } catch {
+                    } catch where error.code == .invalidArgument {
+                        // The table refuses the entry (out of order): the pack is damaged. Any
+                        // other error is the table's own I/O, and is thrown as it is.
                         throw .corruption("pack records are not in ascending key order", path: file.path, offset: blockOffset)
                     }
                 }

@@ -126,9 +126,9 @@ struct Manifest: Sendable, Equatable {
             guard (1...LogFormat.maxFileNumber).contains(number), numbers.insert(number).inserted else {
                 throw bad("names table number \(number), outside 1 ... \(LogFormat.maxFileNumber) or listed twice")
             }
-            guard entryCount > 0, !smallest.isEmpty, !largest.isEmpty, compareSlices(smallest, largest) <= 0,
-                length >= UInt64(TableFormat.footerSize)
-            else { throw bad("has no entries, an empty key range or a length below a table footer's") }
+            guard entryCount > 0, entryCount <= length, !smallest.isEmpty, !largest.isEmpty,
+                compareSlices(smallest, largest) <= 0, length >= UInt64(TableFormat.footerSize)
+            else { throw bad("has no entries (or more than its length in bytes), an empty key range or a length below a table footer's") }
             guard blobIDs.allSatisfy({ (1...LogFormat.maxFileNumber).contains($0) }),
                 zip(blobIDs, blobIDs.dropFirst()).allSatisfy({ $0 < $1 })
             else { throw bad("lists blob ids that are not ascending within 1 ... \(LogFormat.maxFileNumber)") }
