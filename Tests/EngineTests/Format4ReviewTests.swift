@@ -78,6 +78,7 @@ import Testing
             try Self.fill(store, rounds: rounds..<(rounds + 1), into: &model)
             rounds += 1
         } while store.statistics.segments.count < segments
+        let lastSequence = store.statistics.lastSequence
         try store.close()
         #expect(fs.names(in: Self.dir).contains(LogFormat.manifestName))
         let newest = try #require(fs.names(in: Self.dir).compactMap(SegmentFile.number(fromName:)).max())
@@ -89,8 +90,13 @@ import Testing
             (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path?.hasSuffix(SegmentFile.name(newest)) == true
         }
         #expect(fs.names(in: Self.dir) == before)
-        // Salvage drops the record and keeps what is left; then the store opens.
-        _ = try LogStore.salvage(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        // Salvage drops the record, keeps what is left and reports the durable commits it lost
+        // (the missing segment's, up to the recorded last sequence); then the store opens.
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        let lost = try #require(report.lostSequences)
+        #expect(lost.lowerBound == report.lastKeptSequence + 1)
+        #expect(lost.upperBound == lastSequence)
+        #expect(report.lastKeptSequence < lastSequence)
         try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs).close()
     }
 
