@@ -100,6 +100,41 @@ import Testing
         try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs).close()
     }
 
+    /// A lone table that holds tombstones (the older table whose keys they hid was dropped by
+    /// salvage) is rewritten by `compact()` without them, so `keyCount` is exact afterwards.
+    @Test func compactDropsTheTombstonesOfALoneTable() throws {
+        let fs = FaultInjectingFileSystem()
+        let options = Self.options(hints: false)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try store.write { batch in for i in 0..<20 { batch.put(bytes("k\(i)"), bytes("old \(i)")) } }
+        try store.flushForTesting()
+        try store.write { batch in
+            for i in 0..<10 { batch.delete(bytes("k\(i)")) }
+            for i in 20..<25 { batch.put(bytes("k\(i)"), bytes("new \(i)")) }
+        }
+        try store.flushForTesting()
+        try store.close()
+        let tables = fs.names(in: Self.dir).compactMap(StoreTable.number(fromName:)).sorted()
+        try #require(tables.count == 2)
+        let older = Self.dir + "/" + TableFormat.name(tables[0])
+        fs.setContents([UInt8](repeating: 0xA5, count: fs.contents(of: older)!.count), of: older)
+        _ = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
+
+        let salvaged = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try #require(salvaged.statistics.tables.count == 1)
+        #expect(salvaged.statistics.tables[0].entryCount == 15)
+        let contents = try salvaged.contents()
+        #expect(contents.count == 5)
+        let report = try salvaged.compact()
+        #expect(report.tablesWritten == 1)
+        #expect(salvaged.statistics.keyCount == 5)
+        #expect(salvaged.statistics.tables.map(\.entryCount) == [5])
+        #expect(try salvaged.contents() == contents)
+        // Compacting again finds nothing to rewrite.
+        #expect(try salvaged.compact().tablesWritten == 0)
+        try salvaged.close()
+    }
+
     /// `bytesOnDisk` counts every segment, segment hint and table file and the manifest (less the
     /// active segment's preallocated zeros): the manifest too when it holds only the log end a
     /// clean close recorded.
