@@ -85,6 +85,20 @@ extension LogStore {
             public var blobsRemoved: Int
         }
 
+        /// A flush or merge that ``LogStore/CompactionPolicy/isAutomatic`` started in the
+        /// background and that failed. Automatic flushing stops after one (it would fail again at
+        /// every rollover) until the store is reopened; the tail then grows with every commit,
+        /// and ``LogStore/compact()`` still runs when called.
+        public struct AutomaticFailure: Sendable, Equatable {
+            /// What the flush or merge threw (``EngineError/code`` to switch on).
+            public var error: EngineError
+
+            /// Equal when the errors' codes and descriptions are.
+            public static func == (lhs: Self, rhs: Self) -> Bool {
+                lhs.error.code == rhs.error.code && lhs.error.description == rhs.error.description
+            }
+        }
+
         /// One sorted table.
         public struct Table: Sendable, Equatable {
             /// The table's number (its file is named after it).
@@ -142,6 +156,9 @@ extension LogStore {
         public var writeAmplification: Double
         /// What the last compaction since open did; nil when none has run.
         public var lastCompaction: Compaction?
+        /// The background flush or merge that failed since open, after which automatic flushing
+        /// stopped until the store is reopened; nil when none has failed.
+        public var automaticFailure: AutomaticFailure?
         /// Zero bytes allocated ahead of the active segment's last frame (``LogStore/Options/preallocationSize``);
         /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
         public var preallocatedBytes: UInt64

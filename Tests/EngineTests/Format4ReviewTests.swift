@@ -4,6 +4,7 @@ import Glibc
 @testable import Engine
 import EngineTestSupport
 import Testing
+import Foundation
 
 /// Format 4's tail and tables at their edges: flushes of a tail loaded from segment hints, the
 /// log end a clean close records, and what open refuses rather than lose durable commits.
@@ -133,6 +134,48 @@ import Testing
         // Compacting again finds nothing to rewrite.
         #expect(try salvaged.compact().tablesWritten == 0)
         try salvaged.close()
+    }
+
+    /// A background flush that fails stops automatic flushing until reopen, and `statistics`
+    /// says so with the error; `compact()` still runs, and a reopen starts afresh.
+    @Test func aFailedBackgroundFlushShowsInStatistics() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        var rounds = 0
+        repeat {
+            try Self.fill(store, rounds: rounds..<(rounds + 1), into: &model)
+            rounds += 1
+        } while store.statistics.segments.count < 3
+        try store.close()
+
+        var automatic = Self.options(hints: false)
+        automatic.compaction = LogStore.CompactionPolicy(isAutomatic: true, flushBytes: 64 << 10, mergeFanIn: 2)
+        // The flush started at open fails at its table's first write.
+        fs.onEveryAccess { access in
+            if access.kind == .open, access.path.hasSuffix(".sst" + LogFormat.temporarySuffix) {
+                fs.failNext(.write, errno: EIO)
+            }
+        }
+        let reopened = try LogStore.open(at: Self.dir, options: automatic, fileSystem: fs)
+        var waits = 0
+        while reopened.statistics.automaticFailure == nil, waits < 10_000 {
+            Thread.sleep(forTimeInterval: 0.001)
+            waits += 1
+        }
+        fs.onEveryAccess { _ in }
+        let failure = reopened.statistics.automaticFailure
+        #expect(failure?.error.code == .io && failure?.error.errno == EIO)
+        #expect(reopened.statistics.tables.isEmpty)
+        #expect(try reopened.contents() == model)
+        try reopened.compact()
+        #expect(reopened.statistics.tables.count == 1)
+        try reopened.close()
+
+        let again = try LogStore.open(at: Self.dir, options: automatic, fileSystem: fs)
+        #expect(again.statistics.automaticFailure == nil)
+        #expect(try again.contents() == model)
+        try again.close()
     }
 
     /// `bytesOnDisk` counts every segment, segment hint and table file and the manifest (less the
