@@ -75,11 +75,14 @@ extension LogStore {
             /// The size of the files it replaced: the flushed segments and their hint files, and
             /// the tables merged.
             public var bytesBefore: UInt64
-            /// The size of the table it left in their place.
+            /// The size of the table it left in their place; 0 when it had nothing to flush or
+            /// merge (the store was already one table without tombstones, or empty).
             public var bytesAfter: UInt64
-            /// Entries in that table: every key of the store (when no commit ran meanwhile).
+            /// Entries in that table: every key of the store (when no commit ran meanwhile); 0
+            /// when it had nothing to flush or merge.
             public var recordsWritten: Int
-            /// Table files written: the flush's and the merge's (0 to 2).
+            /// Table files written: the flush's (one per run of about
+            /// ``LogStore/CompactionPolicy/flushBytes`` of segments) and the merge's (at most one).
             public var tablesWritten: Int
             /// Blob files removed because no key references them any more.
             public var blobsRemoved: Int
