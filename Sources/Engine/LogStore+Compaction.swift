@@ -121,8 +121,9 @@ extension LogStore {
     /// Flushes the sealed segments of the tail (FORMAT.md, "Flush"): with `sealingActive`, seals
     /// the active segment first so that every commit so far is flushed. Writes their current
     /// entries as level-0 tables, one per run of segments of about
-    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: what a flush holds in
-    /// memory), a tombstone kept only while an older table exists; installs one manifest whose
+    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: the values a flush holds
+    /// in memory at a time; the keys and locations of every run stay until the switch, as the
+    /// resident index drops them only after it), a tombstone kept only while an older table exists; installs one manifest whose
     /// log start is the first segment not flushed; drops those entries from the resident index
     /// where it still points at them; and removes the segments. Called under the compaction gate.
     func flushNow(sealingActive: Bool) throws(EngineError) -> StepResult {
