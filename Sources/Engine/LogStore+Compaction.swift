@@ -5,7 +5,8 @@ extension LogStore {
     ///
     /// Compaction (FORMAT.md, "Flush", "Merge") seals the active segment, flushes every sealed
     /// segment's current entries into a new sorted table, merges every table into one (dropping
-    /// overwritten versions and every tombstone), installs each step with a new manifest,
+    /// overwritten versions and every tombstone; a lone table is rewritten only when it holds a
+    /// tombstone), installs each step with a new manifest,
     /// removes the replaced files, then removes blob files no entry references. Afterwards the
     /// resident index of the log's tail is empty and one table holds every key. Nothing visible
     /// changes: every read before, during and after sees the same contents. Commits and reads on
@@ -120,8 +121,9 @@ extension LogStore {
     /// Flushes the sealed segments of the tail (FORMAT.md, "Flush"): with `sealingActive`, seals
     /// the active segment first so that every commit so far is flushed. Writes their current
     /// entries as level-0 tables, one per run of segments of about
-    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: what a flush holds in
-    /// memory), a tombstone kept only while an older table exists; installs one manifest whose
+    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: the values a flush holds
+    /// in memory at a time; the keys and locations of every run stay until the switch, as the
+    /// resident index drops them only after it), a tombstone kept only while an older table exists; installs one manifest whose
     /// log start is the first segment not flushed; drops those entries from the resident index
     /// where it still points at them; and removes the segments. Called under the compaction gate.
     func flushNow(sealingActive: Bool) throws(EngineError) -> StepResult {
@@ -287,7 +289,7 @@ extension LogStore {
     /// Merges tables by the policy (FORMAT.md, "Merge"): the lowest level holding
     /// ``LogStore/CompactionPolicy/mergeFanIn`` tables has all of them merged into one table of
     /// the next level; with `everything`, every table is merged into one (when there are two or
-    /// more). Overwritten versions are dropped, and tombstones too when no older table remains
+    /// more, or one that holds a tombstone). Overwritten versions are dropped, and tombstones too when no older table remains
     /// below the inputs. Returns nil when no merge was due. Called under the compaction gate.
     func mergeNow(everything: Bool) throws(EngineError) -> StepResult? {
         // The merge's own references to the input tables end with `merge(everything:)`, before
@@ -305,7 +307,11 @@ extension LogStore {
         let inputRange: Range<Int>
         let level: UInt32
         if everything {
-            guard tables.count >= 2 else { return nil }
+            // A lone table is rewritten only to drop its tombstones (an older table it hid keys
+            // of is gone: salvage dropped it).
+            if tables.count < 2 {
+                guard let lone = tables.first, try Self.holdsTombstone(lone) else { return nil }
+            }
             inputRange = 0..<tables.count
             level = max(1, tables.map(\.level).max()!)
         } else {
@@ -367,6 +373,16 @@ extension LogStore {
             StepResult(tables: written.map { [$0] } ?? [], bytesBefore: bytesBefore, entriesWritten: 0),
             inputs.map { (name: TableFormat.name($0.number), file: $0.file, companions: []) }
         )
+    }
+
+    /// True when `table` holds a tombstone: its entries are read front to back until the first.
+    private static func holdsTombstone(_ table: StoreTable) throws(EngineError) -> Bool {
+        var cursor = try TableCursor(table)
+        while let entry = cursor.current {
+            if case .tombstone = entry.value { return true }
+            try cursor.advance()
+        }
+        return false
     }
 
     // MARK: Steps shared by flush and merge

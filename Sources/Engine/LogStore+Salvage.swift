@@ -368,15 +368,21 @@ private struct Salvage {
     }
 
     /// The log end a clean close recorded in the manifest is dropped (recovery then keeps the
-    /// longest intact prefix); when the segment it names is shorter than recorded, the commits up
-    /// to the recorded one are known lost past whatever the segment still holds.
+    /// longest intact prefix); when the segment it names is missing or shorter than recorded, the
+    /// commits up to the recorded one are known lost past whatever the log still holds.
     mutating func forgetRecordedLogEnd() throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
         guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem),
             manifest.closedSegment != 0
         else { return }
         let name = SegmentFile.name(manifest.closedSegment)
-        if names.contains(name), try fileSystem.openFile(directory + "/" + name, create: false).size() < manifest.closedLength {
+        let cutShort: Bool
+        if names.contains(name) {
+            cutShort = try fileSystem.openFile(directory + "/" + name, create: false).size() < manifest.closedLength
+        } else {
+            cutShort = true
+        }
+        if cutShort {
             highestLostSequence = max(highestLostSequence ?? 0, manifest.closedSequence)
         }
         manifest.closedSegment = 0

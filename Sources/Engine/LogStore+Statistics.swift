@@ -4,10 +4,10 @@ extension LogStore {
     /// A consistent picture of the store now (it never waits for a commit's sync). Costs one
     /// `fstat` per segment. After ``close()`` the figures are those of an empty store.
     public var statistics: Statistics {
-        let (hintBytes, manifestBytes, last, flushBytes, mergeBytes) = compaction.withLock { c in
+        let (hintBytes, manifestBytes, last, flushBytes, mergeBytes, automaticFailure) = compaction.withLock { c in
             (c.segmentHintBytes.values.reduce(0, +),
              c.manifest == Manifest() ? 0 : UInt64(c.manifest.encodedSize), c.last,
-             c.flushBytesWritten, c.mergeBytesWritten)
+             c.flushBytesWritten, c.mergeBytesWritten, c.automaticFailure.map { Statistics.AutomaticFailure(error: $0) })
         }
         let blobCollection = blobCollectionStatistics
         let logBytes = UInt64(logBytesWritten.load(ordering: .relaxed))
@@ -50,6 +50,7 @@ extension LogStore {
                 logBytesWritten: logBytes, flushBytesWritten: flushBytes, mergeBytesWritten: mergeBytes,
                 writeAmplification: logBytes == 0 ? 1 : Double(logBytes + flushBytes + mergeBytes) / Double(logBytes),
                 lastCompaction: last,
+                automaticFailure: automaticFailure,
                 preallocatedBytes: s.preallocatedBytes,
                 preallocationSuspended: s.preallocationSuspended,
                 lastSequence: s.lastSequence,

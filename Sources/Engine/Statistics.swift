@@ -75,14 +75,31 @@ extension LogStore {
             /// The size of the files it replaced: the flushed segments and their hint files, and
             /// the tables merged.
             public var bytesBefore: UInt64
-            /// The size of the table it left in their place.
+            /// The size of the table it left in their place; 0 when it had nothing to flush or
+            /// merge (the store was already one table without tombstones, or empty).
             public var bytesAfter: UInt64
-            /// Entries in that table: every key of the store (when no commit ran meanwhile).
+            /// Entries in that table: every key of the store (when no commit ran meanwhile); 0
+            /// when it had nothing to flush or merge.
             public var recordsWritten: Int
-            /// Table files written: the flush's and the merge's (0 to 2).
+            /// Table files written: the flush's (one per run of about
+            /// ``LogStore/CompactionPolicy/flushBytes`` of segments) and the merge's (at most one).
             public var tablesWritten: Int
             /// Blob files removed because no key references them any more.
             public var blobsRemoved: Int
+        }
+
+        /// A flush or merge that ``LogStore/CompactionPolicy/isAutomatic`` started in the
+        /// background and that failed. Automatic flushing stops after one (it would fail again at
+        /// every rollover) until the store is reopened; the tail then grows with every commit,
+        /// and ``LogStore/compact()`` still runs when called.
+        public struct AutomaticFailure: Sendable, Equatable {
+            /// What the flush or merge threw (``EngineError/code`` to switch on).
+            public var error: EngineError
+
+            /// Equal when the errors' codes and descriptions are.
+            public static func == (lhs: Self, rhs: Self) -> Bool {
+                lhs.error.code == rhs.error.code && lhs.error.description == rhs.error.description
+            }
         }
 
         /// One sorted table.
@@ -142,6 +159,9 @@ extension LogStore {
         public var writeAmplification: Double
         /// What the last compaction since open did; nil when none has run.
         public var lastCompaction: Compaction?
+        /// The background flush or merge that failed since open, after which automatic flushing
+        /// stopped until the store is reopened; nil when none has failed.
+        public var automaticFailure: AutomaticFailure?
         /// Zero bytes allocated ahead of the active segment's last frame (``LogStore/Options/preallocationSize``);
         /// they are on disk too, until rollover or ``LogStore/close()`` trims them.
         public var preallocatedBytes: UInt64

@@ -4,6 +4,7 @@ import Glibc
 @testable import Engine
 import EngineTestSupport
 import Testing
+import Foundation
 
 /// Format 4's tail and tables at their edges: flushes of a tail loaded from segment hints, the
 /// log end a clean close records, and what open refuses rather than lose durable commits.
@@ -78,6 +79,7 @@ import Testing
             try Self.fill(store, rounds: rounds..<(rounds + 1), into: &model)
             rounds += 1
         } while store.statistics.segments.count < segments
+        let lastSequence = store.statistics.lastSequence
         try store.close()
         #expect(fs.names(in: Self.dir).contains(LogFormat.manifestName))
         let newest = try #require(fs.names(in: Self.dir).compactMap(SegmentFile.number(fromName:)).max())
@@ -89,9 +91,92 @@ import Testing
             (error as? EngineError)?.code == .corruption && (error as? EngineError)?.path?.hasSuffix(SegmentFile.name(newest)) == true
         }
         #expect(fs.names(in: Self.dir) == before)
-        // Salvage drops the record and keeps what is left; then the store opens.
-        _ = try LogStore.salvage(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        // Salvage drops the record, keeps what is left and reports the durable commits it lost
+        // (the missing segment's, up to the recorded last sequence); then the store opens.
+        let report = try LogStore.salvage(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        let lost = try #require(report.lostSequences)
+        #expect(lost.lowerBound == report.lastKeptSequence + 1)
+        #expect(lost.upperBound == lastSequence)
+        #expect(report.lastKeptSequence < lastSequence)
         try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs).close()
+    }
+
+    /// A lone table that holds tombstones (the older table whose keys they hid was dropped by
+    /// salvage) is rewritten by `compact()` without them, so `keyCount` is exact afterwards.
+    @Test func compactDropsTheTombstonesOfALoneTable() throws {
+        let fs = FaultInjectingFileSystem()
+        let options = Self.options(hints: false)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try store.write { batch in for i in 0..<20 { batch.put(bytes("k\(i)"), bytes("old \(i)")) } }
+        try store.flushForTesting()
+        try store.write { batch in
+            for i in 0..<10 { batch.delete(bytes("k\(i)")) }
+            for i in 20..<25 { batch.put(bytes("k\(i)"), bytes("new \(i)")) }
+        }
+        try store.flushForTesting()
+        try store.close()
+        let tables = fs.names(in: Self.dir).compactMap(StoreTable.number(fromName:)).sorted()
+        try #require(tables.count == 2)
+        let older = Self.dir + "/" + TableFormat.name(tables[0])
+        fs.setContents([UInt8](repeating: 0xA5, count: fs.contents(of: older)!.count), of: older)
+        _ = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
+
+        let salvaged = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try #require(salvaged.statistics.tables.count == 1)
+        #expect(salvaged.statistics.tables[0].entryCount == 15)
+        let contents = try salvaged.contents()
+        #expect(contents.count == 5)
+        let report = try salvaged.compact()
+        #expect(report.tablesWritten == 1)
+        #expect(salvaged.statistics.keyCount == 5)
+        #expect(salvaged.statistics.tables.map(\.entryCount) == [5])
+        #expect(try salvaged.contents() == contents)
+        // Compacting again finds nothing to rewrite, and says so.
+        let idle = try salvaged.compact()
+        #expect(idle.tablesWritten == 0 && idle.recordsWritten == 0 && idle.bytesAfter == 0)
+        try salvaged.close()
+    }
+
+    /// A background flush that fails stops automatic flushing until reopen, and `statistics`
+    /// says so with the error; `compact()` still runs, and a reopen starts afresh.
+    @Test func aFailedBackgroundFlushShowsInStatistics() throws {
+        let fs = FaultInjectingFileSystem()
+        var model: [[UInt8]: [UInt8]] = [:]
+        let store = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        var rounds = 0
+        repeat {
+            try Self.fill(store, rounds: rounds..<(rounds + 1), into: &model)
+            rounds += 1
+        } while store.statistics.segments.count < 3
+        try store.close()
+
+        var automatic = Self.options(hints: false)
+        automatic.compaction = LogStore.CompactionPolicy(isAutomatic: true, flushBytes: 64 << 10, mergeFanIn: 2)
+        // The flush started at open fails at its table's first write.
+        fs.onEveryAccess { access in
+            if access.kind == .open, access.path.hasSuffix(".sst" + LogFormat.temporarySuffix) {
+                fs.failNext(.write, errno: EIO)
+            }
+        }
+        let reopened = try LogStore.open(at: Self.dir, options: automatic, fileSystem: fs)
+        var waits = 0
+        while reopened.statistics.automaticFailure == nil, waits < 10_000 {
+            Thread.sleep(forTimeInterval: 0.001)
+            waits += 1
+        }
+        fs.onEveryAccess { _ in }
+        let failure = reopened.statistics.automaticFailure
+        #expect(failure?.error.code == .io && failure?.error.errno == EIO)
+        #expect(reopened.statistics.tables.isEmpty)
+        #expect(try reopened.contents() == model)
+        try reopened.compact()
+        #expect(reopened.statistics.tables.count == 1)
+        try reopened.close()
+
+        let again = try LogStore.open(at: Self.dir, options: automatic, fileSystem: fs)
+        #expect(again.statistics.automaticFailure == nil)
+        #expect(try again.contents() == model)
+        try again.close()
     }
 
     /// `bytesOnDisk` counts every segment, segment hint and table file and the manifest (less the
