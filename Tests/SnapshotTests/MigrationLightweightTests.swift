@@ -200,7 +200,7 @@ import Testing
         try home.filled()
         let store = try home.open(BlogModel.schema)
         let header = try #require(try store.engine.value(forKey: [0x00] + Array("store".utf8)))
-        #expect(header[0] == 3)
+        #expect(header[0] == 4)
         let json = try JSONEncoder().encode(BlogModel.schema)
         #expect(String(decoding: header, as: UTF8.self).contains("\"Attachment\""), "the schema is stored")
         #expect(json.count > 100)

@@ -24,6 +24,8 @@ struct GenerationRewriter {
     let destination: RecordSpace?
     let storeIdentifier: String
     let assetThreshold: Int
+    /// The records format of `source` (the destination is written in format 2).
+    var sourceFormat: RecordsFormat = .format2
 
     /// Commits of at most this many operations… (each commit is synced: fewer, larger ones
     /// save syncs, while a commit's batch stays a few MiB)
@@ -32,7 +34,9 @@ struct GenerationRewriter {
     static let chunkBytes = 16 << 20
 
     var oldMapper: RecordMapper {
-        RecordMapper(layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {})
+        RecordMapper(
+            layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {},
+            format: sourceFormat)
     }
 
     var newMapper: RecordMapper {
@@ -122,15 +126,14 @@ struct GenerationRewriter {
             while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                let record = try RecordValue(decoding: try entry.value(), key: entry.key)
-                let old = try oldMapper.snapshot(of: record, key: entry.key, primaryKey: pk, root: root.name, toMany: false)
+                let old = try oldMapper.snapshot(ofRecord: try entry.value(), key: entry.key, primaryKey: pk, root: root.name, toMany: false)
                 let oldEntity = old.persistentIdentifier.entityName
                 if rewrites[oldEntity] == nil {
                     rewrites[oldEntity] = EntityRewrite(oldEntity: oldEntity, mapping: mapping, oldLayout: oldMapper.layout, newLayout: newMapper.layout)
                 }
                 guard let rewrite = rewrites[oldEntity] ?? nil else { continue }
                 if cursors[oldEntity] == nil {
-                    cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(source, relationshipPrefix: $0, entity: oldEntity) }
+                    cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(oldMapper, relationshipPrefix: $0, entity: oldEntity) }
                 }
                 let snapshot = try transform(
                     old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,

@@ -54,19 +54,38 @@ enum RecordKeys {
     static func backReference(destinationRoot: String, destination: UUID, relationship: String, sourceEntity: String, source: UUID) -> [UInt8] {
         backReferencePrefix(destinationRoot: destinationRoot, destination: destination, relationship: relationship) + name(sourceEntity) + bytes(of: source)
     }
-    /// `M` (or `N` for the mirror) "EntityA:EntityB" 0x00 "relA:relB" 0x00 recordNameA 0x00 —
-    /// every join record of one object on side A (on side B, with the names swapped, for `N`).
-    static func joinPrefix(mirror: Bool, entities: String, relationships: String, recordName: String) -> [UInt8] {
-        joinRelationshipPrefix(mirror: mirror, entities: entities, relationships: relationships) + name(recordName)
-    }
-    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 — every join record of one
-    /// relationship (every mirror, for `N`).
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 — every link of one relationship
+    /// (every mirror, for `N`).
     static func joinRelationshipPrefix(mirror: Bool, entities: String, relationships: String) -> [UInt8] {
         [mirror ? joinMirrorTag : joinTag] + name(entities) + name(relationships)
     }
-    static func join(mirror: Bool, entities: String, relationships: String, recordName: String, otherRecordName: String) -> [UInt8] {
-        joinPrefix(mirror: mirror, entities: entities, relationships: relationships, recordName: recordName) + Array(otherRecordName.utf8)
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 pk(16) — every link of one object
+    /// on side A (on side B, for `N`).
+    static func joinPrefix(mirror: Bool, entities: String, relationships: String, primaryKey: UUID) -> [UInt8] {
+        joinRelationshipPrefix(mirror: mirror, entities: entities, relationships: relationships) + bytes(of: primaryKey)
     }
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 pk(16) otherEntity 0x00 otherPK(16):
+    /// one link (records format 2), a key with an empty value.
+    static func join(mirror: Bool, entities: String, relationships: String, primaryKey: UUID, otherEntity: String, otherPrimaryKey: UUID) -> [UInt8] {
+        joinPrefix(mirror: mirror, entities: entities, relationships: relationships, primaryKey: primaryKey) + name(otherEntity)
+            + bytes(of: otherPrimaryKey)
+    }
+    /// The components of a format-2 link key after its relationship prefix: the near end's
+    /// primary key, the far end's concrete entity and primary key.
+    static func parseJoinSuffix(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (primaryKey: UUID, otherEntity: String, other: UUID) {
+        let nameStart = prefixLength + 16
+        guard prefixLength >= 0, key.count >= nameStart + 18, let zero = key[nameStart...].firstIndex(of: 0), key.count - zero - 1 == 16, zero > nameStart,
+            let entity = String(validating: key[nameStart..<zero], as: UTF8.self)
+        else { throw RecordDecodingError("a malformed link key", key: key) }
+        return (uuid(from: Array(key[prefixLength..<nameStart])), entity, uuid(from: Array(key[(zero + 1)...])))
+    }
+    /// As ``parseJoinSuffix(_:prefixLength:)`` for a key under an object's prefix
+    /// (``joinPrefix(mirror:entities:relationships:primaryKey:)``): the far end.
+    static func parseJoinTarget(_ key: [UInt8], objectPrefixLength: Int) throws(RecordDecodingError) -> (entity: String, primaryKey: UUID) {
+        let parsed = try parseJoinSuffix(key, prefixLength: objectPrefixLength - 16)
+        return (parsed.otherEntity, parsed.other)
+    }
+
     /// `I` entity 0x00 indexName 0x00 — one declared index.
     static func indexPrefix(entity: String, index: String) -> [UInt8] { [indexTag] + name(entity) + name(index) }
     /// `U` entity 0x00 constraintName 0x00 encodedValues.
