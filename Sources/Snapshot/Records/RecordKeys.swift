@@ -67,8 +67,18 @@ enum RecordKeys {
     /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 pk(16) otherEntity 0x00 otherPK(16):
     /// one link (records format 2), a key with an empty value.
     static func join(mirror: Bool, entities: String, relationships: String, primaryKey: UUID, otherEntity: String, otherPrimaryKey: UUID) -> [UInt8] {
-        joinPrefix(mirror: mirror, entities: entities, relationships: relationships, primaryKey: primaryKey) + name(otherEntity)
-            + bytes(of: otherPrimaryKey)
+        var key: [UInt8] = []
+        key.reserveCapacity(36 + entities.utf8.count + relationships.utf8.count + otherEntity.utf8.count)
+        key.append(mirror ? joinMirrorTag : joinTag)
+        key.append(contentsOf: entities.utf8)
+        key.append(0)
+        key.append(contentsOf: relationships.utf8)
+        key.append(0)
+        withUnsafeBytes(of: primaryKey.uuid) { key.append(contentsOf: $0) }
+        key.append(contentsOf: otherEntity.utf8)
+        key.append(0)
+        withUnsafeBytes(of: otherPrimaryKey.uuid) { key.append(contentsOf: $0) }
+        return key
     }
     /// The components of a format-2 link key after its relationship prefix: the near end's
     /// primary key, the far end's concrete entity and primary key.
