@@ -20,8 +20,8 @@ enum RecordKeys {
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
     }
 
-    /// A UUID from exactly 16 bytes.
-    static func uuid(from bytes: [UInt8]) -> UUID {
+    /// A UUID from exactly 16 bytes (the first 16; zeros for missing ones).
+    static func uuid(from bytes: some Collection<UInt8>) -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &raw) { dst in
             for (i, b) in bytes.prefix(16).enumerated() { dst[i] = b }
@@ -87,7 +87,7 @@ enum RecordKeys {
         guard prefixLength >= 0, key.count >= nameStart + 18, let zero = key[nameStart...].firstIndex(of: 0), key.count - zero - 1 == 16, zero > nameStart,
             let entity = String(validating: key[nameStart..<zero], as: UTF8.self)
         else { throw RecordDecodingError("a malformed link key", key: key) }
-        return (uuid(from: Array(key[prefixLength..<nameStart])), entity, uuid(from: Array(key[(zero + 1)...])))
+        return (uuid(from: key[prefixLength..<nameStart]), entity, uuid(from: key[(zero + 1)...]))
     }
     /// As ``parseJoinSuffix(_:prefixLength:)`` for a key under an object's prefix
     /// (``joinPrefix(mirror:entities:relationships:primaryKey:)``): the far end.

@@ -41,17 +41,25 @@ extension RecordMapper {
         return try snapshot(of: try RecordReader(bytes, key: key), primaryKey: pk, root: root, toMany: toMany, only: only)
     }
 
+    /// The field list of `record`'s entity, once the record is known to be of an entity of
+    /// `root` holding no more fields than the entity has.
+    func checkedFields(of record: RecordReader, root: String) throws(RecordDecodingError) -> RecordFieldList {
+        let entity = record.entityName
+        guard schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
+            throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: record.key)
+        }
+        let fields = layout.recordFields(of: entity)
+        guard record.fieldCount <= fields.count else {
+            throw RecordDecodingError("a record of \(record.fieldCount) fields, more than the \(fields.count) of \(entity)", key: record.key)
+        }
+        return fields
+    }
+
     /// As ``snapshot(ofRecord:key:primaryKey:root:toMany:only:)``, from a parsed record.
     func snapshot(of record: RecordReader, primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
         let key = record.key
         let entity = record.entityName
-        guard schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
-            throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: key)
-        }
-        let fields = layout.recordFields(of: entity)
-        guard record.fieldCount <= fields.count else {
-            throw RecordDecodingError("a record of \(record.fieldCount) fields, more than the \(fields.count) of \(entity)", key: key)
-        }
+        let fields = try checkedFields(of: record, root: root)
         let id = try identifier(entity: entity, primaryKey: pk)
         var values: [String: PropertyValue] = Dictionary(minimumCapacity: fields.count)
         for field in fields.fields {
