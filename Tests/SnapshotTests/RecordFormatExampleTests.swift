@@ -51,4 +51,20 @@ import Testing
         #expect(postRecord.map(\.0) == ["CD_entityName", "CD_content", "CD_date", "CD_title"])
         try store.close()
     }
+
+    @Test func aLinkOfARelationshipThatIsItsOwnInverseListsTheSmallerPrimaryKeyFirst() throws {
+        let home = WALHome(WALRelationshipShapeTests.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let a = WALRelationshipShapeTests.person("a"), b = WALRelationshipShapeTests.person("b", ["friends": .toMany([a.persistentIdentifier])])
+        let ids = try store.save(DataStoreSaveChangesRequest(inserted: [a, b])).remappedIdentifiers
+        let pks = try [a, b].map { s -> [UInt8] in
+            guard case .uuid(let u) = try #require(ids[s.persistentIdentifier]).primaryKey else { throw RawRecord.Malformed() }
+            return RawRecord.uuidBytes(u)
+        }.sorted { $0.lexicographicallyPrecedes($1) }
+        let prefix = Self.n("Person:Person") + Self.n("friends:friends")
+        #expect(try store.liveEntries(prefix: [0x4D]).map(\.key) == [[0x4D] + prefix + pks[0] + Self.n("Person") + pks[1]])
+        #expect(try store.liveEntries(prefix: [0x4E]).map(\.key) == [[0x4E] + prefix + pks[1] + Self.n("Person") + pks[0]])
+        try store.close()
+    }
 }
