@@ -29,7 +29,7 @@ struct GenerationRewriter {
 
     /// Commits of at most this many operations… (each commit is synced: fewer, larger ones
     /// save syncs, while a commit's batch stays a few MiB)
-    static let chunkOperations = 262_144
+    static let chunkOperations = 65536
     /// …or about this many bytes.
     static let chunkBytes = 16 << 20
 

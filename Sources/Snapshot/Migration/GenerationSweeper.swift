@@ -5,7 +5,7 @@ import Engine
 /// replaced once it has switched. Deletes go in commits of ``chunk`` keys; every one is safe
 /// to lose or repeat, since no reader looks at a generation the header does not name.
 enum GenerationSweeper {
-    static let chunk = 262_144
+    static let chunk = 65536
 
     /// Deletes every key of generation `generation` (only the record layer's kinds for 0).
     static func discard(_ generation: UInt32, in engine: LogStore) throws {
