@@ -1,0 +1,340 @@
+import Engine
+import Foundation
+
+/// Reads a directory that ``CloudKitExport/write(to:progress:)`` made (or any directory of
+/// `records/modify` bodies with such a `manifest.json`) into a new `WALDataStore` of the
+/// schema the manifest names: every object under its record name's primary key, its assets,
+/// to-one references and `CDMR` links.
+///
+/// The whole directory is read and checked before the store is made: every record's type,
+/// entity and fields against the schema, every reference and link against the records, every
+/// uniqueness rule across them. A refused import leaves nothing at the store's path.
+public enum CloudKitImport {
+    /// The manifest's file name.
+    public static let manifestName = "manifest.json"
+
+    /// What ``makeStore(from:at:options:progress:)`` read.
+    public struct Summary: Sendable, Equatable {
+        public var records = 0
+        public var links = 0
+        public var assets = 0
+    }
+
+    /// One object of the export, checked.
+    struct Object {
+        var entity: String
+        var primaryKey: UUID
+        var values: [String: PropertyValue]
+        var references: [String: String]
+        var links: [String: [String]] = [:]
+    }
+
+    /// Makes a new store at `path` (missing, or an empty directory) holding the export in
+    /// `directory`. `progress` gets (objects written, objects in all).
+    ///
+    /// - Throws: ``CloudKitTransferError``: `.destinationNotEmpty`, `.notAnExport`,
+    ///   `.invalidRecord` (naming the record and what does not fit), `.io`; a
+    ///   ``DataStoreError`` when the new store cannot be made. Nothing is left at `path`.
+    @discardableResult
+    public static func makeStore(
+        from directory: String, at path: String, options: LogStore.Options = LogStore.Options(),
+        progress: ((Int, Int) -> Void)? = nil
+    ) throws -> Summary {
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        let existed = files.fileExists(atPath: path, isDirectory: &isDirectory)
+        if existed && (!isDirectory.boolValue || !((try? files.contentsOfDirectory(atPath: path))?.isEmpty ?? false)) {
+            throw CloudKitTransferError(.destinationNotEmpty, "the new store's path is not missing or an empty directory", path: path)
+        }
+        let (schema, requests) = try readManifest(directory)
+        var objects: [String: Object] = [:]
+        var order: [String] = []
+        var linkRecords: [(recordName: String, fields: [String: CloudKitField])] = []
+        var summary = Summary()
+        for request in requests {
+            for (recordType, recordName, fields) in try readRequest(directory, request) {
+                if recordType == CloudKitRecord.linkRecordType {
+                    linkRecords.append((recordName, fields))
+                    continue
+                }
+                guard objects[recordName] == nil else {
+                    throw CloudKitTransferError(.invalidRecord, "two records have this name", path: request, recordName: recordName)
+                }
+                objects[recordName] = try object(recordType: recordType, recordName: recordName, fields: fields, schema: schema, directory: directory, summary: &summary)
+                order.append(recordName)
+            }
+        }
+        try resolve(&objects, links: linkRecords, schema: schema)
+        summary.records = order.count
+        summary.links = linkRecords.count
+
+        var configuration = WALStoreConfiguration(name: "import", schema: schema, path: path, options: options)
+        configuration.options.creation = .always
+        let store = try WALDataStore(configuration)
+        do {
+            try write(objects, order: order, into: store, progress: progress)
+            try store.close()
+        } catch {
+            try? store.close()
+            if existed {
+                for name in (try? files.contentsOfDirectory(atPath: path)) ?? [] { try? files.removeItem(atPath: path + "/" + name) }
+            } else {
+                try? files.removeItem(atPath: path)
+            }
+            throw error
+        }
+        return summary
+    }
+
+    /// The schema and the request files the manifest names.
+    static func readManifest(_ directory: String) throws -> (Schema, [String]) {
+        let path = directory + "/" + manifestName
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CloudKitTransferError(.notAnExport, "no manifest.json: not a whole export (walstore export --cloudkit makes one)", path: path)
+        }
+        guard let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            manifest["format"] as? String == "walstore-cloudkit-export", manifest["version"] as? Int == 1,
+            let requests = manifest["requests"] as? [String], let schemaObject = manifest["schema"],
+            let schemaData = try? JSONSerialization.data(withJSONObject: schemaObject),
+            let schema = try? JSONDecoder().decode(Schema.self, from: schemaData)
+        else {
+            throw CloudKitTransferError(.notAnExport, "manifest.json is not a walstore-cloudkit-export of version 1 with a schema and its requests", path: path)
+        }
+        for request in requests where !isSafeRelativePath(request) {
+            throw CloudKitTransferError(.notAnExport, "the manifest names a request file outside the directory", path: request)
+        }
+        return (schema, requests)
+    }
+
+    static func isSafeRelativePath(_ path: String) -> Bool {
+        !path.isEmpty && !path.hasPrefix("/") && !path.split(separator: "/").contains("..")
+    }
+
+    /// The records of one `records/modify` body.
+    static func readRequest(_ directory: String, _ name: String) throws -> [(String, String, [String: CloudKitField])] {
+        let path = directory + "/" + name
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CloudKitTransferError(.notAnExport, "a request file the manifest names is missing", path: name)
+        }
+        guard let body = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let operations = body["operations"] as? [[String: Any]] else {
+            throw CloudKitTransferError(.notAnExport, "not a records/modify request body (a JSON object with operations)", path: name)
+        }
+        var result: [(String, String, [String: CloudKitField])] = []
+        result.reserveCapacity(operations.count)
+        for operation in operations {
+            guard let record = operation["record"] as? [String: Any], let recordType = record["recordType"] as? String,
+                let recordName = record["recordName"] as? String, let fieldObjects = record["fields"] as? [String: Any]
+            else {
+                throw CloudKitTransferError(.notAnExport, "an operation without a record of recordType, recordName and fields", path: name)
+            }
+            var fields: [String: CloudKitField] = [:]
+            for (fieldName, object) in fieldObjects {
+                guard let dictionary = object as? [String: Any], let field = Self.field(dictionary, directory: directory) else {
+                    throw CloudKitTransferError(.invalidRecord, "the field \(fieldName) is not a CloudKit field dictionary (value and a type this import reads)", path: name, recordName: recordName)
+                }
+                fields[fieldName] = field
+            }
+            result.append((recordType, recordName, fields))
+        }
+        return result
+    }
+
+    /// A field dictionary `{"value":…, "type":…}` as a ``CloudKitField``.
+    static func field(_ dictionary: [String: Any], directory: String) -> CloudKitField? {
+        guard let type = dictionary["type"] as? String, let value = dictionary["value"] else { return nil }
+        func int(_ v: Any) -> Int64? {
+            guard let n = v as? NSNumber else { return nil }
+            let d = n.doubleValue
+            if d != d.rounded() { return nil }
+            return n.int64Value
+        }
+        func double(_ v: Any) -> Double? {
+            if let n = v as? NSNumber { return n.doubleValue }
+            switch v as? String {
+            case "NaN": return .nan
+            case "Infinity": return .infinity
+            case "-Infinity": return -.infinity
+            default: return nil
+            }
+        }
+        func bytes(_ v: Any) -> Data? { (v as? String).flatMap { Data(base64Encoded: $0) } }
+        func list<T>(_ convert: (Any) -> T?) -> [T]? {
+            guard let items = value as? [Any] else { return nil }
+            var result: [T] = []
+            for item in items {
+                guard let v = convert(item) else { return nil }
+                result.append(v)
+            }
+            return result
+        }
+        switch type {
+        case "STRING": return (value as? String).map(CloudKitField.string)
+        case "INT64": return int(value).map(CloudKitField.int64)
+        case "DOUBLE": return double(value).map(CloudKitField.double)
+        case "TIMESTAMP": return double(value).map(CloudKitField.timestamp)
+        case "BYTES": return bytes(value).map(CloudKitField.bytes)
+        case "REFERENCE": return ((value as? [String: Any])?["recordName"] as? String).map(CloudKitField.string)
+        case "ASSETID", "ASSET":
+            guard let asset = value as? [String: Any], let url = asset["downloadURL"] as? String, isSafeRelativePath(url) else { return nil }
+            let size = (asset["size"] as? NSNumber)?.intValue ?? -1
+            return .asset(path: url, size: size)
+        case "STRING_LIST": return list { $0 as? String }.map(CloudKitField.stringList)
+        case "INT64_LIST": return list(int).map(CloudKitField.int64List)
+        case "DOUBLE_LIST": return list(double).map(CloudKitField.doubleList)
+        case "TIMESTAMP_LIST": return list(double).map(CloudKitField.timestampList)
+        case "BYTES_LIST": return list(bytes).map(CloudKitField.bytesList)
+        default: return nil
+        }
+    }
+
+    /// One object record checked against the schema.
+    static func object(
+        recordType: String, recordName: String, fields: [String: CloudKitField], schema: Schema, directory: String, summary: inout Summary
+    ) throws -> Object {
+        func refuse(_ message: String) -> CloudKitTransferError {
+            CloudKitTransferError(.invalidRecord, message, recordName: recordName)
+        }
+        guard case .string(let entityName)? = fields["CD_entityName"], let entity = schema.entity(named: entityName), !entity.isAbstract else {
+            throw refuse("no CD_entityName naming a concrete entity of the schema")
+        }
+        guard recordType == "CD_\(schema.rootEntity(of: entityName)?.name ?? entityName)" else {
+            throw refuse("record type \(recordType), but entity \(entityName) is stored as CD_\(schema.rootEntity(of: entityName)?.name ?? entityName)")
+        }
+        guard let (named, primaryKey) = RecordName.parse(recordName), named == entityName else {
+            throw refuse("the record name is not \(entityName)_<UUID>")
+        }
+        var object = Object(entity: entityName, primaryKey: primaryKey, values: [:], references: [:])
+        var known: Set<String> = ["CD_entityName"]
+        for property in schema.allProperties(of: entityName) {
+            switch property {
+            case .attribute(let attribute):
+                let name = "CD_\(attribute.name)", assetName = "CD_\(attribute.name)_ckAsset"
+                known.insert(name)
+                known.insert(assetName)
+                if attribute.options.contains(.ephemeral) { continue }
+                var field = fields[name]
+                if case .asset(let path, let size)? = fields[assetName] {
+                    guard let data = FileManager.default.contents(atPath: directory + "/" + path) else {
+                        throw CloudKitTransferError(.notAnExport, "the asset file of \(assetName) is missing", path: path, recordName: recordName)
+                    }
+                    guard size < 0 || size == data.count else {
+                        throw CloudKitTransferError(.notAnExport, "the asset file of \(assetName) is \(data.count) bytes, the record says \(size)", path: path, recordName: recordName)
+                    }
+                    summary.assets += 1
+                    field = .bytes(data)
+                }
+                guard let field else {
+                    guard attribute.isOptional else { throw refuse("\(name) is missing, and \(entityName).\(attribute.name) is not optional") }
+                    object.values[attribute.name] = .null
+                    continue
+                }
+                guard let value = CloudKitValueMapping.value(field, type: attribute.valueType) else {
+                    throw refuse("\(name) is a \(field.typeName) that does not hold a \(attribute.valueType)")
+                }
+                object.values[attribute.name] = value
+            case .relationship(let relationship) where !relationship.isToMany:
+                let name = "CD_\(relationship.name)"
+                known.insert(name)
+                switch fields[name] {
+                case nil: break
+                case .string(let target)?: object.references[relationship.name] = target
+                case let field?: throw refuse("\(name) is a \(field.typeName), not a record name (STRING)")
+                }
+            case .relationship:
+                continue
+            }
+        }
+        if let unknown = fields.keys.filter({ $0.hasPrefix("CD_") && !known.contains($0) }).sorted().first {
+            throw refuse("the field \(unknown) is no property of \(entityName)")
+        }
+        return object
+    }
+
+    /// Checks every reference and link against the records, and puts each link on the side(s)
+    /// it belongs to.
+    static func resolve(_ objects: inout [String: Object], links: [(recordName: String, fields: [String: CloudKitField])], schema: Schema) throws {
+        func isA(_ entity: String, _ destination: String) -> Bool {
+            var current: String? = entity
+            while let name = current {
+                if name == destination { return true }
+                current = schema.entity(named: name)?.superentityName
+            }
+            return false
+        }
+        for (name, object) in objects {
+            for (relationship, target) in object.references {
+                guard let destination = schema.relationship(named: relationship, in: object.entity)?.destination,
+                    let other = objects[target], isA(other.entity, destination)
+                else {
+                    throw CloudKitTransferError(.invalidRecord, "CD_\(relationship) names \(target), which is no \(schema.relationship(named: relationship, in: object.entity)?.destination ?? "object") of the export", recordName: name)
+                }
+            }
+        }
+        for (linkName, fields) in links {
+            func refuse(_ message: String) -> CloudKitTransferError {
+                CloudKitTransferError(.invalidRecord, message, recordName: linkName)
+            }
+            guard case .string(let recordNames)? = fields["CD_recordNames"], case .string(let relationships)? = fields["CD_relationships"] else {
+                throw refuse("a CDMR record without CD_recordNames and CD_relationships strings")
+            }
+            let names = recordNames.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let rels = relationships.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard names.count == 2, rels.count == 2, let a = objects[names[0]], let b = objects[names[1]] else {
+                throw refuse("CD_recordNames \(recordNames) does not name two records of the export")
+            }
+            for (here, there, hereName, thereName, rel) in [(a, b, names[0], names[1], rels[0]), (b, a, names[1], names[0], rels[1])] where !rel.isEmpty {
+                guard let relationship = schema.relationship(named: rel, in: here.entity), relationship.isToMany, isA(there.entity, relationship.destination) else {
+                    throw refuse("\(here.entity) has no to-many relationship \(rel) to \(there.entity)")
+                }
+                objects[hereName]?.links[rel, default: []].append(thereName)
+            }
+        }
+    }
+
+    /// Writes the checked objects, a batch of commits at a time.
+    static func write(_ objects: [String: Object], order: [String], into store: WALDataStore, progress: ((Int, Int) -> Void)?) throws {
+        let mapper = store.mapper
+        func identifier(_ recordName: String) throws -> PersistentIdentifier {
+            guard let object = objects[recordName] else { throw CloudKitTransferError(.invalidRecord, "no such record", recordName: recordName) }
+            return try mapper.identifier(entity: object.entity, primaryKey: object.primaryKey)
+        }
+        var snapshots: [DefaultSnapshot] = []
+        snapshots.reserveCapacity(order.count)
+        var unique: [[UInt8]: String] = [:]
+        for name in order {
+            guard let object = objects[name] else { continue }
+            var values = object.values
+            for (relationship, target) in object.references { values[relationship] = .toOne(try identifier(target)) }
+            for (relationship, targets) in object.links { values[relationship] = .toMany(try targets.map(identifier)) }
+            let snapshot = DefaultSnapshot(persistentIdentifier: try identifier(name), values: values)
+            for (key, properties) in mapper.uniqueKeys(of: snapshot) {
+                if let other = unique.updateValue(name, forKey: key) {
+                    throw CloudKitTransferError(.invalidRecord, "\(other) and this record share the unique value of \(properties.joined(separator: ", "))", recordName: name)
+                }
+            }
+            snapshots.append(snapshot)
+        }
+        var batch = WriteBatch()
+        var bytes = 0
+        for (i, snapshot) in snapshots.enumerated() {
+            for (key, entry) in mapper.entries(of: snapshot) {
+                switch entry {
+                case .inline(let value):
+                    batch.put(key, value)
+                    bytes += key.count + value.count
+                case .external(let value):
+                    batch.putExternal(key, value)
+                    bytes += key.count + 64
+                }
+            }
+            if bytes > 4 << 20 || batch.count > 20_000 {
+                try store.space.commit(batch)
+                batch = WriteBatch()
+                bytes = 0
+                progress?(i + 1, snapshots.count)
+            }
+        }
+        if !batch.isEmpty { try store.space.commit(batch) }
+        progress?(snapshots.count, snapshots.count)
+    }
+}
