@@ -14,7 +14,7 @@ import Foundation
 /// | `date` | `TIMESTAMP`, milliseconds since 1970 (fractional) |
 /// | `data` | `BYTES` (base64), or an asset (`CD_<name>_ckAsset`, `ASSETID`) |
 /// | `array` of one of the above | its `_LIST` type |
-/// | `codable`, nested arrays | `BYTES` (the Codable's encoding; the array's `PropertyValue` JSON) |
+/// | `codable`, nested arrays | `BYTES` (the Codable's encoding; the array's `PropertyValue` JSON, keys sorted) |
 ///
 /// A null value is no field at all (CloudKit has no null).
 enum CloudKitValueMapping {
@@ -69,7 +69,9 @@ enum CloudKitValueMapping {
         case .data:
             return .bytesList(fields.map { if case .bytes(let d)? = $0 { d } else { Data() } })
         case .array, .codable:
-            let encoded = (try? JSONEncoder().encode(PropertyValue.array(items))) ?? Data()
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys
+            let encoded = (try? encoder.encode(PropertyValue.array(items))) ?? Data()
             return .bytes(encoded)
         }
     }
