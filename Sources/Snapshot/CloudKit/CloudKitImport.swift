@@ -15,9 +15,18 @@ public enum CloudKitImport {
 
     /// What ``makeStore(from:at:options:progress:)`` read.
     public struct Summary: Sendable, Equatable {
+        /// Object records read.
         public var records = 0
+        /// `CDMR` link records read.
         public var links = 0
+        /// Asset files read.
         public var assets = 0
+
+        public init(records: Int = 0, links: Int = 0, assets: Int = 0) {
+            self.records = records
+            self.links = links
+            self.assets = assets
+        }
     }
 
     /// One object of the export, checked.
