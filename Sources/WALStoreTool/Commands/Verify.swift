@@ -32,15 +32,21 @@ enum VerifyCommand {
         defer { try? store.close() }
         var records: RecordCheckReport?
         var recordsSkipped: String?
+        var headerDamaged = false
         do {
             let inspector = try StoreInspector(engine: store)
             records = try inspector.checkRecords(limit: limit) { done, total in progress.update(done, of: total) }
         } catch let error as StoreInspectionError {
-            recordsSkipped = error.code == .noHeader ? "a plain engine store: no records to check" : error.message
-            if error.code == .damagedHeader { records = nil }
+            switch error.code {
+            case .noHeader: recordsSkipped = "a plain engine store: no records to check"
+            case .noSchema: recordsSkipped = error.message
+            case .damagedHeader:
+                recordsSkipped = error.message
+                headerDamaged = true
+            }
         }
         progress.finish()
-        let headerDamaged = recordsSkipped != nil && records == nil && !(recordsSkipped?.hasPrefix("a plain") ?? true)
+        // Damage salvage found: each range it set aside, or the lost keys alone (a missing blob).
         let fileProblems = salvage.quarantined.count + (salvage.quarantined.isEmpty && !salvage.lostKeys.isEmpty ? 1 : 0)
         let problemCount = fileProblems + (records?.problemCount ?? 0) + (headerDamaged ? 1 : 0)
         if arguments.has("json") {
