@@ -17,6 +17,14 @@ enum StoreAccess {
         return options
     }
 
+    /// The options of an open on the copy-on-write view: as ``options``, and no segment hints
+    /// written (they would only be built in memory and dropped).
+    static var viewOptions: LogStore.Options {
+        var options = options
+        options.writesSegmentHints = false
+        return options
+    }
+
     /// Refuses a path that is missing or not a directory, before anything touches it.
     static func checkDirectory(_ path: String) throws(ToolError) {
         var isDirectory: ObjCBool = false
@@ -33,7 +41,7 @@ enum StoreAccess {
     static func openReadOnly(_ path: String) throws -> (LogStore, OverlayFileSystem) {
         try checkDirectory(path)
         let fileSystem = OverlayFileSystem()
-        let store = try LogStore.open(at: path, options: options, fileSystem: fileSystem, collectingBlobs: false)
+        let store = try LogStore.open(at: path, options: viewOptions, fileSystem: fileSystem, collectingBlobs: false)
         return (store, fileSystem)
     }
 

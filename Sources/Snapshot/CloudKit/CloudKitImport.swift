@@ -261,7 +261,7 @@ public enum CloudKitImport {
 
     /// Checks every reference and link against the records, and puts each link on the side(s)
     /// it belongs to.
-    static func resolve(_ objects: inout [String: Object], links: [(recordName: String, fields: [String: CloudKitField])], schema: Schema) throws {
+    static func resolve(_ objects: inout [String: Object], links linkRecords: [(recordName: String, fields: [String: CloudKitField])], schema: Schema) throws {
         func isA(_ entity: String, _ destination: String) -> Bool {
             var current: String? = entity
             while let name = current {
@@ -279,7 +279,8 @@ public enum CloudKitImport {
                 }
             }
         }
-        for (linkName, fields) in links {
+        var links: [LinkEnd: [String]] = [:]
+        for (linkName, fields) in linkRecords {
             func refuse(_ message: String) -> CloudKitTransferError {
                 CloudKitTransferError(.invalidRecord, message, recordName: linkName)
             }
@@ -295,9 +296,18 @@ public enum CloudKitImport {
                 guard let relationship = schema.relationship(named: rel, in: here.entity), relationship.isToMany, isA(there.entity, relationship.destination) else {
                     throw refuse("\(here.entity) has no to-many relationship \(rel) to \(there.entity)")
                 }
-                objects[hereName]?.links[rel, default: []].append(thereName)
+                links[LinkEnd(recordName: hereName, relationship: rel), default: []].append(thereName)
             }
         }
+        // Set apart from `objects` while collected: appending to an array inside a dictionary's
+        // struct value would copy the array every time.
+        for (end, targets) in links { objects[end.recordName]?.links[end.relationship] = targets }
+    }
+
+    /// One side of links: an object and its to-many relationship.
+    struct LinkEnd: Hashable {
+        var recordName: String
+        var relationship: String
     }
 
     /// Writes the checked objects, a batch of commits at a time.

@@ -25,10 +25,10 @@ enum VerifyCommand {
         // and blob, and says what it would set aside.
         progress.step("checking every file's checksums")
         let fileSystem = OverlayFileSystem()
-        let salvage = try LogStore.salvage(at: path, options: StoreAccess.options, fileSystem: fileSystem)
+        let salvage = try LogStore.salvage(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem)
         let checkedFiles = StoreAccess.files(path).filter { $0.name != "LOCK" }.reduce(0) { $0 + $1.count }
         // 2. The records, on the view salvage left (the repaired store when it found damage).
-        let store = try LogStore.open(at: path, options: StoreAccess.options, fileSystem: fileSystem, collectingBlobs: false)
+        let store = try LogStore.open(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem, collectingBlobs: false)
         defer { try? store.close() }
         var records: RecordCheckReport?
         var recordsSkipped: String?
@@ -92,7 +92,7 @@ enum VerifyCommand {
                 output.line("  walstore salvage \(path) keeps every intact commit and moves the damaged bytes to quarantine/")
             }
             if let records {
-                let checked = "\(records.records) records, \(records.entries) entries"
+                let checked = "\(records.records) records, \(records.entries) entries" + (salvage.isClean ? "" : ", as salvage would leave the store")
                 if records.problemCount == 0 {
                     output.line("records: ok, \(checked)" + (records.skippedIndexes ? " (index keys not compared: header version 2)" : ""))
                 } else {
