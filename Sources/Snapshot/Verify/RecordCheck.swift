@@ -52,18 +52,18 @@ extension StoreInspector {
         }
         report.skippedIndexes = headerVersion < 3
         // Every entry but the records (small values) and the assets (keys only).
-        var stored: [[UInt8]: [UInt8]] = [:]
-        var assets = Set<[UInt8]>()
-        var records = Set<[UInt8]>()
+        var stored: [CheckedKey: [UInt8]] = [:]
+        var assets = Set<CheckedKey>()
+        var records = Set<CheckedKey>()
         for tag in RecordSpace.recordTags {
             var scan = try space.scan(prefix: [tag])
             while let entry = try scan.next() {
                 report.entries += 1
                 switch tag {
-                case RecordKeys.recordTag: records.insert(entry.key)
-                case RecordKeys.assetTag: assets.insert(entry.key)
+                case RecordKeys.recordTag: records.insert(CheckedKey(entry.key))
+                case RecordKeys.assetTag: assets.insert(CheckedKey(entry.key))
                 case RecordKeys.indexTag where report.skippedIndexes, RecordKeys.uniqueTag where report.skippedIndexes: continue
-                default: stored[entry.key] = try entry.value()
+                default: stored[CheckedKey(entry.key)] = try entry.value()
                 }
             }
         }
@@ -77,7 +77,7 @@ extension StoreInspector {
                 return r
             }
         }
-        func exists(_ id: PersistentIdentifier) -> Bool { mapper.recordKey(id).map(records.contains) ?? false }
+        func exists(_ id: PersistentIdentifier) -> Bool { mapper.recordKey(id).map { records.contains(CheckedKey($0)) } ?? false }
         for root in roots {
             try forEachObject(root: root.name, toMany: false) { key, object in
                 report.records += 1
@@ -105,14 +105,14 @@ extension StoreInspector {
                     case RecordKeys.recordTag:
                         continue
                     case RecordKeys.assetTag:
-                        if assets.remove(derived) == nil {
+                        if assets.remove(CheckedKey(derived)) == nil {
                             problem(.missingEntry, derived, "the asset of \(RecordName.of(id)) is missing")
                         }
                     case RecordKeys.indexTag where report.skippedIndexes, RecordKeys.uniqueTag where report.skippedIndexes:
                         continue
                     default:
                         guard case .inline(let expected) = entry else { continue }
-                        guard let found = stored.removeValue(forKey: derived) else {
+                        guard let found = stored.removeValue(forKey: CheckedKey(derived)) else {
                             problem(.missingEntry, derived, "\(Self.kindName(tag)) of \(RecordName.of(id)) is missing")
                             continue
                         }
@@ -124,13 +124,20 @@ extension StoreInspector {
             }
         }
         progress(report.records, total)
-        for key in stored.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        for key in stored.keys.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             problem(.extraEntry, key, "\(Self.kindName(key.first ?? 0)) that no record derives")
         }
-        for key in assets.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+        for key in assets.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             problem(.extraEntry, key, "an asset that no record names")
         }
         return report
+    }
+
+    /// A key hashed as one run of bytes (an array's own hashing feeds the hasher byte by byte).
+    struct CheckedKey: Hashable {
+        let bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
     static func kindName(_ tag: UInt8) -> String {

@@ -27,8 +27,10 @@ enum VerifyCommand {
         let fileSystem = OverlayFileSystem()
         let salvage = try LogStore.salvage(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem)
         let checkedFiles = StoreAccess.files(path).filter { $0.name != "LOCK" }.reduce(0) { $0 + $1.count }
-        // 2. The records, on the view salvage left (the repaired store when it found damage).
-        let store = try LogStore.open(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem, collectingBlobs: false)
+        // 2. The records: on the view salvage left when it found damage (the repaired store),
+        // else on a fresh view (the store's own hints spare open a replay of the log).
+        let store = try LogStore.open(
+            at: path, options: StoreAccess.viewOptions, fileSystem: salvage.isClean ? OverlayFileSystem() : fileSystem, collectingBlobs: false)
         defer { try? store.close() }
         var records: RecordCheckReport?
         var recordsSkipped: String?
