@@ -127,6 +127,8 @@ import Testing
             ("\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"}", "\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"},\"CD_colour\":{\"value\":\"red\",\"type\":\"STRING\"}", "CD_colour is no property of Post"),
             ("\"recordType\":\"CD_Media\"", "\"recordType\":\"CD_Photo\"", "is stored as CD_Media"),
             ("\"CD_name\":{\"value\":\"swift\",\"type\":\"STRING\"}", "\"CD_nom\":{\"value\":\"swift\",\"type\":\"STRING\"}", "CD_name is missing"),
+            ("\"CD_width\":{\"value\":4032,\"type\":\"INT64\"}", "\"CD_width\":{\"value\":4032,\"type\":\"LOCATION\"}", "a field of type LOCATION"),
+            ("{\"zoneID\"", "[{\"zoneID\"", "not a records/modify request body"),
         ]
         for (i, (original, replacement, message)) in cases.enumerated() {
             let export = directory.path + "/golden\(i)"

@@ -125,74 +125,96 @@ public enum CloudKitImport {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CloudKitTransferError(.notAnExport, "a request file the manifest names is missing", path: name)
         }
-        guard let body = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let operations = body["operations"] as? [[String: Any]] else {
-            throw CloudKitTransferError(.notAnExport, "not a records/modify request body (a JSON object with operations)", path: name)
+        let body: RequestBody
+        do {
+            body = try JSONDecoder().decode(RequestBody.self, from: data)
+        } catch let error as CloudKitTransferError {
+            var error = error
+            error.path = name
+            throw error
+        } catch {
+            throw CloudKitTransferError(.notAnExport, "not a records/modify request body of operations with records (recordType, recordName, fields): \(error)", path: name)
         }
-        var result: [(String, String, [String: CloudKitField])] = []
-        result.reserveCapacity(operations.count)
-        for operation in operations {
-            guard let record = operation["record"] as? [String: Any], let recordType = record["recordType"] as? String,
-                let recordName = record["recordName"] as? String, let fieldObjects = record["fields"] as? [String: Any]
-            else {
-                throw CloudKitTransferError(.notAnExport, "an operation without a record of recordType, recordName and fields", path: name)
-            }
-            var fields: [String: CloudKitField] = [:]
-            for (fieldName, object) in fieldObjects {
-                guard let dictionary = object as? [String: Any], let field = Self.field(dictionary, directory: directory) else {
-                    throw CloudKitTransferError(.invalidRecord, "the field \(fieldName) is not a CloudKit field dictionary (value and a type this import reads)", path: name, recordName: recordName)
-                }
-                fields[fieldName] = field
-            }
-            result.append((recordType, recordName, fields))
-        }
-        return result
+        return body.operations.map { ($0.record.recordType, $0.record.recordName, $0.record.fields.mapValues(\.field)) }
     }
 
-    /// A field dictionary `{"value":…, "type":…}` as a ``CloudKitField``.
-    static func field(_ dictionary: [String: Any], directory: String) -> CloudKitField? {
-        guard let type = dictionary["type"] as? String, let value = dictionary["value"] else { return nil }
-        func int(_ v: Any) -> Int64? {
-            guard let n = v as? NSNumber else { return nil }
-            let d = n.doubleValue
-            if d != d.rounded() { return nil }
-            return n.int64Value
+    /// A `records/modify` body, as far as an import reads it.
+    struct RequestBody: Decodable {
+        struct Operation: Decodable {
+            var record: Record
         }
-        func double(_ v: Any) -> Double? {
-            if let n = v as? NSNumber { return n.doubleValue }
-            switch v as? String {
-            case "NaN": return .nan
-            case "Infinity": return .infinity
-            case "-Infinity": return -.infinity
-            default: return nil
+        struct Record: Decodable {
+            var recordType: String
+            var recordName: String
+            var fields: [String: Field]
+        }
+        var operations: [Operation]
+    }
+
+    /// A record field dictionary `{"value":…, "type":…}`.
+    struct Field: Decodable {
+        var field: CloudKitField
+
+        enum Keys: String, CodingKey { case value, type }
+        struct Asset: Decodable {
+            var size: Int?
+            var downloadURL: String
+        }
+        struct Reference: Decodable {
+            var recordName: String
+        }
+        /// A double, or the strings a non-finite one is written as.
+        struct Number: Decodable {
+            var value: Double
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let d = try? container.decode(Double.self) {
+                    value = d
+                    return
+                }
+                switch try container.decode(String.self) {
+                case "NaN": value = .nan
+                case "Infinity": value = .infinity
+                case "-Infinity": value = -.infinity
+                default: throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a number")
+                }
             }
         }
-        func bytes(_ v: Any) -> Data? { (v as? String).flatMap { Data(base64Encoded: $0) } }
-        func list<T>(_ convert: (Any) -> T?) -> [T]? {
-            guard let items = value as? [Any] else { return nil }
-            var result: [T] = []
-            for item in items {
-                guard let v = convert(item) else { return nil }
-                result.append(v)
+        struct Bytes: Decodable {
+            var value: Data
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                guard let data = Data(base64Encoded: try container.decode(String.self)) else {
+                    throw DecodingError.dataCorruptedError(in: container, debugDescription: "not base64")
+                }
+                value = data
             }
-            return result
         }
-        switch type {
-        case "STRING": return (value as? String).map(CloudKitField.string)
-        case "INT64": return int(value).map(CloudKitField.int64)
-        case "DOUBLE": return double(value).map(CloudKitField.double)
-        case "TIMESTAMP": return double(value).map(CloudKitField.timestamp)
-        case "BYTES": return bytes(value).map(CloudKitField.bytes)
-        case "REFERENCE": return ((value as? [String: Any])?["recordName"] as? String).map(CloudKitField.string)
-        case "ASSETID", "ASSET":
-            guard let asset = value as? [String: Any], let url = asset["downloadURL"] as? String, isSafeRelativePath(url) else { return nil }
-            let size = (asset["size"] as? NSNumber)?.intValue ?? -1
-            return .asset(path: url, size: size)
-        case "STRING_LIST": return list { $0 as? String }.map(CloudKitField.stringList)
-        case "INT64_LIST": return list(int).map(CloudKitField.int64List)
-        case "DOUBLE_LIST": return list(double).map(CloudKitField.doubleList)
-        case "TIMESTAMP_LIST": return list(double).map(CloudKitField.timestampList)
-        case "BYTES_LIST": return list(bytes).map(CloudKitField.bytesList)
-        default: return nil
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: Keys.self)
+            let type = try c.decode(String.self, forKey: .type)
+            switch type {
+            case "STRING": field = .string(try c.decode(String.self, forKey: .value))
+            case "INT64": field = .int64(try c.decode(Int64.self, forKey: .value))
+            case "DOUBLE": field = .double(try c.decode(Number.self, forKey: .value).value)
+            case "TIMESTAMP": field = .timestamp(try c.decode(Number.self, forKey: .value).value)
+            case "BYTES": field = .bytes(try c.decode(Bytes.self, forKey: .value).value)
+            case "REFERENCE": field = .string(try c.decode(Reference.self, forKey: .value).recordName)
+            case "ASSETID", "ASSET":
+                let asset = try c.decode(Asset.self, forKey: .value)
+                guard CloudKitImport.isSafeRelativePath(asset.downloadURL) else {
+                    throw CloudKitTransferError(.notAnExport, "an asset's downloadURL names a file outside the directory: \(asset.downloadURL)")
+                }
+                field = .asset(path: asset.downloadURL, size: asset.size ?? -1)
+            case "STRING_LIST": field = .stringList(try c.decode([String].self, forKey: .value))
+            case "INT64_LIST": field = .int64List(try c.decode([Int64].self, forKey: .value))
+            case "DOUBLE_LIST": field = .doubleList(try c.decode([Number].self, forKey: .value).map(\.value))
+            case "TIMESTAMP_LIST": field = .timestampList(try c.decode([Number].self, forKey: .value).map(\.value))
+            case "BYTES_LIST": field = .bytesList(try c.decode([Bytes].self, forKey: .value).map(\.value))
+            default:
+                throw CloudKitTransferError(.invalidRecord, "a field of type \(type), which no attribute is written as")
+            }
         }
     }
 
