@@ -105,11 +105,9 @@ public struct CloudKitExport {
         let joins = Self.joinRelationships(inspector)
         guard joins.values.contains(where: { !$0.isEmpty }) else { return }
         for entity in inspector.roots {
-            try inspector.forEachObject(root: entity.name, toMany: false) { key, object in
-                guard case .success(let snapshot) = object else {
-                    throw CloudKitTransferError(.unreadableRecord, "a record does not decode; run walstore verify", key: key)
-                }
-                let id = snapshot.persistentIdentifier
+            let entities = [entity.name] + inspector.schema.subentities(of: entity.name).map(\.name)
+            guard entities.contains(where: { !(joins[$0] ?? []).isEmpty }) else { continue }
+            try inspector.forEachIdentifier(root: entity.name) { id in
                 for relationship in joins[id.entityName] ?? [] {
                     for target in try inspector.targets(of: id, through: relationship) {
                         try body(linkRecord(from: id, through: relationship, to: target))

@@ -92,6 +92,29 @@ package struct StoreInspector {
         return counts
     }
 
+    /// Calls `body` with the identifier of every object of `root`'s record type, in key order
+    /// (each record's `CD_entityName` is decoded, nothing else).
+    ///
+    /// - Throws: ``RecordDecodingError`` for a record without a known entity name.
+    package func forEachIdentifier(root: String, _ body: (PersistentIdentifier) throws -> Void) throws {
+        let prefix = RecordKeys.recordPrefix(root: root)
+        let hasSubentities = !schema.subentities(of: root).isEmpty
+        var scan = try space.scan(prefix: prefix)
+        while let entry = try scan.next() {
+            let key = entry.key
+            guard key.count == prefix.count + 16 else { throw RecordDecodingError("a record key whose primary key is not 16 bytes", key: key) }
+            var entity = root
+            if hasSubentities {
+                let record = try RecordValue(decoding: try entry.value(), key: key, only: [RecordValue.entityNameField])
+                guard case .string(let name)? = record[RecordValue.entityNameField], schema.entity(named: name) != nil else {
+                    throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
+                }
+                entity = name
+            }
+            try body(try mapper.identifier(entity: entity, primaryKey: RecordKeys.uuid(from: Array(key[prefix.count...]))))
+        }
+    }
+
     /// Calls `body` with every object of `root`'s record type, in key order: its snapshot (with
     /// attributes, assets read back, and to-one references; to-many arrays only when
     /// `toMany`), or the error its record failed to decode with, and its record key.
