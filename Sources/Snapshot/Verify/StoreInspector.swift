@@ -184,8 +184,7 @@ package struct StoreInspector {
         return try space.value(forKey: key) != nil
     }
 
-    /// The attribute fields of `entity` that are stored as assets when not null (their
-    /// attribute is `externalStorage`).
+    /// Whether `attribute`'s values are kept as assets (`externalStorage`) when not null.
     package func isExternal(_ attribute: Schema.Attribute) -> Bool { attribute.options.contains(.externalStorage) }
 }
 
