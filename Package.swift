@@ -8,6 +8,9 @@ let package = Package(
         .library(name: "Snapshot", targets: ["Snapshot"]),
         .library(name: "Models", targets: ["Models"]),
         .executable(name: "walstore-example", targets: ["WALStoreExample"]),
+        // The command-line tool: info, verify, stats, compact, salvage, dump, get, scan, and the
+        // CloudKit export and import (docs/tool.md).
+        .executable(name: "walstore", targets: ["WALStoreTool"]),
         // The fuzz targets' entry points, for the sibling package in Fuzz/ (Fuzz/README.md).
         .library(name: "EngineFuzzing", targets: ["EngineFuzzing"]),
         // The reference store for tests and comparisons: the whole-file JSONStore, the blog model
@@ -61,6 +64,11 @@ let package = Package(
             name: "WALStoreExample",
             dependencies: ["Models", "Snapshot"]
         ),
+        // `walstore`, the command-line tool (docs/tool.md).
+        .executableTarget(
+            name: "WALStoreTool",
+            dependencies: ["Engine", "Snapshot"]
+        ),
         // A child process for the lock test: tries to open a store and reports by exit code.
         .executableTarget(
             name: "walstore-lock-probe",
@@ -78,6 +86,11 @@ let package = Package(
         .testTarget(
             name: "ModelsTests",
             dependencies: ["Models", "Snapshot", "SnapshotTestSupport", "EngineTestSupport", "WALStoreExample"]
+        ),
+        // Runs the built `walstore` as a subprocess on real stores.
+        .testTarget(
+            name: "ToolTests",
+            dependencies: ["Engine", "Snapshot", "SnapshotTestSupport", "EngineTestSupport", "WALStoreTool"]
         ),
     ],
     swiftLanguageModes: [.v6]

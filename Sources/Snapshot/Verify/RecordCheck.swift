@@ -1,0 +1,154 @@
+import Engine
+import Foundation
+
+/// One disagreement between a `WALDataStore`'s records and the other entries of its key space.
+package struct RecordProblem: Sendable, Equatable {
+    package enum Kind: String, Sendable, CaseIterable {
+        /// A record that does not decode under the stored schema (or names an asset that is gone).
+        case undecodableRecord
+        /// An entry a record derives (index, uniqueness, back reference, join record or its
+        /// mirror, asset) that the store does not hold.
+        case missingEntry
+        /// An entry a record derives that the store holds with another value.
+        case wrongValue
+        /// An entry no record derives: an index, uniqueness, back-reference or link entry (or
+        /// an asset) left behind.
+        case extraEntry
+        /// A to-one reference or a link to an object the store does not hold.
+        case danglingReference
+    }
+    package var kind: Kind
+    /// The engine key concerned (without the generation prefix).
+    package var key: [UInt8]
+    package var message: String
+}
+
+/// What ``StoreInspector/checkRecords(limit:progress:)`` found.
+package struct RecordCheckReport: Sendable {
+    /// Records read.
+    package var records = 0
+    /// Entries of the live generation read (records included).
+    package var entries = 0
+    /// The first `limit` problems, in the order found.
+    package var problems: [RecordProblem] = []
+    /// Every problem found, including those past `limit`.
+    package var problemCount = 0
+    /// Index and uniqueness entries were not compared (a header of version 2 keeps strings in
+    /// the legacy normalization until the store's next open rewrites them).
+    package var skippedIndexes = false
+}
+
+extension StoreInspector {
+    /// Checks that every record decodes under the stored schema and that the store's other
+    /// entries are exactly those the records derive (``RecordMapper/entries(of:)``): no index,
+    /// uniqueness, back-reference, link or asset entry missing, different or extra, and no
+    /// reference to an object that is not there. Reads every key of the live generation once;
+    /// writes nothing. `progress` gets (records done, records in all).
+    package func checkRecords(limit: Int = 1000, progress: (Int, Int) -> Void = { _, _ in }) throws -> RecordCheckReport {
+        var report = RecordCheckReport()
+        func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) {
+            report.problemCount += 1
+            if report.problems.count < limit { report.problems.append(RecordProblem(kind: kind, key: key, message: message)) }
+        }
+        report.skippedIndexes = headerVersion < 3
+        // Every entry but the records (small values) and the assets (keys only).
+        var stored: [CheckedKey: [UInt8]] = [:]
+        var assets = Set<CheckedKey>()
+        var records = Set<CheckedKey>()
+        for tag in RecordSpace.recordTags {
+            var scan = try space.scan(prefix: [tag])
+            while let entry = try scan.next() {
+                report.entries += 1
+                switch tag {
+                case RecordKeys.recordTag: records.insert(CheckedKey(entry.key))
+                case RecordKeys.assetTag: assets.insert(CheckedKey(entry.key))
+                case RecordKeys.indexTag where report.skippedIndexes, RecordKeys.uniqueTag where report.skippedIndexes: continue
+                default: stored[CheckedKey(entry.key)] = try entry.value()
+                }
+            }
+        }
+        let total = records.count
+        // Join-writing to-many relationships per entity: the only to-many arrays whose entries
+        // a record derives.
+        var joinRelationships: [String: [Schema.Relationship]] = [:]
+        for entity in schema.entities {
+            joinRelationships[entity.name] = schema.allProperties(of: entity.name).compactMap { property in
+                guard case .relationship(let r) = property, r.isToMany, writesJoinRecords(r, of: entity.name) else { return nil }
+                return r
+            }
+        }
+        func exists(_ id: PersistentIdentifier) -> Bool { mapper.recordKey(id).map { records.contains(CheckedKey($0)) } ?? false }
+        for root in roots {
+            try forEachObject(root: root.name, toMany: false) { key, object in
+                report.records += 1
+                if report.records % 4096 == 0 { progress(report.records, total) }
+                guard case .success(var snapshot) = object else {
+                    if case .failure(let error) = object { problem(.undecodableRecord, key, "the record does not decode: \(error)") }
+                    return
+                }
+                let id = snapshot.persistentIdentifier
+                for relationship in joinRelationships[id.entityName] ?? [] {
+                    let targets = try targets(of: id, through: relationship)
+                    snapshot.values[relationship.name] = .toMany(targets)
+                    for target in targets where !exists(target) {
+                        problem(.danglingReference, key, "\(RecordName.of(id)).\(relationship.name) links to \(RecordName.of(target)), which the store does not hold")
+                    }
+                }
+                for (name, value) in snapshot.values {
+                    if case .toOne(let target?) = value, !exists(target) {
+                        problem(.danglingReference, key, "\(RecordName.of(id)).\(name) refers to \(RecordName.of(target)), which the store does not hold")
+                    }
+                }
+                for (derived, entry) in mapper.entries(of: snapshot) {
+                    guard let tag = derived.first else { continue }
+                    switch tag {
+                    case RecordKeys.recordTag:
+                        continue
+                    case RecordKeys.assetTag:
+                        if assets.remove(CheckedKey(derived)) == nil {
+                            problem(.missingEntry, derived, "the asset of \(RecordName.of(id)) is missing")
+                        }
+                    case RecordKeys.indexTag where report.skippedIndexes, RecordKeys.uniqueTag where report.skippedIndexes:
+                        continue
+                    default:
+                        guard case .inline(let expected) = entry else { continue }
+                        guard let found = stored.removeValue(forKey: CheckedKey(derived)) else {
+                            problem(.missingEntry, derived, "\(Self.kindName(tag)) of \(RecordName.of(id)) is missing")
+                            continue
+                        }
+                        if found != expected {
+                            problem(.wrongValue, derived, "\(Self.kindName(tag)) of \(RecordName.of(id)) holds another value than its record derives")
+                        }
+                    }
+                }
+            }
+        }
+        progress(report.records, total)
+        for key in stored.keys.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            problem(.extraEntry, key, "\(Self.kindName(key.first ?? 0)) that no record derives")
+        }
+        for key in assets.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            problem(.extraEntry, key, "an asset that no record names")
+        }
+        return report
+    }
+
+    /// A key hashed as one run of bytes (an array's own hashing feeds the hasher byte by byte).
+    struct CheckedKey: Hashable {
+        let bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    static func kindName(_ tag: UInt8) -> String {
+        switch tag {
+        case RecordKeys.indexTag: "the index entry"
+        case RecordKeys.uniqueTag: "the uniqueness entry"
+        case RecordKeys.backReferenceTag: "the back reference"
+        case RecordKeys.joinTag: "the join record (CDMR)"
+        case RecordKeys.joinMirrorTag: "the join record's mirror"
+        case RecordKeys.assetTag: "the asset"
+        default: "the entry"
+        }
+    }
+}

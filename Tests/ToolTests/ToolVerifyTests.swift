@@ -1,0 +1,227 @@
+import Engine
+import EngineTestSupport
+import Foundation
+import Snapshot
+import Testing
+
+/// `verify` finds damaged files and records that disagree with their entries, changes no byte,
+/// and `salvage` repairs what it finds.
+@Suite struct ToolVerifyTests {
+    /// A closed store of two saves (the second one large), and its path.
+    static func store(_ directory: TemporaryDirectory, compacted: Bool = false) throws -> String {
+        let path = directory.path + "/store"
+        let store = try ToolModel.makeStore(at: path)
+        let more = (0..<50).map { i in
+            DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Person"), values: ["name": .string("person \(i) " + String(repeating: "x", count: 200))])
+        }
+        _ = try store.save(DataStoreSaveChangesRequest(inserted: more))
+        try store.close()
+        if compacted { #expect(try Tool.run("compact", path).status == 0) }
+        return path
+    }
+
+    static func files(_ path: String, suffix: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(suffix) }.sorted().map { path + "/" + $0 }
+    }
+
+    /// Flips the byte at `fraction` of `file`'s length.
+    static func flipByte(in file: String, at fraction: Double) throws {
+        var bytes = try #require(FileManager.default.contents(atPath: file))
+        let offset = min(bytes.count - 1, Int(Double(bytes.count) * fraction))
+        bytes[offset] ^= 0x5A
+        try bytes.write(to: URL(fileURLWithPath: file))
+    }
+
+    /// Runs `verify --json` and checks that it changed no byte.
+    static func verify(_ path: String) throws -> (status: Int32, report: [String: Any]) {
+        let before = directoryContents(path)
+        let run = try Tool.run("verify", "--json", path)
+        #expect(directoryContents(path) == before, "verify changes no byte")
+        return (run.status, try run.json())
+    }
+
+    @Test func aSoundStoreVerifiesCleanAndIsLeftByteIdentical() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        let (status, report) = try Self.verify(path)
+        #expect(status == 0)
+        #expect(report["ok"] as? Bool == true && report["problemCount"] as? Int == 0)
+        let records = try #require(report["records"] as? [String: Any])
+        #expect(records["records"] as? Int == 64 && records["indexesChecked"] as? Bool == true)
+        let human = try Tool.run("verify", path)
+        #expect(human.status == 0 && human.output.hasSuffix("verify: ok\n"))
+    }
+
+    enum Damage: String, CaseIterable {
+        case segmentFrame, segmentHeader, tableBlock, tableFooter, blobContent, missingBlob, manifest
+        var compacted: Bool { ![.segmentFrame, .segmentHeader].contains(self) }
+    }
+
+    /// The damage the engine's corruption tests inject, found through the tool.
+    @Test(arguments: Damage.allCases)
+    func verifyFindsDamagedFilesAndNamesThem(damage: Damage) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory, compacted: damage.compacted)
+        let damaged: String
+        switch damage {
+        case .segmentFrame:
+            damaged = try #require(try Self.files(path, suffix: ".wal").first)
+            try Self.flipByte(in: damaged, at: 0.8)
+        case .segmentHeader:
+            damaged = try #require(try Self.files(path, suffix: ".wal").first)
+            try Self.flipByte(in: damaged, at: 0.0)
+        case .tableBlock:
+            damaged = try #require(try Self.files(path, suffix: ".sst").first)
+            try Self.flipByte(in: damaged, at: 0.1)
+        case .tableFooter:
+            damaged = try #require(try Self.files(path, suffix: ".sst").first)
+            try Self.flipByte(in: damaged, at: 0.999)
+        case .blobContent:
+            damaged = try #require(try Self.files(path + "/blobs", suffix: ".blob").last)
+            try Self.flipByte(in: damaged, at: 0.5)
+        case .missingBlob:
+            damaged = try #require(try Self.files(path + "/blobs", suffix: ".blob").last)
+            try FileManager.default.removeItem(atPath: damaged)
+        case .manifest:
+            damaged = path + "/MANIFEST"
+            try Self.flipByte(in: damaged, at: 0.5)
+        }
+        let (status, report) = try Self.verify(path)
+        #expect(status == 1, "\(report)")
+        #expect(report["ok"] as? Bool == false)
+        let files = try #require(report["files"] as? [String: Any])
+        let named = (files["damage"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
+        let name = damaged.dropFirst(path.count + 1)
+        if damage == .missingBlob {
+            #expect((files["lostKeyCount"] as? Int ?? 0) >= 1, "the key whose blob is gone is reported lost")
+        } else {
+            #expect(named.contains(String(name)), "\(named) names \(name)")
+        }
+        // Commands that open the store refuse it as corrupt, and say what to do.
+        if [.segmentHeader, .tableBlock, .tableFooter, .manifest].contains(damage) {
+            let info = try Tool.run("info", path)
+            #expect(info.status == 4 && info.error.contains("salvage"), "\(info.error)")
+        }
+    }
+
+    @Test func salvageRepairsADamagedSegmentAndTheStoreThenVerifies() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        try Self.flipByte(in: try #require(try Self.files(path, suffix: ".wal").first), at: 0.8)
+        #expect(try Self.verify(path).status == 1)
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1, "damage found and repaired")
+        let report = try salvage.json()
+        #expect(report["clean"] as? Bool == false && !(report["quarantined"] as? [Any] ?? []).isEmpty)
+        let (status, after) = try Self.verify(path)
+        #expect(status == 0, "\(after)")
+        #expect(try Tool.run("salvage", path).status == 0, "a second salvage finds nothing")
+    }
+
+    /// Opens the engine store under the tool model's store and applies `change`.
+    static func edit(_ path: String, _ change: (LogStore) throws -> WriteBatch) throws {
+        let engine = try LogStore.open(at: path)
+        _ = try engine.commit(try change(engine))
+        try engine.close()
+    }
+
+    static func firstKey(_ engine: LogStore, prefix: String) throws -> [UInt8] {
+        var scan = try engine.scan(prefix: Array(prefix.utf8))
+        return try #require(try scan.next()).key
+    }
+
+    static func problems(_ report: [String: Any]) -> [(kind: String, key: String)] {
+        ((report["records"] as? [String: Any])?["problems"] as? [[String: Any]] ?? []).map { ($0["kind"] as? String ?? "", $0["key"] as? String ?? "") }
+    }
+
+    @Test func aMissingIndexEntryAndAnExtraOneAreFoundByKey() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        var removed: [UInt8] = []
+        try Self.edit(path) { engine in
+            removed = try Self.firstKey(engine, prefix: "I")
+            var batch = WriteBatch()
+            batch.delete(removed)
+            batch.put(Array("IPost\0date\0stray".utf8), Array("Post".utf8))
+            return batch
+        }
+        let (status, report) = try Self.verify(path)
+        #expect(status == 1)
+        let found = Self.problems(report)
+        #expect(found.contains { $0.kind == "missingEntry" && $0.key == KeyTextForTests.escaped(removed) }, "\(found)")
+        #expect(found.contains { $0.kind == "extraEntry" && $0.key == "IPost\\x00date\\x00stray" }, "\(found)")
+        #expect(found.count == 2)
+    }
+
+    @Test func aReferenceToAMissingObjectIsDangling() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/store"
+        try ToolModel.makeStore(at: path).close()
+        try Self.edit(path) { engine in
+            var batch = WriteBatch()
+            batch.delete(try Self.firstKey(engine, prefix: "RPerson\0"))
+            return batch
+        }
+        let (status, report) = try Self.verify(path)
+        #expect(status == 1)
+        let found = Self.problems(report)
+        #expect(found.filter { $0.kind == "danglingReference" }.count == 2, "two posts name the author: \(found)")
+        #expect(found.allSatisfy { $0.kind == "danglingReference" })
+    }
+
+    @Test func aRecordThatDoesNotDecodeAndALinkWithoutItsMirrorAreFound() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/store"
+        try ToolModel.makeStore(at: path).close()
+        var record: [UInt8] = []
+        var mirror: [UInt8] = []
+        try Self.edit(path) { engine in
+            record = try Self.firstKey(engine, prefix: "RMedia\0")
+            mirror = try Self.firstKey(engine, prefix: "N")
+            var batch = WriteBatch()
+            batch.put(record, [0xFF, 0x00, 0x13])
+            batch.delete(mirror)
+            return batch
+        }
+        let (status, report) = try Self.verify(path)
+        #expect(status == 1)
+        let found = Self.problems(report)
+        #expect(found.contains { $0.kind == "undecodableRecord" && $0.key == KeyTextForTests.escaped(record) }, "\(found)")
+        #expect(found.contains { $0.kind == "missingEntry" && $0.key == KeyTextForTests.escaped(mirror) }, "\(found)")
+        let dump = try Tool.run("dump", path)
+        #expect(dump.status == 4 && dump.error.contains("verify"), "dump refuses the record it cannot read: \(dump.error)")
+    }
+
+    @Test func compactKeepsEveryRecordAndTheStoreVerifies() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        let dumped = try Tool.run("dump", path).output
+        let compact = try Tool.run("compact", "--json", path)
+        #expect(compact.status == 0)
+        #expect((try compact.json()["tablesWritten"] as? Int ?? 0) >= 1)
+        #expect(!(try Self.files(path, suffix: ".sst")).isEmpty)
+        let after = try Tool.run("dump", path).output
+        #expect(after == dumped, "\(Set(after.split(separator: "\n")).symmetricDifference(Set(dumped.split(separator: "\n"))))")
+        #expect(try Self.verify(path).status == 0)
+    }
+}
+
+/// The escaped key form the tool prints (docs/tool.md), for expectations.
+enum KeyTextForTests {
+    static func escaped(_ bytes: [UInt8]) -> String {
+        bytes.map { b -> String in
+            switch b {
+            case 0x5C: return "\\\\"
+            case 0x20...0x7E: return String(UnicodeScalar(b))
+            default: return "\\x" + String(format: "%02x", b)
+            }
+        }.joined()
+    }
+}
