@@ -45,6 +45,11 @@ extension StoreInspector {
     /// reference to an object that is not there. Reads every key of the live generation once;
     /// writes nothing. `progress` gets (records done, records in all).
     package func checkRecords(limit: Int = 1000, progress: (Int, Int) -> Void = { _, _ in }) throws -> RecordCheckReport {
+        guard mapper.format == .format2 else {
+            throw StoreInspectionError(
+                .olderRecordsFormat,
+                "the store's records are of records format 1 (header version \(headerVersion)): open it once with this version's WALDataStore to upgrade it, then verify")
+        }
         var report = RecordCheckReport()
         func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) {
             report.problemCount += 1

@@ -50,9 +50,12 @@ package struct StoreInspector {
         self.generation = header.generation
         self.layout = RecordLayout(schema: schema)
         self.space = RecordSpace(engine: engine, generation: header.generation)
-        self.mapper = RecordMapper(
+        var mapper = RecordMapper(
             layout: layout, engine: space, storeIdentifier: header.identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: {})
+        // Headers before version 4 hold records format 1 (FORMAT.md §19): read as such.
+        mapper.format = header.formatVersion < 4 ? .format1 : .format2
+        self.mapper = mapper
     }
 
     /// The root entities (one record type `CD_<Root>` each), in schema order.
@@ -82,8 +85,7 @@ package struct StoreInspector {
                 continue
             }
             let bytes = try entry.value()
-            if let record = try? RecordValue(decoding: bytes, key: entry.key, only: [RecordValue.entityNameField]),
-                case .string(let entity)? = record[RecordValue.entityNameField] {
+            if let entity = try? mapper.entityName(ofRecord: bytes, key: entry.key) {
                 counts[entity, default: 0] += 1
             } else {
                 counts["", default: 0] += 1
@@ -105,9 +107,9 @@ package struct StoreInspector {
             guard key.count == prefix.count + 16 else { throw RecordDecodingError("a record key whose primary key is not 16 bytes", key: key) }
             var entity = root
             if hasSubentities {
-                let record = try RecordValue(decoding: try entry.value(), key: key, only: [RecordValue.entityNameField])
-                guard case .string(let name)? = record[RecordValue.entityNameField], schema.entity(named: name) != nil else {
-                    throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
+                let name = try mapper.entityName(ofRecord: try entry.value(), key: key)
+                guard schema.entity(named: name) != nil else {
+                    throw RecordDecodingError("a record of \(name), which is not an entity of the root \(root)", key: key)
                 }
                 entity = name
             }
@@ -132,8 +134,7 @@ package struct StoreInspector {
             let pk = RecordKeys.uuid(from: Array(key[prefix.count...]))
             let object: Result<DefaultSnapshot, any Error>
             do {
-                let record = try RecordValue(decoding: try entry.value(), key: key)
-                object = .success(try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany))
+                object = .success(try mapper.snapshot(ofRecord: try entry.value(), key: key, primaryKey: pk, root: root, toMany: toMany))
             } catch let error as EngineError where error.code != .corruption && error.code != .missingBlob {
                 throw error
             } catch {
@@ -191,7 +192,7 @@ package struct StoreInspector {
 /// Why a store's records cannot be inspected.
 package struct StoreInspectionError: Error, CustomStringConvertible {
     package enum Code: String, Sendable {
-        case noHeader, noSchema, damagedHeader
+        case noHeader, noSchema, damagedHeader, olderRecordsFormat
     }
     package var code: Code
     package var message: String

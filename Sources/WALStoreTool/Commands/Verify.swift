@@ -41,7 +41,7 @@ enum VerifyCommand {
         } catch let error as StoreInspectionError {
             switch error.code {
             case .noHeader: recordsSkipped = "a plain engine store: no records to check"
-            case .noSchema: recordsSkipped = error.message
+            case .noSchema, .olderRecordsFormat: recordsSkipped = error.message
             case .damagedHeader:
                 recordsSkipped = error.message
                 headerDamaged = true
