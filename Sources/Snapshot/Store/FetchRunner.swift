@@ -5,10 +5,16 @@ import Foundation
 /// and runs the descriptor through ``PredicateEvaluator``. Used under the store's lock.
 final class FetchRunner {
     let mapper: RecordMapper
+    /// The store's per-entity counts: what a count without predicate reads (`nil`: count by
+    /// reading the keys).
+    let counts: EntityCounts?
     private var cache: [PersistentIdentifier: DefaultSnapshot?] = [:]
     var schema: Schema { mapper.schema }
 
-    init(mapper: RecordMapper) { self.mapper = mapper }
+    init(mapper: RecordMapper, counts: EntityCounts? = nil) {
+        self.mapper = mapper
+        self.counts = counts
+    }
 
     private lazy var evaluator = PredicateEvaluator(schema: schema) { [unowned self] id in try self.resolve(id) }
 
@@ -25,6 +31,22 @@ final class FetchRunner {
         let related = try evaluator.related(to: selected, through: descriptor.relationshipKeyPathsForPrefetching)
         return DataStoreFetchResult(
             descriptor: descriptor, fetchedSnapshots: selected.map { $0.keeping(descriptor.propertiesToFetch) }, relatedSnapshots: related)
+    }
+
+    /// How many objects the descriptor selects: without predicate, the sum of the per-entity
+    /// counts (no record or key of an object is read), else the identifiers selected.
+    func count(_ descriptor: FetchDescriptor) throws -> Int {
+        guard descriptor.predicate == nil, let counts else { return try identifiers(descriptor).count }
+        try check(descriptor)
+        var entities = [descriptor.entityName]
+        if descriptor.includesSubentities { entities += schema.subentities(of: descriptor.entityName).map(\.name) }
+        var total = 0
+        for entity in entities {
+            let (sum, overflow) = total.addingReportingOverflow(Int(clamping: try counts.count(of: entity)))
+            total = overflow ? Int.max : sum
+        }
+        let available = max(0, total - (descriptor.fetchOffset ?? 0))
+        return descriptor.fetchLimit.map { min($0, available) } ?? available
     }
 
     func identifiers(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {

@@ -63,6 +63,8 @@ public final class WALDataStore: DataStoreBatching {
     let history: HistoryLog
     /// Its observed fetches and transaction streams (``observe(_:)``).
     let observers = ObserverRegistry()
+    /// How many objects of each entity its generation holds (the `C` keys).
+    let counts: EntityCounts
     private let recordsReadCounter = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store `configuration` describes, migrating it when it
@@ -143,10 +145,13 @@ public final class WALDataStore: DataStoreBatching {
         self.identifier = header.identifier
         self.space = RecordSpace(engine: engine, generation: header.generation)
         self.isMigrationContext = false
+        self.counts = EntityCounts(space: space, schema: schema)
         do {
             self.history = try Self.engineCall("Opening the store's history") {
                 try HistoryLog(engine: engine, settings: configuration.history, storeIdentifier: header.identifier)
             }
+            // A store written before counts were kept is counted here, once.
+            try Self.engineCall("Reading the store's counts") { try counts.load() }
         } catch {
             try? engine.close()
             throw error
@@ -166,6 +171,7 @@ public final class WALDataStore: DataStoreBatching {
         self.identifier = identifier
         self.space = space
         self.isMigrationContext = true
+        self.counts = EntityCounts(space: space, schema: schema)
         self.history = HistoryLog(recordingNothingOn: engine, storeIdentifier: identifier)
     }
 
