@@ -227,40 +227,42 @@ final class FetchRunner {
             let rootOnly = schema.subentities(of: root).isEmpty
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
-            var cursor = try mapper.engine.scan(plan.range, reverse: plan.reverse)
-            while let entry = try cursor.next() {
-                // Past the window's last value (read from the key, not the record): done.
-                if let boundaryKey, !entry.key.starts(with: boundaryKey) { break }
-                guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
-                if !rootOnly {
-                    guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
-                        throw RecordDecodingError("a malformed index entry", key: entry.key)
+            walk: for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
+                var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
+                while let entry = try cursor.next() {
+                    // Past the window's last value (read from the key, not the record): done.
+                    if let boundaryKey, !entry.key.starts(with: boundaryKey) { break walk }
+                    guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
+                    if !rootOnly {
+                        guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
+                            throw RecordDecodingError("a malformed index entry", key: entry.key)
+                        }
+                        guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
+                    } else if try !passesEntityTests(root, descriptor.predicate) {
+                        break walk
                     }
-                    guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                } else if try !passesEntityTests(root, descriptor.predicate) {
-                    break
-                }
-                let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                let key = RecordKeys.record(root: root, primaryKey: pk)
-                guard let bytes = try mapper.engine.value(forKey: key) else {
-                    throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
-                }
-                mapper.countRecordRead()
-                let found = try candidate(bytes, key: key, primaryKey: pk)
-                guard isFetched(found.snapshot.persistentIdentifier.entityName, descriptor),
-                    try descriptor.predicate.map({ try evaluator.evaluate($0, on: found.snapshot) }) ?? true
-                else { continue }
-                if let topK = plan.topK {
-                    let value = try evaluator.value(at: topK.sort.path, of: found.snapshot)
-                    if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break }
-                    candidates.append(found)
-                    if candidates.count == topK.needed {
-                        boundary = value
-                        // -0.0 and 0.0 tie with two encodings: compare those by reading records.
-                        if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                    let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
+                    let key = RecordKeys.record(root: root, primaryKey: pk)
+                    guard let bytes = try mapper.engine.value(forKey: key) else {
+                        throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
                     }
-                } else {
-                    candidates.append(found)
+                    mapper.countRecordRead()
+                    let found = try candidate(bytes, key: key, primaryKey: pk)
+                    guard isFetched(found.snapshot.persistentIdentifier.entityName, descriptor),
+                        try descriptor.predicate.map({ try evaluator.evaluate($0, on: found.snapshot) }) ?? true
+                    else { continue }
+                    if let topK = plan.topK {
+                        let value = try evaluator.value(at: topK.sort.path, of: found.snapshot)
+                        if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
+                        candidates.append(found)
+                        if candidates.count == topK.needed {
+                            boundary = value
+                            // -0.0 and 0.0 tie with two encodings: compare those by reading records.
+                            if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                        }
+                    } else {
+                        candidates.append(found)
+                    }
                 }
             }
             // The store's own order (record key order) breaks the sort's ties, as a scan would.

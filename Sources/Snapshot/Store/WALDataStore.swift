@@ -26,9 +26,11 @@ import Synchronization
 /// (inserts, then updates), so the later one wins.
 ///
 /// **Fetches** never answer `preferInMemoryFilter` or `preferInMemorySort`. A predicate with an
-/// equality, range or prefix on the first property of a declared index, or a sort by it with a
+/// equality, range, `oneOf` list or prefix on the first property of a declared index (or
+/// equalities on its first properties, then one of those on the next), or a sort by it with a
 /// limit, reads through the index and decodes only the records it needs; any other fetch scans
-/// the records of the entity's root. To-many arrays come back in a canonical order (entity
+/// the records of the entity's root. A count without predicate reads only the store's
+/// per-entity counts. To-many arrays come back in a canonical order (entity
 /// name, then primary key): to-many relationships are unordered, as SwiftData's are.
 ///
 /// **Threads.** Calls are serialised by one lock, so each fetch sees one saved state. The
