@@ -63,7 +63,7 @@ struct FetchPlan {
             var plan = FetchPlan(ranges: ranges, reverse: false, prefix: prefix)
             if let limit = descriptor.fetchLimit, let sort = descriptor.sortBy.first, let sorted, sort.path.components == [sorted] {
                 plan.reverse = sort.order == .reverse
-                plan.topK = (sort, (descriptor.fetchOffset ?? 0) + limit)
+                plan.topK = (sort, FetchWindow<Void>.window(offset: descriptor.fetchOffset, limit: limit))
                 if score == 0 { plan.ranges = [.prefix(prefix)] }
             } else if score == 0 {
                 continue

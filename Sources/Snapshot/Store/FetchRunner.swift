@@ -218,9 +218,12 @@ final class FetchRunner {
                 snapshot: try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties),
                 key: key, primaryKey: pk, bytes: bytes)
         }
-        var candidates: [Candidate] = []
+        // Matches are kept as they are found: with a sort and a limit, only the window's worth.
+        var matches = FetchWindow<Candidate>(sortBy: descriptor.sortBy, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
+        func offer(_ c: Candidate) throws {
+            matches.offer(c, values: try descriptor.sortBy.map { try evaluator.value(at: $0.path, of: c.snapshot) }, primaryKey: c.primaryKey)
+        }
         var rootCount: Int?
-        var evaluated = false
         if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
             // Index entries name the object's concrete entity: read only when the root has
             // sub-entities to tell apart.
@@ -254,20 +257,17 @@ final class FetchRunner {
                     if let topK = plan.topK {
                         let value = try evaluator.value(at: topK.sort.path, of: found.snapshot)
                         if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
-                        candidates.append(found)
-                        if candidates.count == topK.needed {
+                        try offer(found)
+                        if boundary == nil && matches.count == topK.needed {
                             boundary = value
                             // -0.0 and 0.0 tie with two encodings: compare those by reading records.
                             if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
                         }
                     } else {
-                        candidates.append(found)
+                        try offer(found)
                     }
                 }
             }
-            // The store's own order (record key order) breaks the sort's ties, as a scan would.
-            candidates.sort { $0.primaryKey.ordering(comparedTo: $1.primaryKey) < 0 }
-            evaluated = true
         } else {
             let prefix = RecordKeys.recordPrefix(root: root)
             rootCount = 0
@@ -282,23 +282,23 @@ final class FetchRunner {
                     throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
                 }
                 guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                candidates.append(try candidate(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))
+                let found = try candidate(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16))))
+                if let predicate = descriptor.predicate, try !evaluator.evaluate(predicate, on: found.snapshot) { continue }
+                try offer(found)
+                // Without a sort, the scan's order (record key order) is the fetch's: it stops
+                // once the window is full.
+                if descriptor.sortBy.isEmpty && matches.isFull {
+                    rootCount = nil
+                    break
+                }
             }
         }
-        // Filter (unless the index walk did), sort stably, window: as PredicateEvaluator.run.
-        var kept: [Int] = []
-        for (i, c) in candidates.enumerated() {
-            if !evaluated, let predicate = descriptor.predicate, try !evaluator.evaluate(predicate, on: c.snapshot) { continue }
-            kept.append(i)
-        }
-        let order = try evaluator.sortedOrder(kept.map { candidates[$0].snapshot }, by: descriptor.sortBy)
-        let offset = min(descriptor.fetchOffset ?? 0, order.count)
-        let end = descriptor.fetchLimit.map { offset + min($0, order.count - offset) } ?? order.count
-        let window = order[offset..<end].map { kept[$0] }
-        guard whole, properties != nil else { return (window.map { candidates[$0].snapshot }, rootCount) }
-        let decoded = try window.map { i in
-            let c = candidates[i]
-            return try mapper.snapshot(
+        // Sorted (ties in record key order, as a scan finds them), offset and limited: as
+        // PredicateEvaluator.run.
+        let window = matches.window()
+        guard whole, properties != nil else { return (window.map(\.snapshot), rootCount) }
+        let decoded = try window.map { c in
+            try mapper.snapshot(
                 of: try RecordValue(decoding: c.bytes, key: c.key), key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
         }
         return (decoded, rootCount)
