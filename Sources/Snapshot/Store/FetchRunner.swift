@@ -9,6 +9,7 @@ final class FetchRunner {
     /// reading the keys).
     let counts: EntityCounts?
     private var cache: [PersistentIdentifier: DefaultSnapshot?] = [:]
+    private var matchers: [String: RecordMatcher] = [:]
     var schema: Schema { mapper.schema }
 
     init(mapper: RecordMapper, counts: EntityCounts? = nil) {
@@ -178,12 +179,26 @@ final class FetchRunner {
         return names
     }
 
-    /// One object a scan or an index found: decoded in part, and the bytes to decode it whole.
+    /// One object a scan or an index found that the predicate selects: its record's bytes (to
+    /// decode it whole if it is in the window), its sort values, and its snapshot decoded in
+    /// part when the predicate or the sort needed one (a format-2 record matched on its bytes
+    /// has none).
     private struct Candidate {
-        var snapshot: DefaultSnapshot
+        var snapshot: DefaultSnapshot?
+        let entity: String
         let key: [UInt8]
         let primaryKey: UUID
         let bytes: [UInt8]
+        let sortValues: [PropertyValue]
+    }
+
+    /// The predicate compiled for the records of `entity`, once per fetch.
+    private func matcher(_ predicate: FetchPredicate, for entity: String) -> RecordMatcher {
+        if let m = matchers[entity] { return m }
+        let m = RecordMatcher(
+            predicate, entity: entity, fields: mapper.layout.recordFields(of: entity), evaluator: evaluator, storeIdentifier: mapper.storeIdentifier)
+        matchers[entity] = m
+        return m
     }
 
     /// The window, and how many records the root holds when they were all read to find it
@@ -212,16 +227,59 @@ final class FetchRunner {
         let read = propertiesRead(by: descriptor)
         let properties: Set<String>? = toMany ? nil : read
         let fields: Set<String>? = properties.map { Set($0.flatMap { ["CD_\($0)", "CD_\($0)_ckAsset"] }) }
-        func candidate(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate {
-            let record = try RecordValue(decoding: bytes, key: key, only: fields)
-            return Candidate(
-                snapshot: try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties),
-                key: key, primaryKey: pk, bytes: bytes)
+        /// The candidate `bytes` (stored under `key`) are, when the record is of an entity
+        /// fetched and matches; `nil` otherwise. A format-2 record is matched on its bytes, and
+        /// decoded (in part) only when the matcher or the sort cannot do without it.
+        func examine(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate? {
+            guard bytes.first == RecordReader.version else {
+                let entity = try RecordValue.entityName(in: bytes, key: key)
+                try checkRoot(entity, key)
+                guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
+                let record = try RecordValue(decoding: bytes, key: key, only: fields)
+                let snapshot = try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties)
+                guard try descriptor.predicate.map({ try evaluator.evaluate($0, on: snapshot) }) ?? true else { return nil }
+                let values = try descriptor.sortBy.map { try evaluator.value(at: $0.path, of: snapshot) }
+                return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
+            }
+            let reader = try RecordReader(bytes, key: key)
+            let entity = reader.entityName
+            try checkRoot(entity, key)
+            guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
+            var snapshot: DefaultSnapshot?
+            func decoded() throws -> DefaultSnapshot {
+                if let snapshot { return snapshot }
+                let s = try self.snapshot(of: reader, primaryKey: pk, root: root, toMany: toMany, only: properties)
+                snapshot = s
+                return s
+            }
+            if let predicate = descriptor.predicate {
+                switch try matcher(predicate, for: entity).matches(reader, primaryKey: pk) {
+                case false?: return nil
+                case true?: break
+                case nil: guard try evaluator.evaluate(predicate, on: try decoded()) else { return nil }
+                }
+            }
+            let recordFields = mapper.layout.recordFields(of: entity)
+            let values = try descriptor.sortBy.map { sort in
+                // A field of the object itself, held inline: read alone.
+                if snapshot == nil, sort.path.components.count == 1, let field = recordFields.field(named: sort.path.components[0]),
+                    !reader.isAsset(field.index)
+                {
+                    return try reader.value(of: field, storeIdentifier: mapper.storeIdentifier)
+                }
+                return try evaluator.value(at: sort.path, of: try decoded())
+            }
+            return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
+        }
+        func checkRoot(_ entity: String, _ key: [UInt8]) throws {
+            guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
+                throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: key)
+            }
         }
         // Matches are kept as they are found: with a sort and a limit, only the window's worth.
         var matches = FetchWindow<Candidate>(sortBy: descriptor.sortBy, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
-        func offer(_ c: Candidate) throws {
-            matches.offer(c, values: try descriptor.sortBy.map { try evaluator.value(at: $0.path, of: c.snapshot) }, primaryKey: c.primaryKey)
+        func offer(_ c: Candidate) {
+            matches.offer(c, values: c.sortValues, primaryKey: c.primaryKey)
         }
         var rootCount: Int?
         if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
@@ -250,21 +308,18 @@ final class FetchRunner {
                         throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
                     }
                     mapper.countRecordRead()
-                    let found = try candidate(bytes, key: key, primaryKey: pk)
-                    guard isFetched(found.snapshot.persistentIdentifier.entityName, descriptor),
-                        try descriptor.predicate.map({ try evaluator.evaluate($0, on: found.snapshot) }) ?? true
-                    else { continue }
+                    guard let found = try examine(bytes, key: key, primaryKey: pk) else { continue }
                     if let topK = plan.topK {
-                        let value = try evaluator.value(at: topK.sort.path, of: found.snapshot)
+                        let value = found.sortValues[0]
                         if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
-                        try offer(found)
+                        offer(found)
                         if boundary == nil && matches.count == topK.needed {
                             boundary = value
                             // -0.0 and 0.0 tie with two encodings: compare those by reading records.
                             if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
                         }
                     } else {
-                        try offer(found)
+                        offer(found)
                     }
                 }
             }
@@ -277,14 +332,8 @@ final class FetchRunner {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let bytes = try entry.value()
                 mapper.countRecordRead()
-                let entity = try RecordValue.entityName(in: bytes, key: entry.key)
-                guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
-                    throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
-                }
-                guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                let found = try candidate(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16))))
-                if let predicate = descriptor.predicate, try !evaluator.evaluate(predicate, on: found.snapshot) { continue }
-                try offer(found)
+                guard let found = try examine(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))) else { continue }
+                offer(found)
                 // Without a sort, the scan's order (record key order) is the fetch's: it stops
                 // once the window is full.
                 if descriptor.sortBy.isEmpty && matches.isFull {
@@ -296,10 +345,19 @@ final class FetchRunner {
         // Sorted (ties in record key order, as a scan finds them), offset and limited: as
         // PredicateEvaluator.run.
         let window = matches.window()
-        guard whole, properties != nil else { return (window.map(\.snapshot), rootCount) }
+        guard whole else {
+            // Identifiers only: nothing more is decoded.
+            return (try window.map { c in
+                DefaultSnapshot(persistentIdentifier: try c.snapshot?.persistentIdentifier ?? mapper.identifier(entity: c.entity, primaryKey: c.primaryKey))
+            }, rootCount)
+        }
         let decoded = try window.map { c in
-            try mapper.snapshot(
-                of: try RecordValue(decoding: c.bytes, key: c.key), key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
+            if properties == nil, let snapshot = c.snapshot { return snapshot }
+            guard c.bytes.first == RecordReader.version else {
+                return try mapper.snapshot(
+                    of: try RecordValue(decoding: c.bytes, key: c.key), key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
+            }
+            return try snapshot(of: try RecordReader(c.bytes, key: c.key), primaryKey: c.primaryKey, root: root, toMany: toMany, only: nil)
         }
         return (decoded, rootCount)
     }
