@@ -55,5 +55,11 @@ import Testing
             }
         }
         try store.close()
+        // Written without count keys: counted at open, from the records' headers.
+        let reopened = try home.open()
+        let specials = snapshots.filter { $0.persistentIdentifier.entityName == "Special" }.count
+        #expect(try reopened.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item"))) == snapshots.count)
+        #expect(try reopened.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Special"))) == specials)
+        try reopened.close()
     }
 }

@@ -103,7 +103,9 @@ final class EntityCounts: @unchecked Sendable {
         var counts: [String: UInt64] = [:]
         var cursor = try space.scan(prefix: [RecordKeys.recordTag])
         while let entry = try cursor.next() {
-            let entity = try RecordValue.entityName(in: try entry.value(), key: entry.key)
+            let bytes = try entry.value()
+            let entity = bytes.first == RecordReader.version
+                ? try RecordReader(bytes, key: entry.key).entityName : try RecordValue.entityName(in: bytes, key: entry.key)
             guard schema.entity(named: entity) != nil else {
                 throw RecordDecodingError("a record of \(entity), which is not an entity of the schema", key: entry.key)
             }

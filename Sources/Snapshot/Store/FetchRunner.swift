@@ -37,8 +37,13 @@ final class FetchRunner {
     /// How many objects the descriptor selects: without predicate, the sum of the per-entity
     /// counts (no record or key of an object is read), else the identifiers selected.
     func count(_ descriptor: FetchDescriptor) throws -> Int {
-        guard descriptor.predicate == nil, let counts else { return try identifiers(descriptor).count }
         try check(descriptor)
+        guard descriptor.predicate == nil, let counts else {
+            // The order matters only to a window.
+            var unordered = descriptor
+            if descriptor.fetchLimit == nil && descriptor.fetchOffset == nil { unordered.sortBy = [] }
+            return try identifiers(unordered).count
+        }
         var entities = [descriptor.entityName]
         if descriptor.includesSubentities { entities += schema.subentities(of: descriptor.entityName).map(\.name) }
         var total = 0
