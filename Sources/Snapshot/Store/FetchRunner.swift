@@ -2,7 +2,9 @@ import Engine
 import Foundation
 
 /// Answers one fetch from the engine's records: plans (index or scan), reads the candidates,
-/// and runs the descriptor through ``PredicateEvaluator``. Used under the store's lock.
+/// matches each on its record's bytes (``RecordMatcher``, format 2) or, where that cannot
+/// decide, on its snapshot through ``PredicateEvaluator``, keeps the window's worth of matches
+/// (``FetchWindow``), and decodes only the window. Used under the store's lock.
 final class FetchRunner {
     let mapper: RecordMapper
     /// The store's per-entity counts: what a count without predicate reads (`nil`: count by
@@ -232,7 +234,7 @@ final class FetchRunner {
         let read = propertiesRead(by: descriptor)
         let properties: Set<String>? = toMany ? nil : read
         let fields: Set<String>? = properties.map { Set($0.flatMap { ["CD_\($0)", "CD_\($0)_ckAsset"] }) }
-        /// The candidate `bytes` (stored under `key`) are, when the record is of an entity
+        /// The candidate the record `bytes` (stored under `key`) is, when it is of an entity
         /// fetched and matches; `nil` otherwise. A format-2 record is matched on its bytes, and
         /// decoded (in part) only when the matcher or the sort cannot do without it.
         func examine(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate? {
