@@ -104,6 +104,7 @@ final class EntityCounts: @unchecked Sendable {
         var cursor = try space.scan(prefix: [RecordKeys.recordTag])
         while let entry = try cursor.next() {
             let bytes = try entry.value()
+            // A generation of either records format (an upgrade reads the old one).
             let entity = bytes.first == RecordReader.version
                 ? try RecordReader(bytes, key: entry.key).entityName : try RecordValue.entityName(in: bytes, key: entry.key)
             guard schema.entity(named: entity) != nil else {

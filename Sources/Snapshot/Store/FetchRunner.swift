@@ -233,29 +233,27 @@ final class FetchRunner {
         // arrays: those are filled for every candidate then).
         let read = propertiesRead(by: descriptor)
         let properties: Set<String>? = toMany ? nil : read
-        let fields: Set<String>? = properties.map { Set($0.flatMap { ["CD_\($0)", "CD_\($0)_ckAsset"] }) }
         /// The candidate the record `bytes` (stored under `key`) is, when it is of an entity
         /// fetched and matches; `nil` otherwise. A format-2 record is matched on its bytes, and
         /// decoded (in part) only when the matcher or the sort cannot do without it.
         func examine(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate? {
             guard bytes.first == RecordReader.version else {
-                let entity = try RecordValue.entityName(in: bytes, key: key)
+                let entity = try mapper.entityName(ofRecord: bytes, key: key)
                 try checkRoot(entity, key)
                 guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
-                let record = try RecordValue(decoding: bytes, key: key, only: fields)
-                let snapshot = try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties)
+                let snapshot = try mapper.snapshot(ofRecord: bytes, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties)
                 guard try descriptor.predicate.map({ try evaluator.evaluate($0, on: snapshot) }) ?? true else { return nil }
                 let values = try descriptor.sortBy.map { try evaluator.value(at: $0.path, of: snapshot) }
                 return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
             }
             let reader = try RecordReader(bytes, key: key)
             let entity = reader.entityName
-            try checkRoot(entity, key)
+            let recordFields = try mapper.checkedFields(of: reader, root: root)
             guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
             var snapshot: DefaultSnapshot?
             func decoded() throws -> DefaultSnapshot {
                 if let snapshot { return snapshot }
-                let s = try self.snapshot(of: reader, primaryKey: pk, root: root, toMany: toMany, only: properties)
+                let s = try mapper.snapshot(of: reader, primaryKey: pk, root: root, toMany: toMany, only: properties)
                 snapshot = s
                 return s
             }
@@ -266,7 +264,6 @@ final class FetchRunner {
                 case nil: guard try evaluator.evaluate(predicate, on: try decoded()) else { return nil }
                 }
             }
-            let recordFields = mapper.layout.recordFields(of: entity)
             let values = try descriptor.sortBy.map { sort in
                 // A field of the object itself, held inline: read alone.
                 if snapshot == nil, sort.path.components.count == 1, let field = recordFields.field(named: sort.path.components[0]),
@@ -360,11 +357,7 @@ final class FetchRunner {
         }
         let decoded = try window.map { c in
             if properties == nil, let snapshot = c.snapshot { return snapshot }
-            guard c.bytes.first == RecordReader.version else {
-                return try mapper.snapshot(
-                    of: try RecordValue(decoding: c.bytes, key: c.key), key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
-            }
-            return try snapshot(of: try RecordReader(c.bytes, key: c.key), primaryKey: c.primaryKey, root: root, toMany: toMany, only: nil)
+            return try mapper.snapshot(ofRecord: c.bytes, key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
         }
         return (decoded, rootCount)
     }
