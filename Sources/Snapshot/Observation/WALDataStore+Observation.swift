@@ -156,7 +156,7 @@ extension WALDataStore {
     }
 
     func fetchHoldingLock(_ request: DataStoreFetchRequest) throws -> [DefaultSnapshot] {
-        try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper).fetch(request).fetchedSnapshots }
+        try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper, counts: counts).fetch(request).fetchedSnapshots }
     }
 
     func transactionHoldingLock(_ token: UInt64) throws -> DefaultHistoryTransaction? {

@@ -15,6 +15,7 @@ enum RecordKeys {
     static let joinMirrorTag: UInt8 = 0x4E  // N
     static let indexTag: UInt8 = 0x49  // I
     static let uniqueTag: UInt8 = 0x55  // U
+    static let countTag: UInt8 = 0x43  // C
 
     static func bytes(of uuid: UUID) -> [UInt8] {
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
@@ -102,6 +103,11 @@ enum RecordKeys {
     static func unique(entity: String, constraint: String, values: [UInt8]) -> [UInt8] {
         [uniqueTag] + name(entity) + name(constraint) + values
     }
+
+    /// `C` entity 0x00 — how many objects of exactly that (concrete) entity the generation holds.
+    static func count(entity: String) -> [UInt8] { [countTag] + name(entity) }
+    /// `C` — every count key.
+    static let countPrefix: [UInt8] = [countTag]
 
     /// The name an index or constraint is stored under: its properties joined by `,`.
     static func listName(_ properties: [String]) -> String { properties.joined(separator: ",") }

@@ -3,7 +3,7 @@ import Engine
 /// The record layer's keys of one **generation** in the engine's key space (FORMAT.md,
 /// "Generations"): generation 0 keeps them as they are (`R`…, `A`…, …); generation *g* ≥ 1
 /// keeps each under the prefix `01` + *g* (4 bytes big-endian). Only the record layer's own
-/// kinds (`R A B M N I U`) are prefixed; every other key (the header, other layers' keys) is
+/// kinds (`R A B C M N I U`) are prefixed; every other key (the header, other layers' keys) is
 /// passed through unchanged.
 ///
 /// A migration writes the new generation beside the live one and switches the header to it in
@@ -33,7 +33,7 @@ struct RecordSpace: Sendable {
 
     /// The record layer's key kinds: the keys a generation holds.
     static let recordTags: [UInt8] = [
-        RecordKeys.assetTag, RecordKeys.backReferenceTag, RecordKeys.indexTag, RecordKeys.joinTag, RecordKeys.joinMirrorTag,
+        RecordKeys.assetTag, RecordKeys.backReferenceTag, RecordKeys.countTag, RecordKeys.indexTag, RecordKeys.joinTag, RecordKeys.joinMirrorTag,
         RecordKeys.recordTag, RecordKeys.uniqueTag,
     ]
 

@@ -1,20 +1,27 @@
 import Engine
 
-/// How a fetch reads its candidates: through a declared index (a key range of its entries,
-/// possibly a top-k walk in sort order), or by scanning the records of the entity's root.
+/// How a fetch reads its candidates: through a declared index (key ranges of its entries,
+/// walked in key order, possibly a top-k walk in sort order), or by scanning the records of the
+/// entity's root.
 struct FetchPlan {
-    /// The index entries to read, and in which direction.
-    var range: LogStore.KeyRange
+    /// The index entries to read, disjoint and in ascending key order (a walk in `reverse`
+    /// reads them last to first, each backwards).
+    var ranges: [LogStore.KeyRange]
     var reverse: Bool
     /// For a sort-with-limit walk: the sort key the index orders by, and how many objects the
     /// window needs (offset + limit) before the walk may stop at the next different value.
     var topK: (sort: FetchSortDescriptor, needed: Int)?
-    /// The index's key prefix (`I` entity 0x00 name 0x00).
+    /// The key prefix the sorted property's encoding follows: the index's (`I` entity 0x00
+    /// name 0x00), then the encodings of the properties before it that the predicate fixes.
     var prefix: [UInt8] = []
 
-    /// The index plan for `descriptor`, or `nil` to scan: an equality, range or (case- and
-    /// diacritic-sensitive) prefix condition among the top-level conjuncts on the first property
-    /// of a declared index, else a sort by that property with a limit.
+    /// The index plan for `descriptor`, or `nil` to scan. Among the top-level conjuncts, an
+    /// index is usable through equalities on its first *k* properties, then an equality, range,
+    /// `oneOf` list or (case- and diacritic-sensitive) prefix condition on property *k* + 1 (or
+    /// nothing more, when *k* ≥ 1); or, with no condition on its first property, a sort by it
+    /// with a limit. The index whose conditions fix the most properties wins (the first
+    /// declared among equals). With a limit and a sort by the property after the equalities,
+    /// the walk is in sort order and stops once the window is full.
     static func make(for descriptor: FetchDescriptor, layout: RecordLayout) -> FetchPlan? {
         let schema = layout.schema
         let conjuncts: [FetchPredicate]
@@ -23,43 +30,79 @@ struct FetchPlan {
         case let p?: conjuncts = [p]
         case nil: conjuncts = []
         }
-        let indexes = layout.indexes(of: descriptor.entityName)
-        for index in indexes {
-            let first = index.properties[0]
-            let prefix = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
-            guard let property = schema.property(named: first, in: descriptor.entityName) else { continue }
-            // Every conjunct on the first property narrows the range: their intersection.
-            let ranges = conjuncts.compactMap { range(for: $0, on: first, property, prefix: prefix) }
-            if var range = ranges.first {
-                for other in ranges.dropFirst() { range = intersect(range, other) }
-                // Sorted by the same property with a limit: the index walk is in sort order, so
-                // it stops once the window is full (a top-k walk inside the range).
-                if let limit = descriptor.fetchLimit, let sort = descriptor.sortBy.first, sort.path.components == [first] {
-                    return FetchPlan(
-                        range: range, reverse: sort.order == .reverse, topK: (sort, (descriptor.fetchOffset ?? 0) + limit),
-                        prefix: prefix)
+        var best: (plan: FetchPlan, score: Int)?
+        for index in layout.indexes(of: descriptor.entityName) {
+            var prefix = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
+            // Equalities on the leading properties fix their encodings: a longer key prefix.
+            var fixed = 0
+            for name in index.properties {
+                guard let property = schema.property(named: name, in: descriptor.entityName),
+                    let value = conjuncts.lazy.compactMap({ equality($0, on: name, property) }).first
+                else { break }
+                prefix += OrderedValueEncoding.encoded([value])
+                fixed += 1
+            }
+            var ranges: [LogStore.KeyRange] = fixed > 0 ? [.prefix(prefix)] : []
+            var score = fixed
+            var sorted: String?
+            if fixed < index.properties.count {
+                let name = index.properties[fixed]
+                sorted = name
+                if let property = schema.property(named: name, in: descriptor.entityName) {
+                    // Every conjunct on the property narrows the ranges: their intersection.
+                    let narrowing = conjuncts.compactMap { self.ranges(for: $0, on: name, property, prefix: prefix) }
+                    if var narrowed = narrowing.first {
+                        for other in narrowing.dropFirst() {
+                            narrowed = narrowed.flatMap { a in other.map { b in intersect(a, b) } }.filter { !isEmpty($0) }
+                        }
+                        ranges = narrowed.sorted { (lowerKey($0.lower) ?? []).lexicographicallyPrecedes(lowerKey($1.lower) ?? []) }
+                        score += 1
+                    }
                 }
-                return FetchPlan(range: range, reverse: false, prefix: prefix)
             }
-        }
-        if let limit = descriptor.fetchLimit, let sort = descriptor.sortBy.first, sort.path.components.count == 1 {
-            for index in indexes where index.properties[0] == sort.path.components[0] {
-                let prefix = RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties))
-                return FetchPlan(
-                    range: .prefix(prefix), reverse: sort.order == .reverse, topK: (sort, (descriptor.fetchOffset ?? 0) + limit), prefix: prefix)
+            var plan = FetchPlan(ranges: ranges, reverse: false, prefix: prefix)
+            if let limit = descriptor.fetchLimit, let sort = descriptor.sortBy.first, let sorted, sort.path.components == [sorted] {
+                plan.reverse = sort.order == .reverse
+                plan.topK = (sort, FetchWindow<Void>.window(offset: descriptor.fetchOffset, limit: limit))
+                if score == 0 { plan.ranges = [.prefix(prefix)] }
+            } else if score == 0 {
+                continue
             }
+            if best.map({ score > $0.score }) ?? true { best = (plan, score) }
         }
+        return best?.plan
+    }
+
+    /// The value an equality conjunct fixes `property` to, when it has one encoding (every
+    /// value but a floating-point zero, which has two).
+    private static func equality(_ predicate: FetchPredicate, on name: String, _ property: Schema.Property) -> PropertyValue? {
+        let value: PropertyValue
+        switch predicate {
+        case let .compare(path, .equal, v) where path.components == [name]: value = v
+        case let .oneOf(path, values) where path.components == [name] && values.count == 1: value = values[0]
+        default: return nil
+        }
+        guard let bound = bound(value, for: property) else { return nil }
+        if case .double(let d) = bound, d == 0 { return nil }
+        return bound
+    }
+
+    private static func lowerKey(_ bound: LogStore.KeyRange.Bound) -> [UInt8]? {
+        if case .inclusive(let k) = bound { return k }
+        if case .exclusive(let k) = bound { return k }
         return nil
+    }
+
+    /// Whether the range (of an inclusive or unbounded lower end and an exclusive or
+    /// unbounded upper end) holds no key.
+    private static func isEmpty(_ range: LogStore.KeyRange) -> Bool {
+        guard let low = lowerKey(range.lower), let high = lowerKey(range.upper) else { return false }
+        return !low.lexicographicallyPrecedes(high)
     }
 
     /// The keys in both ranges (which have inclusive or unbounded lower ends and exclusive or
     /// unbounded upper ends, as ``range(for:on:_:prefix:)`` makes them).
     private static func intersect(_ a: LogStore.KeyRange, _ b: LogStore.KeyRange) -> LogStore.KeyRange {
-        func lowerKey(_ bound: LogStore.KeyRange.Bound) -> [UInt8]? {
-            if case .inclusive(let k) = bound { return k }
-            if case .exclusive(let k) = bound { return k }
-            return nil
-        }
         let lower: LogStore.KeyRange.Bound
         switch (lowerKey(a.lower), lowerKey(b.lower)) {
         case let (x?, y?): lower = x.lexicographicallyPrecedes(y) ? b.lower : a.lower
@@ -73,6 +116,21 @@ struct FetchPlan {
         case (_, nil): upper = a.upper
         }
         return LogStore.KeyRange(lower: lower, upper: upper)
+    }
+
+    /// The ranges of the entries (under `prefix`, the property's encoding next) that `predicate`
+    /// may hold for, when it is a condition on the property the index can answer: one range, or
+    /// one per distinct value of a `oneOf` list (none for an empty list).
+    private static func ranges(for predicate: FetchPredicate, on name: String, _ property: Schema.Property, prefix: [UInt8]) -> [LogStore.KeyRange]? {
+        guard case let .oneOf(path, values) = predicate, path.components == [name] else {
+            return range(for: predicate, on: name, property, prefix: prefix).map { [$0] }
+        }
+        var ranges: [LogStore.KeyRange] = []
+        for value in values {
+            guard let range = range(for: .compare(path: path, .equal, value: value), on: name, property, prefix: prefix) else { return nil }
+            if !ranges.contains(range) { ranges.append(range) }
+        }
+        return ranges
     }
 
     private static func range(for predicate: FetchPredicate, on name: String, _ property: Schema.Property, prefix: [UInt8]) -> LogStore.KeyRange? {

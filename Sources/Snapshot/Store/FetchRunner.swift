@@ -2,13 +2,22 @@ import Engine
 import Foundation
 
 /// Answers one fetch from the engine's records: plans (index or scan), reads the candidates,
-/// and runs the descriptor through ``PredicateEvaluator``. Used under the store's lock.
+/// matches each on its record's bytes (``RecordMatcher``, format 2) or, where that cannot
+/// decide, on its snapshot through ``PredicateEvaluator``, keeps the window's worth of matches
+/// (``FetchWindow``), and decodes only the window. Used under the store's lock.
 final class FetchRunner {
     let mapper: RecordMapper
+    /// The store's per-entity counts: what a count without predicate reads (`nil`: count by
+    /// reading the keys).
+    let counts: EntityCounts?
     private var cache: [PersistentIdentifier: DefaultSnapshot?] = [:]
+    private var matchers: [String: RecordMatcher] = [:]
     var schema: Schema { mapper.schema }
 
-    init(mapper: RecordMapper) { self.mapper = mapper }
+    init(mapper: RecordMapper, counts: EntityCounts? = nil) {
+        self.mapper = mapper
+        self.counts = counts
+    }
 
     private lazy var evaluator = PredicateEvaluator(schema: schema) { [unowned self] id in try self.resolve(id) }
 
@@ -25,6 +34,27 @@ final class FetchRunner {
         let related = try evaluator.related(to: selected, through: descriptor.relationshipKeyPathsForPrefetching)
         return DataStoreFetchResult(
             descriptor: descriptor, fetchedSnapshots: selected.map { $0.keeping(descriptor.propertiesToFetch) }, relatedSnapshots: related)
+    }
+
+    /// How many objects the descriptor selects: without predicate, the sum of the per-entity
+    /// counts (no record or key of an object is read), else the identifiers selected.
+    func count(_ descriptor: FetchDescriptor) throws -> Int {
+        try check(descriptor)
+        guard descriptor.predicate == nil, let counts else {
+            // The order matters only to a window.
+            var unordered = descriptor
+            if descriptor.fetchLimit == nil && descriptor.fetchOffset == nil { unordered.sortBy = [] }
+            return try identifiers(unordered).count
+        }
+        var entities = [descriptor.entityName]
+        if descriptor.includesSubentities { entities += schema.subentities(of: descriptor.entityName).map(\.name) }
+        var total = 0
+        for entity in entities {
+            let (sum, overflow) = total.addingReportingOverflow(Int(clamping: try counts.count(of: entity)))
+            total = overflow ? Int.max : sum
+        }
+        let available = max(0, total - (descriptor.fetchOffset ?? 0))
+        return descriptor.fetchLimit.map { min($0, available) } ?? available
     }
 
     func identifiers(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {
@@ -156,12 +186,26 @@ final class FetchRunner {
         return names
     }
 
-    /// One object a scan or an index found: decoded in part, and the bytes to decode it whole.
+    /// One object a scan or an index found that the predicate selects: its record's bytes (to
+    /// decode it whole if it is in the window), its sort values, and its snapshot decoded in
+    /// part when the predicate or the sort needed one (a format-2 record matched on its bytes
+    /// has none).
     private struct Candidate {
-        var snapshot: DefaultSnapshot
+        var snapshot: DefaultSnapshot?
+        let entity: String
         let key: [UInt8]
         let primaryKey: UUID
         let bytes: [UInt8]
+        let sortValues: [PropertyValue]
+    }
+
+    /// The predicate compiled for the records of `entity`, once per fetch.
+    private func matcher(_ predicate: FetchPredicate, for entity: String) -> RecordMatcher {
+        if let m = matchers[entity] { return m }
+        let m = RecordMatcher(
+            predicate, entity: entity, fields: mapper.layout.recordFields(of: entity), evaluator: evaluator, storeIdentifier: mapper.storeIdentifier)
+        matchers[entity] = m
+        return m
     }
 
     /// The window, and how many records the root holds when they were all read to find it
@@ -189,59 +233,100 @@ final class FetchRunner {
         // arrays: those are filled for every candidate then).
         let read = propertiesRead(by: descriptor)
         let properties: Set<String>? = toMany ? nil : read
-        func candidate(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate {
-            Candidate(
-                snapshot: try mapper.snapshot(ofRecord: bytes, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties),
-                key: key, primaryKey: pk, bytes: bytes)
+        /// The candidate the record `bytes` (stored under `key`) is, when it is of an entity
+        /// fetched and matches; `nil` otherwise. A format-2 record is matched on its bytes, and
+        /// decoded (in part) only when the matcher or the sort cannot do without it.
+        func examine(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate? {
+            guard bytes.first == RecordReader.version else {
+                let entity = try mapper.entityName(ofRecord: bytes, key: key)
+                try checkRoot(entity, key)
+                guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
+                let snapshot = try mapper.snapshot(ofRecord: bytes, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties)
+                guard try descriptor.predicate.map({ try evaluator.evaluate($0, on: snapshot) }) ?? true else { return nil }
+                let values = try descriptor.sortBy.map { try evaluator.value(at: $0.path, of: snapshot) }
+                return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
+            }
+            let reader = try RecordReader(bytes, key: key)
+            let entity = reader.entityName
+            let recordFields = try mapper.checkedFields(of: reader, root: root)
+            guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
+            var snapshot: DefaultSnapshot?
+            func decoded() throws -> DefaultSnapshot {
+                if let snapshot { return snapshot }
+                let s = try mapper.snapshot(of: reader, primaryKey: pk, root: root, toMany: toMany, only: properties)
+                snapshot = s
+                return s
+            }
+            if let predicate = descriptor.predicate {
+                switch try matcher(predicate, for: entity).matches(reader, primaryKey: pk) {
+                case false?: return nil
+                case true?: break
+                case nil: guard try evaluator.evaluate(predicate, on: try decoded()) else { return nil }
+                }
+            }
+            let values = try descriptor.sortBy.map { sort in
+                // A field of the object itself, held inline: read alone.
+                if snapshot == nil, sort.path.components.count == 1, let field = recordFields.field(named: sort.path.components[0]),
+                    !reader.isAsset(field.index)
+                {
+                    return try reader.value(of: field, storeIdentifier: mapper.storeIdentifier)
+                }
+                return try evaluator.value(at: sort.path, of: try decoded())
+            }
+            return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
         }
-        var candidates: [Candidate] = []
+        func checkRoot(_ entity: String, _ key: [UInt8]) throws {
+            guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
+                throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: key)
+            }
+        }
+        // Matches are kept as they are found: with a sort and a limit, only the window's worth.
+        var matches = FetchWindow<Candidate>(sortBy: descriptor.sortBy, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
+        func offer(_ c: Candidate) {
+            matches.offer(c, values: c.sortValues, primaryKey: c.primaryKey)
+        }
         var rootCount: Int?
-        var evaluated = false
         if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
             // Index entries name the object's concrete entity: read only when the root has
             // sub-entities to tell apart.
             let rootOnly = schema.subentities(of: root).isEmpty
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
-            var cursor = try mapper.engine.scan(plan.range, reverse: plan.reverse)
-            while let entry = try cursor.next() {
-                // Past the window's last value (read from the key, not the record): done.
-                if let boundaryKey, !entry.key.starts(with: boundaryKey) { break }
-                guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
-                if !rootOnly {
-                    guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
-                        throw RecordDecodingError("a malformed index entry", key: entry.key)
+            walk: for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
+                var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
+                while let entry = try cursor.next() {
+                    // Past the window's last value (read from the key, not the record): done.
+                    if let boundaryKey, !entry.key.starts(with: boundaryKey) { break walk }
+                    guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
+                    if !rootOnly {
+                        guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
+                            throw RecordDecodingError("a malformed index entry", key: entry.key)
+                        }
+                        guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
+                    } else if try !passesEntityTests(root, descriptor.predicate) {
+                        break walk
                     }
-                    guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                } else if try !passesEntityTests(root, descriptor.predicate) {
-                    break
-                }
-                let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                let key = RecordKeys.record(root: root, primaryKey: pk)
-                guard let bytes = try mapper.engine.value(forKey: key) else {
-                    throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
-                }
-                mapper.countRecordRead()
-                let found = try candidate(bytes, key: key, primaryKey: pk)
-                guard isFetched(found.snapshot.persistentIdentifier.entityName, descriptor),
-                    try descriptor.predicate.map({ try evaluator.evaluate($0, on: found.snapshot) }) ?? true
-                else { continue }
-                if let topK = plan.topK {
-                    let value = try evaluator.value(at: topK.sort.path, of: found.snapshot)
-                    if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break }
-                    candidates.append(found)
-                    if candidates.count == topK.needed {
-                        boundary = value
-                        // -0.0 and 0.0 tie with two encodings: compare those by reading records.
-                        if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                    let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
+                    let key = RecordKeys.record(root: root, primaryKey: pk)
+                    guard let bytes = try mapper.engine.value(forKey: key) else {
+                        throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
                     }
-                } else {
-                    candidates.append(found)
+                    mapper.countRecordRead()
+                    guard let found = try examine(bytes, key: key, primaryKey: pk) else { continue }
+                    if let topK = plan.topK {
+                        let value = found.sortValues[0]
+                        if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
+                        offer(found)
+                        if boundary == nil && matches.count == topK.needed {
+                            boundary = value
+                            // -0.0 and 0.0 tie with two encodings: compare those by reading records.
+                            if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                        }
+                    } else {
+                        offer(found)
+                    }
                 }
             }
-            // The store's own order (record key order) breaks the sort's ties, as a scan would.
-            candidates.sort { $0.primaryKey.ordering(comparedTo: $1.primaryKey) < 0 }
-            evaluated = true
         } else {
             let prefix = RecordKeys.recordPrefix(root: root)
             rootCount = 0
@@ -251,29 +336,28 @@ final class FetchRunner {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let bytes = try entry.value()
                 mapper.countRecordRead()
-                let entity = try mapper.entityName(ofRecord: bytes, key: entry.key)
-                guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
-                    throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
+                guard let found = try examine(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))) else { continue }
+                offer(found)
+                // Without a sort, the scan's order (record key order) is the fetch's: it stops
+                // once the window is full.
+                if descriptor.sortBy.isEmpty && matches.isFull {
+                    rootCount = nil
+                    break
                 }
-                guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                candidates.append(try candidate(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))
             }
         }
-        // Filter (unless the index walk did), sort stably, window: as PredicateEvaluator.run.
-        var kept: [Int] = []
-        for (i, c) in candidates.enumerated() {
-            if !evaluated, let predicate = descriptor.predicate, try !evaluator.evaluate(predicate, on: c.snapshot) { continue }
-            kept.append(i)
+        // Sorted (ties in record key order, as a scan finds them), offset and limited: as
+        // PredicateEvaluator.run.
+        let window = matches.window()
+        guard whole else {
+            // Identifiers only: nothing more is decoded.
+            return (try window.map { c in
+                DefaultSnapshot(persistentIdentifier: try c.snapshot?.persistentIdentifier ?? mapper.identifier(entity: c.entity, primaryKey: c.primaryKey))
+            }, rootCount)
         }
-        let order = try evaluator.sortedOrder(kept.map { candidates[$0].snapshot }, by: descriptor.sortBy)
-        let offset = min(descriptor.fetchOffset ?? 0, order.count)
-        let end = descriptor.fetchLimit.map { offset + min($0, order.count - offset) } ?? order.count
-        let window = order[offset..<end].map { kept[$0] }
-        guard whole, properties != nil else { return (window.map { candidates[$0].snapshot }, rootCount) }
-        let decoded = try window.map { i in
-            let c = candidates[i]
-            return try mapper.snapshot(
-                ofRecord: c.bytes, key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
+        let decoded = try window.map { c in
+            if properties == nil, let snapshot = c.snapshot { return snapshot }
+            return try mapper.snapshot(ofRecord: c.bytes, key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
         }
         return (decoded, rootCount)
     }

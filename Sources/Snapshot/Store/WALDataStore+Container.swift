@@ -16,6 +16,8 @@ extension WALDataStore {
         let historyState: HistoryState?
         /// What the store's observers are told once the batch is committed.
         let observed: ObservedSave?
+        /// The per-entity counts once the batch (which stores them) is committed.
+        let counts: [String: UInt64]
     }
 
     /// Runs `body` holding the store's lock: no save, fetch or erase of this store runs
@@ -32,18 +34,20 @@ extension WALDataStore {
         try Self.engineCall("Saving") {
             let planner = SavePlanner(mapper: mapper)
             var batch = try planner.plan(request)
+            let counted = try counts.planned(planner.countChanges(), into: &batch)
             let (recorded, observed) = try recordChanges(planner, request, into: &batch)
             return PlannedSave(
                 batch: space.engineBatch(batch),
                 result: DataStoreSaveChangesResult(
                     for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: try planner.snapshotsToReregister()),
-                historyState: recorded, observed: observed)
+                historyState: recorded, observed: observed, counts: counted)
         }
     }
 
     /// Call once `planned.batch` is committed (inside ``exclusively(_:)``): the store's
     /// in-memory history then counts the transaction it recorded.
     package func didCommit(_ planned: PlannedSave) {
+        counts.install(planned.counts)
         history.didCommit(planned.historyState)
         publish(planned.observed)
     }
@@ -51,6 +55,7 @@ extension WALDataStore {
     /// Reads the history's state again, after a batch this store did not plan (a save across
     /// stores rolled forward at open) was committed to its engine.
     package func reloadHistory() throws {
+        counts.invalidate()
         try Self.engineCall("Reading the store's history") { try history.reload() }
     }
 }

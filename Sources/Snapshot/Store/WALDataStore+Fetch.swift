@@ -11,19 +11,20 @@ extension WALDataStore {
     ///   indexes exist; `engine` when a read fails or a record does not decode. (The same checks
     ///   apply to ``fetchCount(_:)``, ``fetchIdentifiers(_:)`` and ``delete(_:)``.)
     public func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
-        try gate.withLock { try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper).fetch(request) } }
+        try gate.withLock { try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper, counts: counts).fetch(request) } }
     }
 
-    /// How many objects the descriptor selects (offset and limit applied), without rebuilding
+    /// How many objects the descriptor selects (offset and limit applied): without predicate,
+    /// from the store's per-entity counts alone (no record is read); else without rebuilding
     /// to-many arrays the predicate does not read.
     public func fetchCount(_ request: DataStoreFetchRequest) throws -> Int {
-        try fetchIdentifiers(request).count
+        try gate.withLock { try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper, counts: counts).count(request.descriptor) } }
     }
 
     /// The identifiers of the objects the descriptor selects, in its order: from the record
     /// keys alone when there is no predicate or sort (and no sub-entity to tell apart), else
     /// without rebuilding to-many arrays the predicate does not read.
     public func fetchIdentifiers(_ request: DataStoreFetchRequest) throws -> [PersistentIdentifier] {
-        try gate.withLock { try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper).identifiers(request.descriptor) } }
+        try gate.withLock { try Self.engineCall("Fetching") { try FetchRunner(mapper: mapper, counts: counts).identifiers(request.descriptor) } }
     }
 }

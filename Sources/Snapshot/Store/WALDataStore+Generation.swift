@@ -7,5 +7,6 @@ extension WALDataStore {
         var cursor = try space.scan(.all)
         while let entry = try cursor.next() { batch.delete(entry.key) }
         try space.commit(batch)
+        counts.removeAll()
     }
 }

@@ -58,13 +58,15 @@ extension WALDataStore {
         try gate.withLock {
             try Self.engineCall("Deleting") {
                 let descriptor = FetchDescriptor(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
-                let ids = try FetchRunner(mapper: mapper).identifiers(descriptor)
+                let ids = try FetchRunner(mapper: mapper, counts: counts).identifiers(descriptor)
                 guard !ids.isEmpty else { return }
                 let planner = SavePlanner(mapper: mapper)
                 let save = DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
                 var batch = try planner.plan(save)
+                let counted = try counts.planned(planner.countChanges(), into: &batch)
                 let (recorded, observed) = try recordChanges(planner, save, into: &batch)
                 try space.commit(batch)
+                counts.install(counted)
                 history.didCommit(recorded)
                 publish(observed)
             }
@@ -92,6 +94,7 @@ extension WALDataStore {
                     for key in keys { batch.delete(key) }
                     recorded = history.erase(into: &batch)
                 }
+                counts.removeAll()
                 history.didCommit(recorded)
                 publish(isObserved ? .erased : nil)
             }

@@ -26,9 +26,11 @@ import Synchronization
 /// (inserts, then updates), so the later one wins.
 ///
 /// **Fetches** never answer `preferInMemoryFilter` or `preferInMemorySort`. A predicate with an
-/// equality, range or prefix on the first property of a declared index, or a sort by it with a
+/// equality, range, `oneOf` list or prefix on the first property of a declared index (or
+/// equalities on its first properties, then one of those on the next), or a sort by it with a
 /// limit, reads through the index and decodes only the records it needs; any other fetch scans
-/// the records of the entity's root. To-many arrays come back in a canonical order (entity
+/// the records of the entity's root. A count without predicate reads only the store's
+/// per-entity counts. To-many arrays come back in a canonical order (entity
 /// name, then primary key): to-many relationships are unordered, as SwiftData's are.
 ///
 /// **Threads.** Calls are serialised by one lock, so each fetch sees one saved state. The
@@ -63,6 +65,8 @@ public final class WALDataStore: DataStoreBatching {
     let history: HistoryLog
     /// Its observed fetches and transaction streams (``observe(_:)``).
     let observers = ObserverRegistry()
+    /// How many objects of each entity its generation holds (the `C` keys).
+    let counts: EntityCounts
     private let recordsReadCounter = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store `configuration` describes, migrating it when it
@@ -143,10 +147,13 @@ public final class WALDataStore: DataStoreBatching {
         self.identifier = header.identifier
         self.space = RecordSpace(engine: engine, generation: header.generation)
         self.isMigrationContext = false
+        self.counts = EntityCounts(space: space, schema: schema)
         do {
             self.history = try Self.engineCall("Opening the store's history") {
                 try HistoryLog(engine: engine, settings: configuration.history, storeIdentifier: header.identifier)
             }
+            // A store written before counts were kept is counted here, once.
+            try Self.engineCall("Reading the store's counts") { try counts.load() }
         } catch {
             try? engine.close()
             throw error
@@ -166,6 +173,7 @@ public final class WALDataStore: DataStoreBatching {
         self.identifier = identifier
         self.space = space
         self.isMigrationContext = true
+        self.counts = EntityCounts(space: space, schema: schema)
         self.history = HistoryLog(recordingNothingOn: engine, storeIdentifier: identifier)
     }
 

@@ -1,0 +1,215 @@
+import Foundation
+
+/// A ``FetchPredicate`` compiled for the records (format 2) of one concrete entity: it answers
+/// on a record's bytes, through ``RecordReader`` (each field's serial type and body found from
+/// the header alone), what ``PredicateEvaluator`` answers on the object's snapshot — or says it
+/// cannot, and the caller decodes the snapshot and evaluates that.
+///
+/// On the bytes: comparisons, `isNull`, `oneOf` and string operations on the object's own
+/// stored fields, entity tests (known from the entity it was compiled for), identifier sets,
+/// and their `and`, `or` and `not`. A field's value is decoded alone (no other field is), and a
+/// string is not decoded at all when the bytes decide exactly: a comparison when the stored
+/// text is ASCII (ASCII is its own NFC form, and strings compare by the bytes of their NFC
+/// forms); a string operation when the text and the needle are ASCII without `\r` (so every
+/// byte is one `Character`), folding ASCII letters for `caseInsensitive` (ASCII has no
+/// diacritics to fold). Anything else — a path through a relationship, `any`/`all`, a value
+/// held in an asset, text that is not ASCII — is left undecided, and the first undecided part
+/// an evaluation in order would reach leaves the whole predicate undecided, so that errors the
+/// snapshot path throws are thrown the same.
+package struct RecordMatcher {
+    indirect enum Node {
+        case constant(Bool)
+        /// Needs the snapshot.
+        case undecided
+        case field(RecordField, Test)
+        case identifiers(Set<UUID>)
+        case and([Node])
+        case or([Node])
+        case not(Node)
+    }
+
+    /// What is tested on one field's value.
+    enum Test {
+        case compare(FetchPredicate.Comparison, PropertyValue, text: [UInt8]?)
+        case isNull
+        /// The values, and the NFC bytes of those that are strings.
+        case oneOf([PropertyValue], texts: [[UInt8]?])
+        case string(FetchPredicate.StringOperation, needle: String, options: FetchPredicate.StringOptions, ascii: [UInt8]?)
+    }
+
+    let root: Node
+    let entity: String
+    let storeIdentifier: String
+
+    /// `predicate` compiled for records of the concrete entity `entity`.
+    init(_ predicate: FetchPredicate, entity: String, fields: RecordFieldList, evaluator: PredicateEvaluator, storeIdentifier: String) {
+        self.storeIdentifier = storeIdentifier
+        self.entity = entity
+        root = Self.compile(predicate, entity: entity, fields: fields, evaluator: evaluator, storeIdentifier: storeIdentifier)
+    }
+
+    private static func compile(
+        _ predicate: FetchPredicate, entity: String, fields: RecordFieldList, evaluator: PredicateEvaluator, storeIdentifier: String
+    ) -> Node {
+        func field(_ path: PropertyPath) -> RecordField? {
+            guard path.components.count == 1, let f = fields.field(named: path.components[0]) else { return nil }
+            return f
+        }
+        func recurse(_ p: FetchPredicate) -> Node {
+            compile(p, entity: entity, fields: fields, evaluator: evaluator, storeIdentifier: storeIdentifier)
+        }
+        switch predicate {
+        case .constant(let value):
+            return .constant(value)
+        case let .compare(path, comparison, value):
+            guard let f = field(path) else { return .undecided }
+            return .field(f, .compare(comparison, value, text: Self.text(value)))
+        case .isNull(let path):
+            guard let f = field(path) else { return .undecided }
+            return .field(f, .isNull)
+        case let .oneOf(path, values):
+            guard let f = field(path) else { return .undecided }
+            return .field(f, .oneOf(values, texts: values.map(Self.text)))
+        case let .string(path, operation, needle, options):
+            guard let f = field(path) else { return .undecided }
+            let bytes = Array(needle.utf8)
+            let ascii = bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } ? bytes : nil
+            return .field(f, .string(operation, needle: needle, options: options, ascii: ascii))
+        case .identifierIn(let ids):
+            return .identifiers(Set(ids.compactMap { id in
+                id.storeIdentifier == storeIdentifier && id.entityName == entity ? RecordMapper.primaryKey(of: id) : nil
+            }))
+        case .and(let list):
+            return .and(list.map(recurse))
+        case .or(let list):
+            return .or(list.map(recurse))
+        case .not(let p):
+            return .not(recurse(p))
+        case .any, .all:
+            return .undecided
+        case let .entity(name, includesSubentities):
+            guard let holds = try? evaluator.isOfEntity(entity, name, includesSubentities: includesSubentities) else { return .undecided }
+            return .constant(holds)
+        }
+    }
+
+    /// The NFC bytes of a string constant.
+    private static func text(_ value: PropertyValue) -> [UInt8]? {
+        if case .string(let s) = value { return CanonicalStringOrder.normalizedUTF8(s) }
+        return nil
+    }
+
+    /// Whether the record (of the entity compiled for, primary key `primaryKey`) satisfies the
+    /// predicate; `nil` when only its snapshot can tell.
+    ///
+    /// - Throws: ``RecordDecodingError`` for a field that does not decode, and what
+    ///   ``PredicateEvaluator`` throws for the values it decodes (a type mismatch).
+    func matches(_ record: RecordReader, primaryKey: UUID) throws -> Bool? {
+        try evaluate(root, record, primaryKey)
+    }
+
+    private func evaluate(_ node: Node, _ record: RecordReader, _ pk: UUID) throws -> Bool? {
+        switch node {
+        case .constant(let value): return value
+        case .undecided: return nil
+        case .identifiers(let pks): return pks.contains(pk)
+        case .and(let list):
+            for n in list {
+                guard let v = try evaluate(n, record, pk) else { return nil }
+                if !v { return false }
+            }
+            return true
+        case .or(let list):
+            for n in list {
+                guard let v = try evaluate(n, record, pk) else { return nil }
+                if v { return true }
+            }
+            return false
+        case .not(let n):
+            return try evaluate(n, record, pk).map { !$0 }
+        case let .field(field, test):
+            return try evaluate(test, field, record)
+        }
+    }
+
+    private func evaluate(_ test: Test, _ field: RecordField, _ record: RecordReader) throws -> Bool? {
+        let i = field.index
+        if record.isAsset(i) { return nil }
+        let path = PropertyPath(components: [field.name])
+        // Text held inline, when the bytes are ASCII: decided without decoding the string.
+        let ascii: ArraySlice<UInt8>? = {
+            guard case .attribute(let a) = field.kind, a.valueType == .string, i < record.fieldCount,
+                RecordSerialType.isText(record.serialType(i))
+            else { return nil }
+            let body = record.body(i)
+            return body.allSatisfy { $0 < 0x80 } ? body : nil
+        }()
+        switch test {
+        case let .compare(comparison, constant, text):
+            if let ascii, let text { return Self.holds(Self.order(ascii, text), comparison) }
+            return try PredicateEvaluator.holds(try value(field, record), comparison, constant, path: path, entityName: entity)
+        case .isNull:
+            return try value(field, record).isNull
+        case let .oneOf(values, texts):
+            if let ascii, texts.allSatisfy({ $0 != nil }) {
+                return texts.contains { Self.order(ascii, $0 ?? []) == 0 }
+            }
+            let v = try value(field, record)
+            for constant in values where try PredicateEvaluator.holds(v, .equal, constant, path: path, entityName: entity) { return true }
+            return false
+        case let .string(operation, needle, options, asciiNeedle):
+            if let ascii, let asciiNeedle, !ascii.contains(0x0D),
+                options.subtracting([.caseInsensitive, .diacriticInsensitive]).isEmpty
+            {
+                return Self.matches(ascii, operation, asciiNeedle, foldingCase: options.contains(.caseInsensitive))
+            }
+            let v = try value(field, record)
+            if v.isNull { return false }
+            guard case .string(let s) = v else { return nil }
+            return PredicateEvaluator.matches(s, operation, needle, options)
+        }
+    }
+
+    private func value(_ field: RecordField, _ record: RecordReader) throws -> PropertyValue {
+        try record.value(of: field, storeIdentifier: storeIdentifier)
+    }
+
+    private static func order(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Int {
+        if a.elementsEqual(b) { return 0 }
+        return a.lexicographicallyPrecedes(b) ? -1 : 1
+    }
+
+    private static func holds(_ order: Int, _ comparison: FetchPredicate.Comparison) -> Bool {
+        switch comparison {
+        case .equal: order == 0
+        case .notEqual: order != 0
+        case .less: order < 0
+        case .lessOrEqual: order <= 0
+        case .greater: order > 0
+        case .greaterOrEqual: order >= 0
+        }
+    }
+
+    /// The string rule on ASCII without `\r` (each byte one `Character`).
+    private static func matches(_ haystack: ArraySlice<UInt8>, _ operation: FetchPredicate.StringOperation, _ needle: [UInt8], foldingCase: Bool) -> Bool {
+        if needle.isEmpty { return true }
+        guard needle.count <= haystack.count else { return false }
+        @inline(__always) func fold(_ b: UInt8) -> UInt8 { foldingCase && b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+        func equal(at start: Int) -> Bool {
+            var j = start
+            for n in needle {
+                if fold(haystack[j]) != fold(n) { return false }
+                j += 1
+            }
+            return true
+        }
+        let first = haystack.startIndex
+        switch operation {
+        case .beginsWith: return equal(at: first)
+        case .endsWith: return equal(at: haystack.endIndex - needle.count)
+        case .contains:
+            for start in first...(haystack.endIndex - needle.count) where equal(at: start) { return true }
+            return false
+        }
+    }
+}
