@@ -70,6 +70,7 @@ extension SavePlanner {
 
     /// A new object's values: its defaults, null attributes, no targets.
     func emptySnapshot(_ id: PersistentIdentifier) -> DefaultSnapshot {
+        if let values = emptyValuesByEntity[id.entityName] { return DefaultSnapshot(persistentIdentifier: id, values: values) }
         var values: [String: PropertyValue] = [:]
         for property in schema.allProperties(of: id.entityName) {
             switch property {
@@ -77,6 +78,7 @@ extension SavePlanner {
             case .relationship(let r): values[r.name] = r.isToMany ? .toMany([]) : .toOne(nil)
             }
         }
+        emptyValuesByEntity[id.entityName] = values
         return DefaultSnapshot(persistentIdentifier: id, values: values)
     }
 
@@ -143,6 +145,8 @@ extension SavePlanner {
                 upsertConstraints[permanent, default: []].formUnion(target.constraint)
             } else {
                 permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
+                // A fresh random primary key names no stored object: nothing to read.
+                noteNotStored(permanent)
                 inserted.insert(permanent)
                 temporaries[permanent] = temporary
             }
@@ -202,8 +206,19 @@ extension SavePlanner {
     /// types, non-optional attributes not null, references to objects that exist.
     /// `reportedAs`: the identifier errors name (the one the request holds).
     private func validate(_ statement: DefaultSnapshot, reportedAs reportedID: PersistentIdentifier) throws {
-        let id = statement.persistentIdentifier
-        for (name, value) in statement.values.sorted(by: { $0.key < $1.key }) {
+        do {
+            try validate(statement.values, of: statement.persistentIdentifier, reportedAs: reportedID)
+        } catch {
+            // The error names the first property in name order, whatever the dictionary's order.
+            try validate(statement.values.sorted(by: { $0.key < $1.key }), of: statement.persistentIdentifier, reportedAs: reportedID)
+            throw error
+        }
+    }
+
+    private func validate(
+        _ values: some Sequence<(key: String, value: PropertyValue)>, of id: PersistentIdentifier, reportedAs reportedID: PersistentIdentifier
+    ) throws {
+        for (name, value) in values {
             guard let property = schema.property(named: name, in: id.entityName) else {
                 throw DataStoreError(
                     .unknownProperty, "\(id.entityName) neither declares nor inherits \(name); use a property of the schema.",

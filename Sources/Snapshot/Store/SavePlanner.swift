@@ -50,6 +50,11 @@ final class SavePlanner {
     /// and whether the statement only adds links (an upserting insert's: it never removes one).
     var intents: [(id: PersistentIdentifier, relationship: Schema.Relationship, targets: [PersistentIdentifier], addsOnly: Bool)] = []
 
+    /// Per entity: its relationships, and the values a new object starts with (worked out once
+    /// per save, not once per object).
+    var relationshipsByEntity: [String: [Schema.Relationship]] = [:]
+    var emptyValuesByEntity: [String: [String: PropertyValue]] = [:]
+
     /// The links one to-many relationship of one object gains and loses in the save.
     struct LinkChange {
         var added: Set<PersistentIdentifier> = []
@@ -65,6 +70,12 @@ final class SavePlanner {
         let loaded = try mapper.load(id, toMany: false)
         storedCache[id] = .some(loaded)
         return loaded
+    }
+
+    /// Records that the store holds no object `id` (a new object's fresh primary key), so that
+    /// no read looks for it.
+    func noteNotStored(_ id: PersistentIdentifier) {
+        storedCache[id] = .some(nil)
     }
 
     /// The stored targets of the to-many `relationship` of `id` (none when it is not stored).
@@ -243,8 +254,7 @@ final class SavePlanner {
         for id in deleted.sorted() {
             if let old = try storedWhole(id) { add(mapper.entries(of: old), to: &before) }
         }
-        for id in state.keys.sorted() where !deleted.contains(id) {
-            let new = state[id]!
+        for (id, new) in state where !deleted.contains(id) {
             if var old = try stored(id) {
                 for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
                     old.values[r.name] = .toMany(try storedTargets(id, r))
