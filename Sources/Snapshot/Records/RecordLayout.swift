@@ -24,6 +24,7 @@ struct RecordLayout: Sendable {
         let indexes: [String: [(declaredBy: String, properties: [String])]]
         let uniqueness: [String: [(declaredBy: String, properties: [String])]]
         let fields: [String: [Field]]
+        let recordFields: [String: RecordFieldList]
 
         init(schema: Schema) {
             let bare = RecordLayout(computingWith: schema)
@@ -34,6 +35,7 @@ struct RecordLayout: Sendable {
             var indexes: [String: [(declaredBy: String, properties: [String])]] = [:]
             var uniqueness: [String: [(declaredBy: String, properties: [String])]] = [:]
             var fields: [String: [Field]] = [:]
+            var recordFields: [String: RecordFieldList] = [:]
             for entity in schema.entities {
                 let name = entity.name
                 roots[name] = bare.computeRoot(of: name)
@@ -46,7 +48,9 @@ struct RecordLayout: Sendable {
                 indexes[name] = bare.computeIndexes(of: name)
                 uniqueness[name] = bare.computeUniquenessConstraints(of: name)
                 fields[name] = bare.computeFields(of: name)
+                recordFields[name] = RecordFieldList(schema: schema, entity: name)
             }
+            self.recordFields = recordFields
             (self.roots, self.joins, self.writesJoins, self.qualifiedNames, self.indexes, self.uniqueness, self.fields) =
                 (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields)
         }
@@ -54,6 +58,7 @@ struct RecordLayout: Sendable {
         /// No answers: every lookup computes.
         private init() {
             (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields) = ([:], [:], [:], [:], [:], [:], [:])
+            recordFields = [:]
         }
         static let empty = Tables()
     }
@@ -165,5 +170,11 @@ struct RecordLayout: Sendable {
     }
     private func computeFields(of entity: String) -> [Field] {
         schema.allProperties(of: entity).map { Field(property: $0, name: "CD_\($0.name)", assetName: "CD_\($0.name)_ckAsset") }
+    }
+
+    /// The fields of `entity`'s records (records format 2), in field order: worked out once
+    /// per schema.
+    func recordFields(of entity: String) -> RecordFieldList {
+        tables.recordFields[entity] ?? RecordFieldList(schema: schema, entity: entity)
     }
 }
