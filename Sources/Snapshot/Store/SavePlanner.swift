@@ -60,6 +60,16 @@ final class SavePlanner {
         var added: Set<PersistentIdentifier> = []
         var removed: Set<PersistentIdentifier> = []
         var isEmpty: Bool { added.isEmpty && removed.isEmpty }
+
+        /// The link to `target` is gained (or a loss of it undone).
+        mutating func add(_ target: PersistentIdentifier) {
+            if removed.remove(target) == nil { added.insert(target) }
+        }
+
+        /// The link to `target` is lost (or a gain of it undone).
+        mutating func remove(_ target: PersistentIdentifier) {
+            if added.remove(target) == nil { removed.insert(target) }
+        }
     }
 
     init(mapper: RecordMapper) { self.mapper = mapper }
@@ -80,6 +90,8 @@ final class SavePlanner {
 
     /// The stored targets of the to-many `relationship` of `id` (none when it is not stored).
     func storedTargets(_ id: PersistentIdentifier, _ relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        // A new object has no stored links: nothing to read or remember.
+        if inserted.contains(id) { return [] }
         if let cached = storedTargetsCache[id]?[relationship.name] { return cached }
         let targets = try stored(id) == nil ? [] : try mapper.targets(of: id, through: relationship)
         storedTargetsCache[id, default: [:]][relationship.name] = targets
@@ -140,9 +152,7 @@ final class SavePlanner {
             if !ids.contains(target) { state[id]?.values[relationship.name] = .toMany(ids + [target]) }
             return
         }
-        var change = linkChanges[id]?[relationship.name] ?? LinkChange()
-        if change.removed.remove(target) == nil { change.added.insert(target) }
-        linkChanges[id, default: [:]][relationship.name] = change
+        editLinks(of: id, relationship) { $0.add(target) }
     }
 
     /// `id` loses the link to `target` in its to-many `relationship`.
@@ -152,9 +162,15 @@ final class SavePlanner {
             state[id]?.values[relationship.name] = .toMany(value.referencedIdentifiers.filter { $0 != target })
             return
         }
-        var change = linkChanges[id]?[relationship.name] ?? LinkChange()
-        if change.added.remove(target) == nil { change.removed.insert(target) }
-        linkChanges[id, default: [:]][relationship.name] = change
+        editLinks(of: id, relationship) { $0.remove(target) }
+    }
+
+    /// Edits the link change of `relationship` of `id` in place: a much-linked object's change
+    /// is not copied for each link.
+    private func editLinks(of id: PersistentIdentifier, _ relationship: Schema.Relationship, _ body: (inout LinkChange) -> Void) {
+        var changes = linkChanges.removeValue(forKey: id) ?? [:]
+        body(&changes[relationship.name, default: LinkChange()])
+        linkChanges[id] = changes
     }
 
     // MARK: The pipeline
@@ -275,9 +291,10 @@ final class SavePlanner {
                 }
             }
         }
+        // In any order: the keys are distinct, and the engine needs no order within a commit.
         var batch = WriteBatch()
-        for key in before.keys.sorted() where after[key] == nil { batch.delete(key.bytes) }
-        for (key, entry) in after.sorted(by: { $0.key < $1.key }) where before[key] != entry {
+        for key in before.keys where after[key] == nil { batch.delete(key.bytes) }
+        for (key, entry) in after where before[key] != entry {
             switch entry {
             case .inline(let bytes): batch.put(key.bytes, bytes)
             case .external(let bytes): batch.putExternal(key.bytes, bytes)
