@@ -240,19 +240,26 @@ final class SavePlanner {
             for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
                 snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
             }
-            if upserted.contains(id) || said[id].map({ Self.normalized($0) != Self.normalized(snapshot) }) ?? true {
+            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot) }) ?? true {
                 result[id] = snapshot
             }
         }
         return result
     }
 
-    static func normalized(_ s: DefaultSnapshot) -> DefaultSnapshot {
-        DefaultSnapshot(persistentIdentifier: s.persistentIdentifier, values: s.values.mapValues { v in
-            if case .toMany(let ids) = v { return .toMany(ids.sorted(by: RecordMapper.canonicalOrder)) }
-            if case .null = v { return v }
-            return v
-        })
+    /// Whether `a` and `b` hold the same properties with the same values, to-many arrays in
+    /// any order (compared without copying either).
+    static func holdSameValues(_ a: DefaultSnapshot, _ b: DefaultSnapshot) -> Bool {
+        guard a.values.count == b.values.count else { return false }
+        for (name, value) in a.values {
+            guard let other = b.values[name] else { return false }
+            if case .toMany(let x) = value, case .toMany(let y) = other {
+                if x.count != y.count || (x != y && x.sorted(by: RecordMapper.canonicalOrder) != y.sorted(by: RecordMapper.canonicalOrder)) { return false }
+            } else if value != other {
+                return false
+            }
+        }
+        return true
     }
 
     // MARK: Engine batch
