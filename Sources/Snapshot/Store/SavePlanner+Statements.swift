@@ -107,12 +107,13 @@ extension SavePlanner {
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         for snapshot in request.inserted {
             let temporary = snapshot.persistentIdentifier
-            var merged = emptySnapshot(temporary)
-            for (name, value) in snapshot.values { merged.values[name] = value }
+            // A new object's values are its stated ones over its entity's defaults (read in
+            // place: no merged copy per insert).
+            let defaults = emptySnapshot(temporary).values
             var keys: [[UInt8]] = []
             var target: (id: PersistentIdentifier, constraint: [String])?
             for constraint in layout.uniquenessConstraints(of: temporary.entityName) {
-                let values = constraint.properties.map { merged.values[$0] ?? .null }
+                let values = constraint.properties.map { snapshot.values[$0] ?? defaults[$0] ?? .null }
                 if values.contains(where: { $0.isNull || $0.referencedIdentifiers.contains(where: \.isTemporary) }) { continue }
                 let key = RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
                                             values: OrderedValueEncoding.encoded(values))
