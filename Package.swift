@@ -36,7 +36,7 @@ let package = Package(
         // package builds it without the fuzzer flags.
         .target(
             name: "EngineFuzzing",
-            dependencies: ["Engine", "EngineTestSupport"]
+            dependencies: ["Engine", "EngineTestSupport", "Snapshot"]
         ),
         // SwiftData's custom-data-store contract (identifiers, snapshots, schema, predicates,
         // the DataStore protocol) on top of the engine.

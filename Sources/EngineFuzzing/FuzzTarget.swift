@@ -40,6 +40,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case tableFooter = "table-footer"
     /// A whole sorted table opened with `TableReader`, scanned both ways, every key read.
     case table
+    /// A records-format-2 record value through `RecordReader`, every field decoded under a fixed
+    /// schema (the Snapshot layer's records, FORMAT.md §19).
+    case record
 
     public struct Flags: OptionSet, Sendable {
         public let rawValue: UInt8
@@ -54,6 +57,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     @discardableResult
     public func run(_ input: [UInt8]) -> Bool {
         guard let first = input.first else { return false }
+        if self == .record { return RecordTarget.run(Array(input.dropFirst())) }
         let flags = Flags(rawValue: first)
         var bytes = Array(input.dropFirst())
         do throws(EngineError) {
@@ -91,6 +95,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             case .table:
                 if flags.contains(.repair) { DecoderHooks.repairTable(&bytes) }
                 try DecoderHooks.readTable(bytes)
+            case .record: break  // above: its errors are the record layer's
             }
         } catch {
             // Rejected with a typed error: what the engine must do with damaged bytes.

@@ -54,6 +54,7 @@ public enum Seeds {
             return ("blob-\(index)", [0] + reference + blob.bytes)
         }
         seeds.merge(try tableSeeds()) { $1 }
+        seeds[.record] = RecordTarget.seeds()
         return seeds
     }
 

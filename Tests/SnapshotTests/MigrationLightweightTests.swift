@@ -51,10 +51,11 @@ import Testing
         let store = try home.open(schema)
         let posts = try store.all("Post")
         #expect(posts.count == 3 && posts.allSatisfy { $0["content"] == nil })
-        var cursor = try store.engine.scan(prefix: [])
-        while let entry = try cursor.next() {
-            guard entry.key.count > 6 && entry.key[5] == 0x52 else { continue }
-            #expect(!String(decoding: try entry.value(), as: UTF8.self).contains("CD_content"))
+        let records = try store.liveEntries(prefix: [0x52] + Array("Post".utf8) + [0])
+        #expect(records.count == 3)
+        for entry in records {
+            #expect(try RawRecord.fields(entry.value, key: entry.key, schema: store.schema).map(\.0) == ["CD_entityName", "CD_date", "CD_title"])
+            #expect(!String(decoding: entry.value, as: UTF8.self).contains("text "), "the old value is not kept")
         }
         try store.close()
     }
@@ -200,7 +201,7 @@ import Testing
         try home.filled()
         let store = try home.open(BlogModel.schema)
         let header = try #require(try store.engine.value(forKey: [0x00] + Array("store".utf8)))
-        #expect(header[0] == 3)
+        #expect(header[0] == 4)
         let json = try JSONEncoder().encode(BlogModel.schema)
         #expect(String(decoding: header, as: UTF8.self).contains("\"Attachment\""), "the schema is stored")
         #expect(json.count > 100)

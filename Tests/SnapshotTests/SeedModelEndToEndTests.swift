@@ -82,16 +82,17 @@ import Testing
 
         // A post: CD_entityName first, then CD_ fields by name; no to-many fields.
         let postKey = [0x52] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[0]))
-        let post = try RawRecord.fields(try #require(try engine.value(forKey: postKey)))
+        let post = try RawRecord.fields(try #require(try engine.value(forKey: postKey)), key: postKey, schema: store.schema)
         #expect(post.map(\.0) == ["CD_entityName", "CD_content", "CD_date", "CD_title"])
         #expect(post[0].1 == .string("Post") && post[1].1 == .string("body 0") && post[3].1 == .string("Post 0"))
         #expect(post[2].1 == .date(Self.epoch.timeIntervalSinceReferenceDate))
-        let post1 = try RawRecord.fields(try #require(try engine.value(forKey: [0x52] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[1])))))
+        let post1Key = [0x52] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[1]))
+        let post1 = try RawRecord.fields(try #require(try engine.value(forKey: post1Key)), key: post1Key, schema: store.schema)
         #expect(post1[1] == ("CD_content", .null))
 
         // An attachment: the to-one as the target's record name, the image as an asset in a blob.
         let attachmentKey = [0x52] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large))
-        let attachment = try RawRecord.fields(try #require(try engine.value(forKey: attachmentKey)))
+        let attachment = try RawRecord.fields(try #require(try engine.value(forKey: attachmentKey)), key: attachmentKey, schema: store.schema)
         #expect(attachment.map(\.0) == ["CD_entityName", "CD_imageData_ckAsset", "CD_post"])
         #expect(attachment[2].1 == .string(recordName(g.posts[0])))
         let assetKey = [0x41] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)) + Array("imageData".utf8)
@@ -108,20 +109,26 @@ import Testing
             back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small)), back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)),
         ])
 
-        // The many-to-many as CDMR join records, Post:Tag / tags:posts.
-        let joins = try engine.scan(prefix: [0x4D]).collect().map { entry in (entry.key, try RawRecord.fields(try entry.value())) }
+        // The many-to-many as links standing for CDMR join records, Post:Tag / tags:posts: keys
+        // with empty values (side A, the posts, first).
+        let links = try engine.scan(prefix: [0x4D]).collect()
+        #expect(try links.allSatisfy { try $0.value().isEmpty })
+        let joins = try links.map { entry in (entry.key, try RawRecord.joinRecord(key: entry.key, entityA: "Post")) }
         let expectedPairs = [(g.posts[0], g.news), (g.posts[0], g.howTo), (g.posts[2], g.news)].map { "\(recordName($0.0)):\(recordName($0.1))" }
         #expect(Set(joins.map { $0.1.first { $0.0 == "CD_recordNames" }!.1 }) == Set(expectedPairs.map(RawRecord.Field.string)))
         for (key, fields) in joins {
             #expect(fields.map(\.0) == ["CD_entityNames", "CD_recordNames", "CD_relationships"])
             #expect(fields[0].1 == .string("Post:Tag") && fields[2].1 == .string("tags:posts"))
             guard case .string(let names) = fields[1].1 else { continue }
-            let parts = names.split(separator: ":").map(String.init)
-            #expect(key == [0x4D] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.name(parts[0]) + Array(parts[1].utf8))
+            let parts = names.split(separator: ":").map { $0.split(separator: "_").map(String.init) }
+            let (a, b) = (try #require(UUID(uuidString: parts[0][1])), try #require(UUID(uuidString: parts[1][1])))
+            #expect(key == [0x4D] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.uuidBytes(a) + RawRecord.name(parts[1][0]) + RawRecord.uuidBytes(b))
+            #expect(try engine.value(forKey: [0x4E] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.uuidBytes(b) + RawRecord.name(parts[0][0]) + RawRecord.uuidBytes(a)) == [], "its mirror")
         }
         #expect(try engine.scan(prefix: [0x4E]).collect().map(\.key).count == 3, "one mirror key per link")
         // Tags: records of their own; no join data in them.
-        let tag = try RawRecord.fields(try #require(try engine.value(forKey: [0x52] + RawRecord.name("Tag") + RawRecord.uuidBytes(pk(g.news)))))
+        let tagKey = [0x52] + RawRecord.name("Tag") + RawRecord.uuidBytes(pk(g.news))
+        let tag = try RawRecord.fields(try #require(try engine.value(forKey: tagKey)), key: tagKey, schema: store.schema)
         #expect(tag.map(\.0) == ["CD_entityName", "CD_colour", "CD_name"])
         // The unique tag name and the post indexes.
         #expect(try engine.scan(prefix: [0x55] + RawRecord.name("Tag") + RawRecord.name("name")).collect().map(\.key).count == 2)

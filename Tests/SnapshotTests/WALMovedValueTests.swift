@@ -150,7 +150,7 @@ import Testing
 
     /// A refused open of a store of header version 2 must leave its files byte-identical, as a
     /// refused open of a current store does. The string-key upgrade runs (and commits its keys
-    /// and a version-3 header) before the migration's checks refuse the configured schema.
+    /// and a version-3 header, then the records' rewrite in format 2 and a version-4 header) before the migration's checks refuse the configured schema.
     @Test
     func aRefusedOpenOfAVersion2StoreLeavesItsFilesUnchanged() throws {
         let home = WALHome(Self.words)
@@ -158,8 +158,7 @@ import Testing
         var store = try home.open()
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [Self.make("Word", ["text": "plain"])]))
         let headerKey = [0x00] + Array("store".utf8)
-        let header = try #require(try store.engine.value(forKey: headerKey))
-        _ = try store.engine.write { $0.put(headerKey, [2] + header.dropFirst()) }
+        try store.rewriteInRecordsFormat1(headerVersion: 2)
         try store.close()
         let files = try home.files()
         var options = LogStore.Options()
@@ -169,7 +168,7 @@ import Testing
         #expect(try home.files() == files, "the refused open wrote nothing")
         // The same store opened with its own schema is upgraded.
         store = try home.open()
-        #expect(try #require(try store.engine.value(forKey: headerKey))[0] == 3)
+        #expect(try #require(try store.engine.value(forKey: headerKey))[0] == 4)
         try store.close()
     }
 
@@ -184,8 +183,7 @@ import Testing
         var store = try home.open()
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [Self.make("Word", ["text": "same"]), Self.make("Word", ["text": "same"])]))
         let headerKey = [0x00] + Array("store".utf8)
-        let header = try #require(try store.engine.value(forKey: headerKey))
-        _ = try store.engine.write { $0.put(headerKey, [2] + header.dropFirst()) }
+        try store.rewriteInRecordsFormat1(headerVersion: 2)
         try store.close()
         let files = try home.files()
         var options = LogStore.Options()
@@ -195,7 +193,7 @@ import Testing
         #expect(try home.files() == files, "the refused open wrote nothing")
         // The same store opened with its own schema is upgraded.
         store = try home.open()
-        #expect(try #require(try store.engine.value(forKey: headerKey))[0] == 3)
+        #expect(try #require(try store.engine.value(forKey: headerKey))[0] == 4)
         try store.close()
     }
 }

@@ -56,7 +56,7 @@ import Testing
         let onlyAnimals = try store.fetch(FetchDescriptor(entityName: "Animal", includesSubentities: false)).fetchedSnapshots
         #expect(onlyAnimals.map(\.persistentIdentifier) == [m[any.persistentIdentifier]!])
         // One record type: every object is under R "Animal".
-        let records = try store.engine.scan(prefix: [0x52] + RawRecord.name("Animal")).collect().map { try RawRecord.fields(try $0.value()) }
+        let records = try store.engine.scan(prefix: [0x52] + RawRecord.name("Animal")).collect().map { try RawRecord.fields(try $0.value(), key: $0.key, schema: store.schema) }
         #expect(Set(records.map { $0[0].1 }) == [.string("Dog"), .string("Cat"), .string("Animal")])
         // The root's unique name covers the sub-entities: a Dog named Rex upserts the dog, a Cat
         // named Rex is refused (an upsert cannot change an object's entity).

@@ -24,6 +24,8 @@ struct GenerationRewriter {
     let destination: RecordSpace?
     let storeIdentifier: String
     let assetThreshold: Int
+    /// The records format of `source` (the destination is written in format 2).
+    var sourceFormat: RecordsFormat = .format2
 
     /// Commits of at most this many operations… (each commit is synced: fewer, larger ones
     /// save syncs, while a commit's batch stays a few MiB)
@@ -32,7 +34,9 @@ struct GenerationRewriter {
     static let chunkBytes = 16 << 20
 
     var oldMapper: RecordMapper {
-        RecordMapper(layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {})
+        RecordMapper(
+            layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {},
+            format: sourceFormat)
     }
 
     var newMapper: RecordMapper {
@@ -122,15 +126,14 @@ struct GenerationRewriter {
             while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                let record = try RecordValue(decoding: try entry.value(), key: entry.key)
-                let old = try oldMapper.snapshot(of: record, key: entry.key, primaryKey: pk, root: root.name, toMany: false)
-                let oldEntity = old.persistentIdentifier.entityName
+                let old = try OldObject(try entry.value(), key: entry.key, primaryKey: pk, root: root.name, mapper: oldMapper)
+                let oldEntity = old.id.entityName
                 if rewrites[oldEntity] == nil {
                     rewrites[oldEntity] = EntityRewrite(oldEntity: oldEntity, mapping: mapping, oldLayout: oldMapper.layout, newLayout: newMapper.layout)
                 }
                 guard let rewrite = rewrites[oldEntity] ?? nil else { continue }
                 if cursors[oldEntity] == nil {
-                    cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(source, relationshipPrefix: $0, entity: oldEntity) }
+                    cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(oldMapper, relationshipPrefix: $0, entity: oldEntity) }
                 }
                 let snapshot = try transform(
                     old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,
@@ -159,10 +162,10 @@ struct GenerationRewriter {
 
     /// Notes a uniqueness entry another object of the new generation already holds.
     private func claim(
-        _ key: [UInt8], for snapshot: DefaultSnapshot, old: DefaultSnapshot, claimed: inout [[UInt8]: PersistentIdentifier],
+        _ key: [UInt8], for snapshot: DefaultSnapshot, old: OldObject, claimed: inout [[UInt8]: PersistentIdentifier],
         findings: inout Findings, oldMapper: RecordMapper, newMapper: RecordMapper
     ) throws {
-        let oldID = old.persistentIdentifier
+        let oldID = old.id
         var other = claimed[key]
         if other == nil, let destination, let bytes = try destination.value(forKey: key), bytes.count > 16,
             let entity = String(validating: bytes[16...], as: UTF8.self)
@@ -181,10 +184,10 @@ struct GenerationRewriter {
     /// `old` (of primary key `primaryKey`) in the new schema, following `rewrite`; its join
     /// targets come from `cursors`, which must be asked in ascending primary-key order.
     func transform(
-        _ old: DefaultSnapshot, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper,
+        _ old: OldObject, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper,
         findings: inout Findings
     ) throws -> DefaultSnapshot {
-        let oldID = old.persistentIdentifier
+        let oldID = old.id
         let entity = rewrite.entity
         let id = try newMapper.identifier(entity: entity, primaryKey: pk)
         func renamed(_ entity: String, _ primaryKey: UUID) throws -> PersistentIdentifier? {
@@ -199,7 +202,7 @@ struct GenerationRewriter {
         for source in rewrite.sources {
             switch source {
             case let .attribute(a, oldName, fallback):
-                var value = oldName.flatMap { old.values[$0] } ?? fallback ?? .null
+                var value = try oldName.flatMap { try old.value($0) } ?? fallback ?? .null
                 if value.isNull && !a.isOptional {
                     if let d = fallback, !d.isNull {
                         value = d
@@ -209,7 +212,7 @@ struct GenerationRewriter {
                 }
                 values[a.name] = value
             case let .toOne(name, oldName):
-                let target = oldName.flatMap { old.values[$0] }?.referencedIdentifiers.first
+                let target = try oldName.flatMap { try old.value($0) }?.referencedIdentifiers.first
                 values[name] = .toOne(try target.flatMap(renamed))
             case let .joinedToMany(name, indices):
                 var targets: [PersistentIdentifier] = []
@@ -226,5 +229,48 @@ struct GenerationRewriter {
             }
         }
         return DefaultSnapshot(persistentIdentifier: id, values: values)
+    }
+}
+
+/// One object of the source generation as a rewrite reads it: its identifier, and its values
+/// read on demand — each from its field of the record (records format 2: only the fields the
+/// new schema takes are decoded, into no dictionary), or from the record's decoded snapshot
+/// (format 1).
+struct OldObject {
+    let id: PersistentIdentifier
+    private let record: RecordReader?
+    private let fields: RecordFieldList?
+    private let snapshot: DefaultSnapshot?
+    private let mapper: RecordMapper
+    private let root: String
+    private let primaryKey: UUID
+
+    init(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID, root: String, mapper: RecordMapper) throws {
+        self.mapper = mapper
+        self.root = root
+        self.primaryKey = pk
+        if mapper.format == .format1 {
+            let snapshot = try mapper.snapshot(ofRecord: bytes, key: key, primaryKey: pk, root: root, toMany: false)
+            (self.snapshot, record, fields, id) = (snapshot, nil, nil, snapshot.persistentIdentifier)
+        } else {
+            let record = try RecordReader(bytes, key: key)
+            let fields = try mapper.checkedFields(of: record, root: root)
+            (snapshot, self.record, self.fields, id) = (nil, record, fields, try mapper.identifier(entity: record.entityName, primaryKey: pk))
+        }
+    }
+
+    /// The value of the old property `name` (`nil` for a property without a field, as a
+    /// snapshot read without to-many arrays has none).
+    func value(_ name: String) throws -> PropertyValue? {
+        if let snapshot { return snapshot.values[name] }
+        guard let record, let field = fields?.field(named: name) else { return nil }
+        if record.isAsset(field.index) {
+            guard case .attribute(let attribute) = field.kind else {
+                throw RecordDecodingError("the to-one \(field.name) marked as held in an asset", key: record.key)
+            }
+            return try mapper.readAsset(
+                RecordKeys.asset(root: root, primaryKey: primaryKey, attribute: attribute.name), type: attribute.valueType, record: record.key)
+        }
+        return try record.value(of: field, storeIdentifier: mapper.storeIdentifier)
     }
 }

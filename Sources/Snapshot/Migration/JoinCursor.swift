@@ -4,22 +4,27 @@ import Foundation
 /// The join records of one side of a to-many relationship, for the objects of one entity, read
 /// in one streaming scan as a migration walks that entity's records in primary-key order.
 ///
-/// A join key names its object as `<Entity>_<UUID>` (upper-case hex) right after the
-/// relationship's prefix, so for one entity the keys come in the order of the primary keys —
-/// the order of the record keys (`R` root 0x00 pk). Asking for the targets of ever larger
+/// A link key names its object right after the relationship's prefix — by its primary key's
+/// 16 bytes (records format 2), or as `<Entity>_<UUID>` in upper-case hex (format 1) — so for
+/// one entity the keys come in the order of the primary keys, the order of the record keys
+/// (`R` root 0x00 pk). Asking for the targets of ever larger
 /// primary keys therefore reads each key once, and holds no more than the scan's current batch.
 struct JoinCursor {
     private var scan: RecordSpace.Scan
     private let prefixCount: Int
+    private let mapper: RecordMapper
     /// The next key not yet returned: its object's primary key and the far end.
     private var pending: (primaryKey: UUID, target: (entity: String, primaryKey: UUID))?
 
     /// The keys under `relationshipPrefix` (``RecordKeys/joinRelationshipPrefix(mirror:entities:relationships:)``)
-    /// whose near end is an object of `entity`.
-    init(_ space: RecordSpace, relationshipPrefix: [UInt8], entity: String) throws {
-        let prefix = relationshipPrefix + Array("\(entity)_".utf8)
+    /// in `mapper`'s generation whose near end may be an object of `entity` (in records format
+    /// 1, the keys of `entity`'s objects; in format 2, whose keys start with the primary key,
+    /// every key of the relationship side: those of other entities' objects are passed over).
+    init(_ mapper: RecordMapper, relationshipPrefix: [UInt8], entity: String) throws {
+        let prefix = mapper.format == .format1 ? relationshipPrefix + Array("\(entity)_".utf8) : relationshipPrefix
+        self.mapper = mapper
         prefixCount = relationshipPrefix.count
-        scan = try space.scan(prefix: prefix)
+        scan = try mapper.engine.scan(prefix: prefix)
         try advance()
     }
 
@@ -28,10 +33,7 @@ struct JoinCursor {
             pending = nil
             return
         }
-        let rest = entry.key[prefixCount...]
-        guard let zero = rest.firstIndex(of: 0), let (_, here) = RecordName.parse(utf8: rest[..<zero]),
-            let (otherEntity, other) = RecordName.parse(utf8: rest[(zero + 1)...])
-        else { throw RecordDecodingError("a join key whose components are not record names", key: entry.key) }
+        let (here, otherEntity, other) = try mapper.joinComponents(entry.key, prefixLength: prefixCount)
         pending = (here, (otherEntity, other))
     }
 

@@ -49,8 +49,24 @@ struct SchemaMapping {
         for entity in old.entities where newEntity[entity.name] == nil { changes.append(.entityRemoved(entity.name)) }
     }
 
-    /// The strongest effect of the changes: what the migration has to do.
-    var effect: SchemaChange.Effect { changes.map(\.effect).max() ?? .header }
+    /// The strongest effect of the changes: what the migration has to do. A migration that
+    /// would change only the header is a rewrite when some entity's old field list is not a
+    /// prefix of its new one (records format 2 finds fields by position: a field added before
+    /// others, or to a superentity of an entity with fields of its own, moves them).
+    var effect: SchemaChange.Effect {
+        let strongest = changes.map(\.effect).max() ?? .header
+        guard strongest < .rewrite, !keepsFieldPrefixes else { return strongest }
+        return .rewrite
+    }
+
+    /// Whether every entity kept from the old schema has its old record fields as the first
+    /// of its new ones (same properties, same order, same storage).
+    var keepsFieldPrefixes: Bool {
+        new.entities.allSatisfy { entity in
+            guard let oldName = oldEntity[entity.name] else { return true }
+            return RecordFieldList(schema: new, entity: entity.name).hasPrefix(RecordFieldList(schema: old, entity: oldName))
+        }
+    }
 
     /// Whether the data must be read to know it fits the new schema: a new uniqueness rule (no
     /// two objects may share its values) or an attribute made required without a default (no

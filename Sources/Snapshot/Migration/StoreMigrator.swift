@@ -35,15 +35,17 @@ struct StoreMigrator {
             return header
         }
         if header.formatVersion < StoreHeader.currentVersion {
-            // The upgrade commits before any migration runs (a header the migration writes is of
-            // the current version, so the upgrade could not be found unfinished after it). So
+            // The upgrades commit before any migration runs (a header the migration writes is of
+            // the current version, so an upgrade could not be found unfinished after it). So
             // that a migration the checks refuse still finds the files as they were, those checks
-            // (and the dry runs) run first; they read, and write nothing.
+            // (and the dry runs) run first, on the records as they are (format 1); they read,
+            // and write nothing.
             if let stored = header.schema, stored != target {
                 let steps = try MigrationStep.path(from: stored, storedVersion: header.version, to: target, plan: plan)
-                _ = try dryRuns(steps, try check(steps, live: space(header.generation)), header)
+                _ = try dryRuns(steps, try check(steps, live: space(header.generation), format: .format1), header, format: .format1)
             }
-            header = try upgradeStringKeys(header)
+            if header.formatVersion < 3 { header = try upgradeStringKeys(header) }
+            header = try upgradeRecords(header)
         }
         guard let stored = header.schema else {
             guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else {
@@ -78,12 +80,44 @@ struct StoreMigrator {
             guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else { return header }
             upgraded = try StoreHeader(identifier: header.identifier, generation: header.generation, version: nil, schema: target)
         }
-        upgraded.formatVersion = StoreHeader.currentVersion
+        upgraded.formatVersion = 3
         guard let schema = upgraded.schema else { return header }
         try StringKeyUpgrade(
             schema: schema, space: RecordSpace(engine: engine, generation: header.generation), storeIdentifier: header.identifier,
             assetThreshold: assetThreshold
-        ).run(header: try upgraded.encoded())
+        ).run(header: try upgraded.encoded(version: 3))
+        return upgraded
+    }
+
+    /// A header of version 3 (records format 1), with its live generation rewritten in records
+    /// format 2 and the header in version 4: the rewrite path of a lightweight migration from
+    /// the stored schema to itself (a new generation written in format 2, then the header's
+    /// switch to it, then the sweep of the old one), so a crash at any point leaves either the
+    /// old store whole (what the rewrite wrote is swept at the next open, which upgrades again)
+    /// or the upgraded one. A header without a schema is returned as it is (refused below).
+    private func upgradeRecords(_ header: StoreHeader) throws -> StoreHeader {
+        guard let schema = header.schema else { return header }
+        let live = header.generation
+        guard live < UInt32.max - 1 else {
+            throw DataStoreError(.invalidRequest, "The store has run out of generation numbers for its upgrade; copy its objects into a new store.")
+        }
+        try GenerationSweeper.discardAll(except: live, in: engine)
+        let destination = live + 1
+        do {
+            try GenerationRewriter(
+                mapping: SchemaMapping(from: schema, to: schema), source: space(live), destination: space(destination),
+                storeIdentifier: header.identifier, assetThreshold: assetThreshold, sourceFormat: .format1
+            ).run()
+        } catch {
+            // Best effort: what is left is swept at the next open, before anything reads it.
+            try? GenerationSweeper.discard(destination, in: engine)
+            throw error
+        }
+        var upgraded = header
+        upgraded.generation = destination
+        upgraded.formatVersion = StoreHeader.currentVersion
+        try write(upgraded)
+        try GenerationSweeper.discardAll(except: destination, in: engine)
         return upgraded
     }
 
@@ -95,7 +129,7 @@ struct StoreMigrator {
     /// Refuses any step whose changes it cannot make, before anything is written: changes no
     /// stage can make, and an entity removed by a step the plan has no stage for while the
     /// store holds objects of it (a schema opened by mistake would otherwise delete them).
-    private func check(_ steps: [MigrationStep], live: RecordSpace) throws -> [SchemaMapping] {
+    private func check(_ steps: [MigrationStep], live: RecordSpace, format: RecordsFormat = .format2) throws -> [SchemaMapping] {
         var mappings: [SchemaMapping] = []
         for step in steps {
             let mapping = SchemaMapping(from: step.from, to: step.to)
@@ -113,7 +147,7 @@ struct StoreMigrator {
                     // The entity as the stored schema names it (earlier steps may have renamed it).
                     var stored: String? = entity
                     for earlier in mappings.reversed() { stored = stored.flatMap { earlier.oldEntity[$0] } }
-                    guard let stored, try Self.holdsObjects(of: stored, in: steps[0].from, live) else { continue }
+                    guard let stored, try Self.holdsObjects(of: stored, in: steps[0].from, live, format: format) else { continue }
                     let difference = SchemaDifference(changes: mapping.changes, incompatible: [change])
                     throw DataStoreError(
                         .schemaMismatch,
@@ -127,7 +161,7 @@ struct StoreMigrator {
     }
 
     /// Whether the generation holds an object of exactly `entity` (of `schema`).
-    static func holdsObjects(of entity: String, in schema: Schema, _ space: RecordSpace) throws -> Bool {
+    static func holdsObjects(of entity: String, in schema: Schema, _ space: RecordSpace, format: RecordsFormat) throws -> Bool {
         guard let root = schema.rootEntity(of: entity)?.name else { return false }
         let prefix = RecordKeys.recordPrefix(root: root)
         if root == entity && schema.subentities(of: root).isEmpty {
@@ -136,7 +170,9 @@ struct StoreMigrator {
         }
         var cursor = try space.scan(prefix: prefix)
         while let entry = try cursor.next() {
-            guard try RecordValue.entityName(in: try entry.value(), key: entry.key) == entity else { continue }
+            let bytes = try entry.value()
+            let name = try format == .format1 ? RecordValue.entityName(in: bytes, key: entry.key) : RecordReader(bytes, key: entry.key).entityName
+            guard name == entity else { continue }
             return true
         }
         return false
@@ -145,12 +181,15 @@ struct StoreMigrator {
     /// Dry runs of the steps that read the live generation as it is (up to the first step that
     /// writes), before a byte is written, so a refusal leaves the files as they were. Returns the
     /// indexes of the steps checked.
-    private func dryRuns(_ steps: [MigrationStep], _ mappings: [SchemaMapping], _ header: StoreHeader) throws -> Set<Int> {
+    private func dryRuns(_ steps: [MigrationStep], _ mappings: [SchemaMapping], _ header: StoreHeader, format: RecordsFormat = .format2) throws -> Set<Int> {
         var checked: Set<Int> = []
         for (i, (step, mapping)) in zip(steps, mappings).enumerated() {
             guard step.willMigrate == nil else { break }
             if mapping.needsCheck {
-                try GenerationRewriter(mapping: mapping, source: space(header.generation), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                try GenerationRewriter(
+                    mapping: mapping, source: space(header.generation), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold,
+                    sourceFormat: format
+                ).run()
                 checked.insert(i)
             }
             if mapping.effect >= .rewrite || step.didMigrate != nil { break }

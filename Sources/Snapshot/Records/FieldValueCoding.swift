@@ -53,6 +53,32 @@ enum FieldValueCoding {
         }
     }
 
+    /// How many bytes ``encode(_:into:)`` writes for `value`, without writing them (what the
+    /// asset threshold is compared with).
+    static func encodedCount(_ value: PropertyValue) -> Int {
+        func varintCount(_ n: Int) -> Int {
+            var count = 1
+            var v = UInt64(n) >> 7
+            while v != 0 { count += 1; v >>= 7 }
+            return count
+        }
+        func prefixed(_ n: Int) -> Int { 1 + varintCount(n) + n }
+        switch value {
+        case .null, .toOne(nil): return 1
+        case .bool, .int8, .uint8: return 2
+        case .int, .int16, .int32, .int64, .uint, .uint16, .uint32, .uint64, .float, .double, .date: return 9
+        case .uuid: return 17
+        case .string(let v): return prefixed(v.utf8.count)
+        case .url(let v): return prefixed(v.absoluteString.utf8.count)
+        case .data(let v): return prefixed(v.count)
+        case .decimal(let v): return prefixed(v.description.utf8.count)
+        case .codable(let typeName, let encoded): return 1 + varintCount(typeName.utf8.count) + typeName.utf8.count + varintCount(encoded.count) + encoded.count
+        case .array(let values): return 1 + varintCount(values.count) + values.reduce(0) { $0 + encodedCount($1) }
+        case .toOne(let id?): return prefixed(RecordName.of(id).utf8.count)
+        case .toMany(let ids): return 1 + varintCount(ids.count) + ids.reduce(0) { $0 + prefixed(RecordName.of($1).utf8.count) }
+        }
+    }
+
     static func encoded(_ value: PropertyValue) -> [UInt8] {
         var out: [UInt8] = []
         encode(value, into: &out)

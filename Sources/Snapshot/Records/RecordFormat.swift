@@ -238,7 +238,7 @@ package struct RecordReader {
         guard let entity = String(validating: bytes[nameStart..<slot.end], as: UTF8.self) else {
             throw failure(i, "a to-one whose entity name is not UTF-8")
         }
-        return (entity, RecordKeys.uuid(from: Array(bytes[slot.start..<nameStart])))
+        return (entity, RecordKeys.uuid(from: bytes[slot.start..<nameStart]))
     }
 
     /// Field `i` decoded as a value of `type` (null for serial type 0).
@@ -303,7 +303,7 @@ package struct RecordReader {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try bits(RecordSerialType.double))))
         case .uuid:
             guard serialType == RecordSerialType.uuid else { throw mismatch() }
-            return .uuid(RecordKeys.uuid(from: Array(body)))
+            return .uuid(RecordKeys.uuid(from: body))
         case .string: return .string(try text())
         case .url:
             guard let url = URL(string: try text()) else { throw failure(i, "text that is not a URL") }

@@ -20,8 +20,8 @@ enum RecordKeys {
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
     }
 
-    /// A UUID from exactly 16 bytes.
-    static func uuid(from bytes: [UInt8]) -> UUID {
+    /// A UUID from exactly 16 bytes (the first 16; zeros for missing ones).
+    static func uuid(from bytes: some Collection<UInt8>) -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &raw) { dst in
             for (i, b) in bytes.prefix(16).enumerated() { dst[i] = b }
@@ -54,19 +54,48 @@ enum RecordKeys {
     static func backReference(destinationRoot: String, destination: UUID, relationship: String, sourceEntity: String, source: UUID) -> [UInt8] {
         backReferencePrefix(destinationRoot: destinationRoot, destination: destination, relationship: relationship) + name(sourceEntity) + bytes(of: source)
     }
-    /// `M` (or `N` for the mirror) "EntityA:EntityB" 0x00 "relA:relB" 0x00 recordNameA 0x00 —
-    /// every join record of one object on side A (on side B, with the names swapped, for `N`).
-    static func joinPrefix(mirror: Bool, entities: String, relationships: String, recordName: String) -> [UInt8] {
-        joinRelationshipPrefix(mirror: mirror, entities: entities, relationships: relationships) + name(recordName)
-    }
-    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 — every join record of one
-    /// relationship (every mirror, for `N`).
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 — every link of one relationship
+    /// (every mirror, for `N`).
     static func joinRelationshipPrefix(mirror: Bool, entities: String, relationships: String) -> [UInt8] {
         [mirror ? joinMirrorTag : joinTag] + name(entities) + name(relationships)
     }
-    static func join(mirror: Bool, entities: String, relationships: String, recordName: String, otherRecordName: String) -> [UInt8] {
-        joinPrefix(mirror: mirror, entities: entities, relationships: relationships, recordName: recordName) + Array(otherRecordName.utf8)
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 pk(16) — every link of one object
+    /// on side A (on side B, for `N`).
+    static func joinPrefix(mirror: Bool, entities: String, relationships: String, primaryKey: UUID) -> [UInt8] {
+        joinRelationshipPrefix(mirror: mirror, entities: entities, relationships: relationships) + bytes(of: primaryKey)
     }
+    /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 pk(16) otherEntity 0x00 otherPK(16):
+    /// one link (records format 2), a key with an empty value.
+    static func join(mirror: Bool, entities: String, relationships: String, primaryKey: UUID, otherEntity: String, otherPrimaryKey: UUID) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(36 + entities.utf8.count + relationships.utf8.count + otherEntity.utf8.count)
+        key.append(mirror ? joinMirrorTag : joinTag)
+        key.append(contentsOf: entities.utf8)
+        key.append(0)
+        key.append(contentsOf: relationships.utf8)
+        key.append(0)
+        withUnsafeBytes(of: primaryKey.uuid) { key.append(contentsOf: $0) }
+        key.append(contentsOf: otherEntity.utf8)
+        key.append(0)
+        withUnsafeBytes(of: otherPrimaryKey.uuid) { key.append(contentsOf: $0) }
+        return key
+    }
+    /// The components of a format-2 link key after its relationship prefix: the near end's
+    /// primary key, the far end's concrete entity and primary key.
+    static func parseJoinSuffix(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (primaryKey: UUID, otherEntity: String, other: UUID) {
+        let nameStart = prefixLength + 16
+        guard prefixLength >= 0, key.count >= nameStart + 18, let zero = key[nameStart...].firstIndex(of: 0), key.count - zero - 1 == 16, zero > nameStart,
+            let entity = String(validating: key[nameStart..<zero], as: UTF8.self)
+        else { throw RecordDecodingError("a malformed link key", key: key) }
+        return (uuid(from: key[prefixLength..<nameStart]), entity, uuid(from: key[(zero + 1)...]))
+    }
+    /// As ``parseJoinSuffix(_:prefixLength:)`` for a key under an object's prefix
+    /// (``joinPrefix(mirror:entities:relationships:primaryKey:)``): the far end.
+    static func parseJoinTarget(_ key: [UInt8], objectPrefixLength: Int) throws(RecordDecodingError) -> (entity: String, primaryKey: UUID) {
+        let parsed = try parseJoinSuffix(key, prefixLength: objectPrefixLength - 16)
+        return (parsed.otherEntity, parsed.other)
+    }
+
     /// `I` entity 0x00 indexName 0x00 — one declared index.
     static func indexPrefix(entity: String, index: String) -> [UInt8] { [indexTag] + name(entity) + name(index) }
     /// `U` entity 0x00 constraintName 0x00 encodedValues.

@@ -25,6 +25,7 @@ struct RecordLayout: Sendable {
         let uniqueness: [String: [(declaredBy: String, properties: [String])]]
         let fields: [String: [Field]]
         let recordFields: [String: RecordFieldList]
+        let toMany: [String: [Schema.Relationship]]
 
         init(schema: Schema) {
             let bare = RecordLayout(computingWith: schema)
@@ -36,6 +37,7 @@ struct RecordLayout: Sendable {
             var uniqueness: [String: [(declaredBy: String, properties: [String])]] = [:]
             var fields: [String: [Field]] = [:]
             var recordFields: [String: RecordFieldList] = [:]
+            var toMany: [String: [Schema.Relationship]] = [:]
             for entity in schema.entities {
                 let name = entity.name
                 roots[name] = bare.computeRoot(of: name)
@@ -49,8 +51,10 @@ struct RecordLayout: Sendable {
                 uniqueness[name] = bare.computeUniquenessConstraints(of: name)
                 fields[name] = bare.computeFields(of: name)
                 recordFields[name] = RecordFieldList(schema: schema, entity: name)
+                toMany[name] = bare.computeToManyRelationships(of: name)
             }
             self.recordFields = recordFields
+            self.toMany = toMany
             (self.roots, self.joins, self.writesJoins, self.qualifiedNames, self.indexes, self.uniqueness, self.fields) =
                 (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields)
         }
@@ -59,6 +63,7 @@ struct RecordLayout: Sendable {
         private init() {
             (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields) = ([:], [:], [:], [:], [:], [:], [:])
             recordFields = [:]
+            toMany = [:]
         }
         static let empty = Tables()
     }
@@ -176,5 +181,17 @@ struct RecordLayout: Sendable {
     /// per schema.
     func recordFields(of entity: String) -> RecordFieldList {
         tables.recordFields[entity] ?? RecordFieldList(schema: schema, entity: entity)
+    }
+
+    /// The to-many relationships of `entity` (declared or inherited), in property order: the
+    /// relationships that have no field.
+    func toManyRelationships(of entity: String) -> [Schema.Relationship] {
+        tables.toMany[entity] ?? computeToManyRelationships(of: entity)
+    }
+    private func computeToManyRelationships(of entity: String) -> [Schema.Relationship] {
+        schema.allProperties(of: entity).compactMap { property in
+            if case .relationship(let r) = property, r.isToMany { return r }
+            return nil
+        }
     }
 }

@@ -2,12 +2,12 @@ import Engine
 import Foundation
 
 extension RecordMapper {
-    /// The record of `root`/`pk`, decoded, or `nil` when there is none. Counts as one record read.
-    func readRecord(root: String, primaryKey pk: UUID) throws -> RecordValue? {
+    /// The record bytes of `root`/`pk`, or `nil` when there is none. Counts as one record read.
+    func readRecord(root: String, primaryKey pk: UUID) throws -> [UInt8]? {
         let key = RecordKeys.record(root: root, primaryKey: pk)
         guard let bytes = try engine.value(forKey: key) else { return nil }
         countRecordRead()
-        return try RecordValue(decoding: bytes, key: key)
+        return bytes
     }
 
     /// The full snapshot of `id` (to-many arrays rebuilt when `toMany`), or `nil` when the store
@@ -15,53 +15,75 @@ extension RecordMapper {
     func load(_ id: PersistentIdentifier, toMany: Bool = true) throws -> DefaultSnapshot? {
         guard id.storeIdentifier == storeIdentifier, let pk = Self.primaryKey(of: id), schema.entity(named: id.entityName) != nil else { return nil }
         let root = layout.root(of: id.entityName)
-        guard let record = try readRecord(root: root, primaryKey: pk) else { return nil }
-        let snapshot = try self.snapshot(of: record, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: toMany)
+        guard let bytes = try readRecord(root: root, primaryKey: pk) else { return nil }
+        let snapshot = try self.snapshot(ofRecord: bytes, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: toMany)
         return snapshot.persistentIdentifier.entityName == id.entityName ? snapshot : nil
     }
 
-    /// The snapshot a record holds: its attributes (assets read back), to-one references, and
-    /// (when `toMany`) the to-many arrays rebuilt from back references and join records.
-    /// With `only`, just those properties (a partial snapshot, for evaluating a predicate).
-    func snapshot(of record: RecordValue, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
-        guard case .string(let entity)? = record[RecordValue.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
-            throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
+    /// The concrete entity a record names, read from its header alone.
+    func entityName(ofRecord bytes: [UInt8], key: [UInt8]) throws(RecordDecodingError) -> String {
+        switch format {
+        case .format1: try RecordValue.entityName(in: bytes, key: key)
+        case .format2: try RecordReader(bytes, key: key).entityName
         }
+    }
+
+    /// The snapshot a record (`bytes` under `key`) holds: its attributes (assets read back),
+    /// to-one references, and (when `toMany`) the to-many arrays rebuilt from back references
+    /// and links. With `only`, just those properties (a partial snapshot, for evaluating a
+    /// predicate): the other fields' bodies are not decoded.
+    func snapshot(ofRecord bytes: [UInt8], key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
+        if format == .format1 {
+            return try format1Snapshot(
+                of: try RecordValue(decoding: bytes, key: key, only: only.map(Self.format1FieldNames)), key: key, primaryKey: pk, root: root,
+                toMany: toMany, only: only)
+        }
+        return try snapshot(of: try RecordReader(bytes, key: key), primaryKey: pk, root: root, toMany: toMany, only: only)
+    }
+
+    /// The field list of `record`'s entity, once the record is known to be of an entity of
+    /// `root` holding no more fields than the entity has.
+    func checkedFields(of record: RecordReader, root: String) throws(RecordDecodingError) -> RecordFieldList {
+        let entity = record.entityName
+        guard schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
+            throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: record.key)
+        }
+        let fields = layout.recordFields(of: entity)
+        guard record.fieldCount <= fields.count else {
+            throw RecordDecodingError("a record of \(record.fieldCount) fields, more than the \(fields.count) of \(entity)", key: record.key)
+        }
+        return fields
+    }
+
+    /// As ``snapshot(ofRecord:key:primaryKey:root:toMany:only:)``, from a parsed record.
+    func snapshot(of record: RecordReader, primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
+        let key = record.key
+        let entity = record.entityName
+        let fields = try checkedFields(of: record, root: root)
         let id = try identifier(entity: entity, primaryKey: pk)
-        let plan = layout.fields(of: entity)
-        var values: [String: PropertyValue] = Dictionary(minimumCapacity: plan.count)
-        var fields: [String: PropertyValue] = Dictionary(minimumCapacity: record.fields.count)
-        for field in record.fields { fields[field.name] = field.value }
-        for field in plan {
-            if let only, !only.contains(field.property.name) { continue }
-            switch field.property {
-            case .attribute(let attribute):
-                if attribute.options.contains(.ephemeral) { continue }
-                if case .data(let assetKey)? = fields[field.assetName] {
-                    values[attribute.name] = try readAsset(Array(assetKey), type: attribute.valueType, record: key)
-                } else {
-                    // No field: written before a lightweight migration added the attribute
-                    // (records are not rewritten for it), so it holds the default.
-                    values[attribute.name] = fields[field.name] ?? attribute.defaultValue ?? .null
+        var values: [String: PropertyValue] = Dictionary(minimumCapacity: fields.count)
+        for field in fields.fields {
+            if let only, !only.contains(field.name) { continue }
+            if record.isAsset(field.index) {
+                guard case .attribute(let attribute) = field.kind else {
+                    throw RecordDecodingError("the to-one \(field.name) marked as held in an asset", key: key)
                 }
-            case .relationship(let relationship) where !relationship.isToMany:
-                switch fields[field.name] {
-                case .string(let name)?:
-                    guard let (targetEntity, targetPK) = RecordName.parse(name) else {
-                        throw RecordDecodingError("\(field.name) holds \(name), not a record name", key: key)
-                    }
-                    values[relationship.name] = .toOne(try identifier(entity: targetEntity, primaryKey: targetPK))
-                default:
-                    values[relationship.name] = .toOne(nil)
-                }
-            case .relationship(let relationship):
-                if toMany { values[relationship.name] = .toMany(try targets(of: id, through: relationship)) }
+                values[field.name] = try readAsset(
+                    RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name), type: attribute.valueType, record: key)
+            } else {
+                values[field.name] = try record.value(of: field, storeIdentifier: storeIdentifier)
+            }
+        }
+        if toMany {
+            for relationship in layout.toManyRelationships(of: entity) {
+                if let only, !only.contains(relationship.name) { continue }
+                values[relationship.name] = .toMany(try targets(of: id, through: relationship))
             }
         }
         return DefaultSnapshot(persistentIdentifier: id, values: values)
     }
 
-    private func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {
+    func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {
         guard let bytes = try engine.value(forKey: key) else {
             throw RecordDecodingError("the asset it names is missing", key: record)
         }
@@ -88,12 +110,10 @@ extension RecordMapper {
         } else {
             let join = layout.join(relationship, of: id.entityName)
             for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
-                let prefix = RecordKeys.joinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
+                let prefix = joinPrefix(mirror: mirror, join, id)
                 var cursor = try engine.scan(prefix: prefix)
                 while let entry = try cursor.next() {
-                    guard let (entity, other) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else {
-                        throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key)
-                    }
+                    let (entity, other) = try joinTarget(entry.key, objectPrefixLength: prefix.count)
                     result.append(try identifier(entity: entity, primaryKey: other))
                 }
             }
@@ -112,16 +132,53 @@ extension RecordMapper {
                 guard schema.isEntity(id.entityName, kindOf: relationship.destination) else { continue }
                 let join = layout.join(relationship, of: entity.name)
                 // The far end is listed first in the mirror keys when the source is side A.
-                let prefix = RecordKeys.joinPrefix(
-                    mirror: join.isSideA, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
+                let prefix = joinPrefix(mirror: join.isSideA, join, id)
                 var cursor = try engine.scan(prefix: prefix)
                 while let entry = try cursor.next() {
-                    guard let (sourceEntity, source) = RecordName.parse(utf8: entry.key.dropFirst(prefix.count)) else { throw RecordDecodingError("a join key whose last component is not a record name", key: entry.key) }
+                    let (sourceEntity, source) = try joinTarget(entry.key, objectPrefixLength: prefix.count)
                     result.append((relationship.name, try identifier(entity: sourceEntity, primaryKey: source)))
                 }
             }
         }
         return result
+    }
+
+    /// The prefix of every link of `id` on one side of `join` (`N` keys when `mirror`).
+    func joinPrefix(mirror: Bool, _ join: RecordLayout.Join, _ id: PersistentIdentifier) -> [UInt8] {
+        switch format {
+        case .format1: Self.format1JoinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
+        case .format2:
+            RecordKeys.joinRelationshipPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships)
+                + (Self.primaryKey(of: id).map(RecordKeys.bytes(of:)) ?? [])
+        }
+    }
+
+    /// The far end of a link key found under an object's prefix of `objectPrefixLength` bytes.
+    func joinTarget(_ key: [UInt8], objectPrefixLength: Int) throws(RecordDecodingError) -> (entity: String, primaryKey: UUID) {
+        switch format {
+        case .format1:
+            guard let parsed = RecordName.parse(utf8: key.dropFirst(objectPrefixLength)) else {
+                throw RecordDecodingError("a join key whose last component is not a record name", key: key)
+            }
+            return parsed
+        case .format2: return try RecordKeys.parseJoinTarget(key, objectPrefixLength: objectPrefixLength)
+        }
+    }
+
+    /// A link key under a relationship's prefix of `prefixLength` bytes: the near end's primary
+    /// key, and the far end.
+    func joinComponents(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (here: UUID, entity: String, other: UUID) {
+        switch format {
+        case .format1:
+            let rest = key[prefixLength...]
+            guard let zero = rest.firstIndex(of: 0), let (_, here) = RecordName.parse(utf8: rest[..<zero]),
+                let (otherEntity, other) = RecordName.parse(utf8: rest[(zero + 1)...])
+            else { throw RecordDecodingError("a join key whose components are not record names", key: key) }
+            return (here, otherEntity, other)
+        case .format2:
+            let parsed = try RecordKeys.parseJoinSuffix(key, prefixLength: prefixLength)
+            return (parsed.primaryKey, parsed.otherEntity, parsed.other)
+        }
     }
 
     /// Every stored to-one reference to `id`: the relationship (`<DeclaringEntity>.<name>`) and

@@ -23,8 +23,7 @@ extension RecordMapper {
     private func toManyValues(of id: PersistentIdentifier, from table: [String: [UUID: [PersistentIdentifier]]]?) throws -> [(String, [PersistentIdentifier])] {
         let pk = Self.primaryKey(of: id)
         var result: [(String, [PersistentIdentifier])] = []
-        for field in layout.fields(of: id.entityName) {
-            guard case .relationship(let r) = field.property, r.isToMany else { continue }
+        for r in layout.toManyRelationships(of: id.entityName) {
             guard let table else {
                 result.append((r.name, try targets(of: id, through: r)))
                 continue
@@ -46,8 +45,7 @@ extension RecordMapper {
         var backReferences: [String: [String: String]] = [:]
         while let entity = entities.popFirst() {
             let root = layout.root(of: entity)
-            for field in layout.fields(of: entity) {
-                guard case .relationship(let r) = field.property, r.isToMany else { continue }
+            for r in layout.toManyRelationships(of: entity) {
                 if !layout.usesJoinRecords(r), let inverse = r.inverse {
                     backReferences[root, default: [:]][layout.qualifiedName(inverse, in: r.destination)] = r.name
                     continue
@@ -60,10 +58,7 @@ extension RecordMapper {
                     defer { table[r.name] = found }
                     var cursor = try engine.scan(prefix: prefix)
                     while let entry = try cursor.next() {
-                        let rest = entry.key[prefix.count...]
-                        guard let zero = rest.firstIndex(of: 0), let (_, here) = RecordName.parse(utf8: rest[..<zero]),
-                            let (otherEntity, other) = RecordName.parse(utf8: rest[(zero + 1)...])
-                        else { throw RecordDecodingError("a join key whose components are not record names", key: entry.key) }
+                        let (here, otherEntity, other) = try joinComponents(entry.key, prefixLength: prefix.count)
                         found[here, default: []].append(try identifier(entity: otherEntity, primaryKey: other))
                     }
                 }

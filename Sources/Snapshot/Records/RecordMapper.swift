@@ -8,6 +8,13 @@ enum StoredEntry: Equatable {
     case external([UInt8])
 }
 
+/// The layout of records and links a generation holds (FORMAT.md, "Records"): format 1 (header
+/// versions 1 to 3: named fields, `CDMR` join record values), or format 2 (header version 4:
+/// serial-typed records, links as keys without values).
+enum RecordsFormat: Sendable {
+    case format1, format2
+}
+
 /// Maps snapshots to the engine entries that store them and back (FORMAT.md, "Records (the
 /// Snapshot layer)").
 struct RecordMapper {
@@ -18,6 +25,9 @@ struct RecordMapper {
     /// externalStorage ones do: the engine's blob threshold.
     let assetThreshold: Int
     let countRecordRead: () -> Void
+    /// The records format of the generation read (``RecordsFormat/format1`` only while a
+    /// store of header version 3 or older is upgraded); entries are always written in format 2.
+    var format: RecordsFormat = .format2
 
     var schema: Schema { layout.schema }
 
@@ -41,53 +51,46 @@ struct RecordMapper {
     }
 
     /// Every entry that stores `snapshot` (of a stored or inserted object with a UUID primary
-    /// key): its record, assets, back references, join records (of the to-many arrays it
-    /// holds), index and uniqueness entries. A key repeats only when an array lists a target
-    /// twice.
+    /// key) in records format 2: its record, assets, back references, links (of the to-many
+    /// arrays it holds), index and uniqueness entries. A key repeats only when an array lists a
+    /// target twice.
     func entries(of snapshot: DefaultSnapshot) -> [(key: [UInt8], entry: StoredEntry)] {
         let id = snapshot.persistentIdentifier
         guard let pk = Self.primaryKey(of: id) else { return [] }
         let entity = id.entityName
         let root = layout.root(of: entity)
         var result: [(key: [UInt8], entry: StoredEntry)] = []
-        var fields: [(name: String, value: PropertyValue)] = []
-        for field in layout.fields(of: entity) {
-            let value = snapshot.values[field.property.name] ?? .null
-            switch field.property {
+        let fields = layout.recordFields(of: entity)
+        var writer = RecordWriter(entityName: entity)
+        for field in fields.fields {
+            let value = snapshot.values[field.name] ?? .null
+            switch field.kind {
             case .attribute(let attribute):
-                if attribute.options.contains(.ephemeral) { continue }
-                let encoded = FieldValueCoding.encoded(value)
-                if !value.isNull && (attribute.options.contains(.externalStorage) || encoded.count > assetThreshold) {
-                    let key = RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name)
-                    if attribute.valueType == .data, case .data(let bytes) = value {
-                        result.append((key, .external(Array(bytes))))
-                    } else {
-                        result.append((key, .external(encoded)))
-                    }
-                    fields.append((field.assetName, .data(Data(key))))
+                if let asset = assetEntry(of: value, attribute: attribute, root: root, primaryKey: pk) {
+                    result.append(asset)
+                    writer.appendAsset()
                 } else {
-                    fields.append((field.name, value))
+                    writer.append(value)
                 }
-            case .relationship(let relationship) where !relationship.isToMany:
+            case .toOne(let relationship):
                 if case .toOne(let target?) = value, let targetPK = Self.primaryKey(of: target) {
-                    fields.append((field.name, .string(RecordName.of(target))))
+                    writer.append(value)
                     let key = RecordKeys.backReference(
                         destinationRoot: layout.root(of: target.entityName), destination: targetPK,
                         relationship: layout.qualifiedName(relationship.name, in: entity),
                         sourceEntity: entity, source: pk)
                     result.append((key, .inline([])))
                 } else {
-                    fields.append((field.name, .null))
-                }
-            case .relationship(let relationship):
-                for target in value.referencedIdentifiers {
-                    result += joinEntries(of: id, through: relationship, to: target)
+                    writer.append(.null)
                 }
             }
         }
-        fields.sort { $0.name < $1.name }
-        fields.insert((RecordValue.entityNameField, .string(entity)), at: 0)
-        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(RecordValue(fields: fields).encoded())))
+        for relationship in layout.toManyRelationships(of: entity) {
+            for target in (snapshot.values[relationship.name] ?? .null).referencedIdentifiers {
+                result += joinEntries(of: id, through: relationship, to: target)
+            }
+        }
+        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(writer.encoded())))
 
         for key in indexKeys(of: snapshot, primaryKey: pk) {
             result.append((key, .inline(Array(entity.utf8))))
@@ -98,24 +101,33 @@ struct RecordMapper {
         return result
     }
 
-    /// The join record and its mirror that store the link from `id` to `target` through the
-    /// to-many `relationship`, when `id`'s entity is the side that writes them (none otherwise).
+    /// The asset entry that holds `value` of `attribute` (externalStorage, or a value whose
+    /// value encoding is longer than the asset threshold), or `nil` when the record holds it.
+    func assetEntry(of value: PropertyValue, attribute: Schema.Attribute, root: String, primaryKey pk: UUID) -> (key: [UInt8], entry: StoredEntry)? {
+        guard !value.isNull else { return nil }
+        let external = attribute.options.contains(.externalStorage)
+        guard external || FieldValueCoding.encodedCount(value) > assetThreshold else { return nil }
+        let key = RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name)
+        if attribute.valueType == .data, case .data(let bytes) = value { return (key, .external(Array(bytes))) }
+        return (key, .external(FieldValueCoding.encoded(value)))
+    }
+
+    /// The link and its mirror that store the link from `id` to `target` through the to-many
+    /// `relationship`, when `id`'s entity is the side that writes them (none otherwise): two
+    /// keys with empty values.
     func joinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [(key: [UInt8], entry: StoredEntry)] {
         let entity = id.entityName
-        guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { return [] }
+        guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity),
+            let here = Self.primaryKey(of: id), let there = Self.primaryKey(of: target)
+        else { return [] }
         let join = layout.join(relationship, of: entity)
-        let here = RecordName.of(id)
-        let there = RecordName.of(target)
-        let hereIsA = join.isSymmetric ? here <= there : join.isSideA
-        let (a, b) = hereIsA ? (here, there) : (there, here)
-        let record = RecordValue(fields: [
-            ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
-            ("CD_relationships", .string(join.relationships)),
-        ])
+        let hereIsA = join.isSymmetric ? JoinCursor.compare(here, there) <= 0 : join.isSideA
+        let (a, b) = hereIsA ? ((entity, here), (target.entityName, there)) : ((target.entityName, there), (entity, here))
         return [
-            (RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a, otherRecordName: b),
-             .inline(record.encoded())),
-            (RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b, otherRecordName: a), .inline([])),
+            (RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, primaryKey: a.1, otherEntity: b.0, otherPrimaryKey: b.1),
+             .inline([])),
+            (RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, primaryKey: b.1, otherEntity: a.0, otherPrimaryKey: a.1),
+             .inline([])),
         ]
     }
 

@@ -4,7 +4,9 @@ import Foundation
 /// The store's header record under ``RecordKeys/meta`` (FORMAT.md, "Keys"): who the store is
 /// and which schema its records are written in.
 ///
-/// Version 3 holds the store identifier, the schema's fingerprint, the **live generation**
+/// Version 4 is the bytes of version 3 under the version byte 4: its records and links are of
+/// records format 2 (``RecordReader``, link keys without values); versions 1 to 3 hold records
+/// format 1, which the first open rewrites (``StoreMigrator``). Version 3 holds the store identifier, the schema's fingerprint, the **live generation**
 /// (whose record keys are the store's data, ``RecordSpace``), the schema's version identifier
 /// when it has one, and the schema itself (its sorted-keys JSON), so that a store opened with
 /// another schema can say what differs. Version 2 is the same bytes under the version byte 2:
@@ -12,10 +14,11 @@ import Foundation
 /// says, and its first open rewrites those keys that differ (``StringKeyUpgrade``). Version 1
 /// (identifier and fingerprint only) is still read: its schema is known only by fingerprint.
 struct StoreHeader: Equatable {
-    static let currentVersion: UInt8 = 3
+    static let currentVersion: UInt8 = 4
 
     /// The version byte the header was read with (``currentVersion`` for one made here): below
-    /// 3, the live generation's keys may hold strings in the legacy normalization.
+    /// 4, the live generation holds records format 1; below 3, its keys may also hold strings in
+    /// the legacy normalization.
     var formatVersion: UInt8 = Self.currentVersion
 
     /// Made once, at the first open.
@@ -88,14 +91,18 @@ struct StoreHeader: Equatable {
     }
 
     /// The current version's encoding (FORMAT.md, "The header"), whatever version was read.
-    func encoded() throws -> [UInt8] {
+    func encoded() throws -> [UInt8] { try encoded(version: Self.currentVersion) }
+
+    /// The encoding under the version byte `version` (2 to 4 share their bytes): 3 for the
+    /// string-key upgrade of an older header, whose records stay in format 1.
+    func encoded(version: UInt8) throws -> [UInt8] {
         guard let schema else { throw RecordDecodingError("a header without a schema cannot be written", key: RecordKeys.meta) }
         let json = try Self.json(schema)
-        var out: [UInt8] = [Self.currentVersion]
+        var out: [UInt8] = [version]
         out.appendLengthPrefixed(Array(identifier.utf8))
         out.appendBigEndian(Self.fingerprint(of: json))
         for shift in [24, 16, 8, 0] { out.append(UInt8(truncatingIfNeeded: generation >> UInt32(shift))) }
-        if let version {
+        if let version = self.version {
             out.append(1)
             for part in [version.major, version.minor, version.patch] { out.appendVarint(UInt64(max(0, part))) }
         } else {

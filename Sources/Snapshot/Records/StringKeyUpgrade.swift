@@ -24,7 +24,10 @@ struct StringKeyUpgrade {
     static let chunkOperations = 65536
 
     init(schema: Schema, space: RecordSpace, storeIdentifier: String, assetThreshold: Int) {
-        mapper = RecordMapper(layout: RecordLayout(schema: schema), engine: space, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {})
+        // Only stores of records format 1 have header versions 1 and 2.
+        mapper = RecordMapper(
+            layout: RecordLayout(schema: schema), engine: space, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {},
+            format: .format1)
     }
 
     /// The keys to delete and the entries to put.
@@ -94,8 +97,7 @@ struct StringKeyUpgrade {
             while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                let record = try RecordValue(decoding: try entry.value(), key: entry.key)
-                let snapshot = try mapper.snapshot(of: record, key: entry.key, primaryKey: pk, root: root, toMany: false, only: properties)
+                let snapshot = try mapper.snapshot(ofRecord: try entry.value(), key: entry.key, primaryKey: pk, root: root, toMany: false, only: properties)
                 let id = snapshot.persistentIdentifier
                 guard affected[id.entityName] != nil else { continue }
                 let owner = RecordKeys.bytes(of: pk) + Array(id.entityName.utf8)

@@ -189,11 +189,9 @@ final class FetchRunner {
         // arrays: those are filled for every candidate then).
         let read = propertiesRead(by: descriptor)
         let properties: Set<String>? = toMany ? nil : read
-        let fields: Set<String>? = properties.map { Set($0.flatMap { ["CD_\($0)", "CD_\($0)_ckAsset"] }) }
         func candidate(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate {
-            let record = try RecordValue(decoding: bytes, key: key, only: fields)
-            return Candidate(
-                snapshot: try mapper.snapshot(of: record, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties),
+            Candidate(
+                snapshot: try mapper.snapshot(ofRecord: bytes, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties),
                 key: key, primaryKey: pk, bytes: bytes)
         }
         var candidates: [Candidate] = []
@@ -253,7 +251,7 @@ final class FetchRunner {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let bytes = try entry.value()
                 mapper.countRecordRead()
-                let entity = try RecordValue.entityName(in: bytes, key: entry.key)
+                let entity = try mapper.entityName(ofRecord: bytes, key: entry.key)
                 guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
                     throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: entry.key)
                 }
@@ -275,7 +273,7 @@ final class FetchRunner {
         let decoded = try window.map { i in
             let c = candidates[i]
             return try mapper.snapshot(
-                of: try RecordValue(decoding: c.bytes, key: c.key), key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
+                ofRecord: c.bytes, key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
         }
         return (decoded, rootCount)
     }
