@@ -105,6 +105,12 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
     /// Whether this identifier is temporary (it has no store identifier).
     public var isTemporary: Bool { storeIdentifier == nil }
 
+    /// Hashes the primary key alone (equal identifiers have equal keys): identifiers are
+    /// hashed in every dictionary of a save, and the key tells them apart.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(primaryKey)
+    }
+
     public static func < (lhs: PersistentIdentifier, rhs: PersistentIdentifier) -> Bool {
         switch (lhs.storeIdentifier, rhs.storeIdentifier) {
         case (nil, .some): return true

@@ -11,16 +11,18 @@ package final class SaveCoalescer: Sendable {
         let finish: @Sendable (Result<DataStoreSaveChangesResult<DefaultSnapshot>, DataStoreError>) -> Void
     }
 
-    private struct State {
+    struct State {
         var queue: [Pending] = []
         var leading = false
+        /// The most saves one group holds.
+        var groupLimit = SaveCoalescer.groupLimit
     }
 
     /// The queue and whether a leader is draining it; read and written only under its lock
     /// (the engine's `Locked`, a pthread mutex the thread sanitizer sees).
-    private let state = Locked(State())
+    let state = Locked(State())
 
-    /// The most saves one group holds.
+    /// The most saves one group holds, unless a test says otherwise.
     static let groupLimit = 64
 
     /// Queues `pending`. Returns true when the caller must lead: no one is draining the queue.
@@ -33,14 +35,12 @@ package final class SaveCoalescer: Sendable {
         }
     }
 
-    /// The next group (in arrival order), or `nil` — and the lead given up — when none waits.
-    func nextGroup() -> [Pending]? {
+    /// The next group (in arrival order), or `nil` when none waits; the caller keeps the lead
+    /// (``keepsLead()`` gives it up).
+    func takeGroup() -> [Pending]? {
         state.withLock { s in
-            guard !s.queue.isEmpty else {
-                s.leading = false
-                return nil
-            }
-            let group = Array(s.queue.prefix(Self.groupLimit))
+            guard !s.queue.isEmpty else { return nil }
+            let group = Array(s.queue.prefix(s.groupLimit))
             s.queue.removeFirst(group.count)
             return group
         }
@@ -54,6 +54,6 @@ package final class SaveCoalescer: Sendable {
         }
     }
 
-    /// How many saves wait (a test hook).
+    /// How many saves wait.
     package var waiting: Int { state.withLock { $0.queue.count } }
 }

@@ -2,8 +2,19 @@ extension SavePlanner {
     /// The final state of every object the save touches: non-optional values present,
     /// relationship counts within bounds, no two objects sharing a unique value.
     func checkFinalState() throws {
+        do {
+            try checkFinalState(in: Array(state.keys))
+        } catch {
+            // The error names the first object in identifier order, whatever the dictionary's.
+            try checkFinalState(in: state.keys.sorted())
+            throw error
+        }
+    }
+
+    /// ``checkFinalState()``, visiting the objects in `order`.
+    private func checkFinalState(in order: [PersistentIdentifier]) throws {
         var claimed: [[UInt8]: (id: PersistentIdentifier, constraint: [String])] = [:]
-        for id in state.keys.sorted() where !deleted.contains(id) {
+        for id in order where !deleted.contains(id) {
             let s = state[id]!
             for property in schema.allProperties(of: id.entityName) {
                 let value = s.values[property.name] ?? .null

@@ -1,6 +1,9 @@
 extension SavePlanner {
     func relationships(of entity: String) -> [Schema.Relationship] {
-        schema.allProperties(of: entity).compactMap { if case .relationship(let r) = $0 { r } else { nil } }
+        if let found = relationshipsByEntity[entity] { return found }
+        let found = schema.allProperties(of: entity).compactMap { if case .relationship(let r) = $0 { r } else { nil } }
+        relationshipsByEntity[entity] = found
+        return found
     }
 
     func inverse(of r: Schema.Relationship) -> Schema.Relationship? {
@@ -61,8 +64,8 @@ extension SavePlanner {
                 }
             }
         }
-        // One-to-many arrays follow the final to-one values.
-        for id in state.keys.sorted() where !deleted.contains(id) {
+        // One-to-many arrays follow the final to-one values (in any order: links are sets).
+        for id in Array(state.keys) where !deleted.contains(id) {
             for r in relationships(of: id.entityName) where !r.isToMany {
                 guard let inv = inverse(of: r), inv.isToMany else { continue }
                 let old = Self.target(try stored(id)?.values[r.name])

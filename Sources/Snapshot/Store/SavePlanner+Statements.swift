@@ -70,6 +70,7 @@ extension SavePlanner {
 
     /// A new object's values: its defaults, null attributes, no targets.
     func emptySnapshot(_ id: PersistentIdentifier) -> DefaultSnapshot {
+        if let values = emptyValuesByEntity[id.entityName] { return DefaultSnapshot(persistentIdentifier: id, values: values) }
         var values: [String: PropertyValue] = [:]
         for property in schema.allProperties(of: id.entityName) {
             switch property {
@@ -77,6 +78,7 @@ extension SavePlanner {
             case .relationship(let r): values[r.name] = r.isToMany ? .toMany([]) : .toOne(nil)
             }
         }
+        emptyValuesByEntity[id.entityName] = values
         return DefaultSnapshot(persistentIdentifier: id, values: values)
     }
 
@@ -105,12 +107,13 @@ extension SavePlanner {
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         for snapshot in request.inserted {
             let temporary = snapshot.persistentIdentifier
-            var merged = emptySnapshot(temporary)
-            for (name, value) in snapshot.values { merged.values[name] = value }
+            // A new object's values are its stated ones over its entity's defaults (read in
+            // place: no merged copy per insert).
+            let defaults = emptySnapshot(temporary).values
             var keys: [[UInt8]] = []
             var target: (id: PersistentIdentifier, constraint: [String])?
             for constraint in layout.uniquenessConstraints(of: temporary.entityName) {
-                let values = constraint.properties.map { merged.values[$0] ?? .null }
+                let values = constraint.properties.map { snapshot.values[$0] ?? defaults[$0] ?? .null }
                 if values.contains(where: { $0.isNull || $0.referencedIdentifiers.contains(where: \.isTemporary) }) { continue }
                 let key = RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
                                             values: OrderedValueEncoding.encoded(values))
@@ -143,6 +146,8 @@ extension SavePlanner {
                 upsertConstraints[permanent, default: []].formUnion(target.constraint)
             } else {
                 permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
+                // A fresh random primary key names no stored object: nothing to read.
+                noteNotStored(permanent)
                 inserted.insert(permanent)
                 temporaries[permanent] = temporary
             }
@@ -202,8 +207,19 @@ extension SavePlanner {
     /// types, non-optional attributes not null, references to objects that exist.
     /// `reportedAs`: the identifier errors name (the one the request holds).
     private func validate(_ statement: DefaultSnapshot, reportedAs reportedID: PersistentIdentifier) throws {
-        let id = statement.persistentIdentifier
-        for (name, value) in statement.values.sorted(by: { $0.key < $1.key }) {
+        do {
+            try validate(statement.values, of: statement.persistentIdentifier, reportedAs: reportedID)
+        } catch {
+            // The error names the first property in name order, whatever the dictionary's order.
+            try validate(statement.values.sorted(by: { $0.key < $1.key }), of: statement.persistentIdentifier, reportedAs: reportedID)
+            throw error
+        }
+    }
+
+    private func validate(
+        _ values: some Sequence<(key: String, value: PropertyValue)>, of id: PersistentIdentifier, reportedAs reportedID: PersistentIdentifier
+    ) throws {
+        for (name, value) in values {
             guard let property = schema.property(named: name, in: id.entityName) else {
                 throw DataStoreError(
                     .unknownProperty, "\(id.entityName) neither declares nor inherits \(name); use a property of the schema.",

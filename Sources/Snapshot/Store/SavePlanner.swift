@@ -50,11 +50,26 @@ final class SavePlanner {
     /// and whether the statement only adds links (an upserting insert's: it never removes one).
     var intents: [(id: PersistentIdentifier, relationship: Schema.Relationship, targets: [PersistentIdentifier], addsOnly: Bool)] = []
 
+    /// Per entity: its relationships, and the values a new object starts with (worked out once
+    /// per save, not once per object).
+    var relationshipsByEntity: [String: [Schema.Relationship]] = [:]
+    var emptyValuesByEntity: [String: [String: PropertyValue]] = [:]
+
     /// The links one to-many relationship of one object gains and loses in the save.
     struct LinkChange {
         var added: Set<PersistentIdentifier> = []
         var removed: Set<PersistentIdentifier> = []
         var isEmpty: Bool { added.isEmpty && removed.isEmpty }
+
+        /// The link to `target` is gained (or a loss of it undone).
+        mutating func add(_ target: PersistentIdentifier) {
+            if removed.remove(target) == nil { added.insert(target) }
+        }
+
+        /// The link to `target` is lost (or a gain of it undone).
+        mutating func remove(_ target: PersistentIdentifier) {
+            if added.remove(target) == nil { removed.insert(target) }
+        }
     }
 
     init(mapper: RecordMapper) { self.mapper = mapper }
@@ -67,8 +82,16 @@ final class SavePlanner {
         return loaded
     }
 
+    /// Records that the store holds no object `id` (a new object's fresh primary key), so that
+    /// no read looks for it.
+    func noteNotStored(_ id: PersistentIdentifier) {
+        storedCache[id] = .some(nil)
+    }
+
     /// The stored targets of the to-many `relationship` of `id` (none when it is not stored).
     func storedTargets(_ id: PersistentIdentifier, _ relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        // A new object has no stored links: nothing to read or remember.
+        if inserted.contains(id) { return [] }
         if let cached = storedTargetsCache[id]?[relationship.name] { return cached }
         let targets = try stored(id) == nil ? [] : try mapper.targets(of: id, through: relationship)
         storedTargetsCache[id, default: [:]][relationship.name] = targets
@@ -129,9 +152,7 @@ final class SavePlanner {
             if !ids.contains(target) { state[id]?.values[relationship.name] = .toMany(ids + [target]) }
             return
         }
-        var change = linkChanges[id]?[relationship.name] ?? LinkChange()
-        if change.removed.remove(target) == nil { change.added.insert(target) }
-        linkChanges[id, default: [:]][relationship.name] = change
+        editLinks(of: id, relationship) { $0.add(target) }
     }
 
     /// `id` loses the link to `target` in its to-many `relationship`.
@@ -141,9 +162,15 @@ final class SavePlanner {
             state[id]?.values[relationship.name] = .toMany(value.referencedIdentifiers.filter { $0 != target })
             return
         }
-        var change = linkChanges[id]?[relationship.name] ?? LinkChange()
-        if change.added.remove(target) == nil { change.removed.insert(target) }
-        linkChanges[id, default: [:]][relationship.name] = change
+        editLinks(of: id, relationship) { $0.remove(target) }
+    }
+
+    /// Edits the link change of `relationship` of `id` in place: a much-linked object's change
+    /// is not copied for each link.
+    private func editLinks(of id: PersistentIdentifier, _ relationship: Schema.Relationship, _ body: (inout LinkChange) -> Void) {
+        var changes = linkChanges.removeValue(forKey: id) ?? [:]
+        body(&changes[relationship.name, default: LinkChange()])
+        linkChanges[id] = changes
     }
 
     // MARK: The pipeline
@@ -213,19 +240,26 @@ final class SavePlanner {
             for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
                 snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
             }
-            if upserted.contains(id) || said[id].map({ Self.normalized($0) != Self.normalized(snapshot) }) ?? true {
+            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot) }) ?? true {
                 result[id] = snapshot
             }
         }
         return result
     }
 
-    static func normalized(_ s: DefaultSnapshot) -> DefaultSnapshot {
-        DefaultSnapshot(persistentIdentifier: s.persistentIdentifier, values: s.values.mapValues { v in
-            if case .toMany(let ids) = v { return .toMany(ids.sorted(by: RecordMapper.canonicalOrder)) }
-            if case .null = v { return v }
-            return v
-        })
+    /// Whether `a` and `b` hold the same properties with the same values, to-many arrays in
+    /// any order (compared without copying either).
+    static func holdSameValues(_ a: DefaultSnapshot, _ b: DefaultSnapshot) -> Bool {
+        guard a.values.count == b.values.count else { return false }
+        for (name, value) in a.values {
+            guard let other = b.values[name] else { return false }
+            if case .toMany(let x) = value, case .toMany(let y) = other {
+                if x.count != y.count || (x != y && x.sorted(by: RecordMapper.canonicalOrder) != y.sorted(by: RecordMapper.canonicalOrder)) { return false }
+            } else if value != other {
+                return false
+            }
+        }
+        return true
     }
 
     // MARK: Engine batch
@@ -243,8 +277,7 @@ final class SavePlanner {
         for id in deleted.sorted() {
             if let old = try storedWhole(id) { add(mapper.entries(of: old), to: &before) }
         }
-        for id in state.keys.sorted() where !deleted.contains(id) {
-            let new = state[id]!
+        for (id, new) in state where !deleted.contains(id) {
             if var old = try stored(id) {
                 for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
                     old.values[r.name] = .toMany(try storedTargets(id, r))
@@ -265,9 +298,10 @@ final class SavePlanner {
                 }
             }
         }
+        // In any order: the keys are distinct, and the engine needs no order within a commit.
         var batch = WriteBatch()
-        for key in before.keys.sorted() where after[key] == nil { batch.delete(key.bytes) }
-        for (key, entry) in after.sorted(by: { $0.key < $1.key }) where before[key] != entry {
+        for key in before.keys where after[key] == nil { batch.delete(key.bytes) }
+        for (key, entry) in after where before[key] != entry {
             switch entry {
             case .inline(let bytes): batch.put(key.bytes, bytes)
             case .external(let bytes): batch.putExternal(key.bytes, bytes)

@@ -31,8 +31,14 @@ extension WALDataStore {
     ///
     /// - Throws: as ``save(_:)``.
     package func planWithoutWriting(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> PlannedSave {
+        try planWithoutWriting(request, over: .none)
+    }
+
+    /// As ``planWithoutWriting(_:)``, reading `pending` (writes planned and not yet committed: a
+    /// shared commit's earlier saves) on top of the store.
+    func planWithoutWriting(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, over pending: PendingWrites) throws -> PlannedSave {
         try Self.engineCall("Saving") {
-            let planner = SavePlanner(mapper: mapper)
+            let planner = SavePlanner(mapper: mapper(over: pending))
             var batch = try planner.plan(request)
             let counted = try counts.planned(planner.countChanges(), into: &batch)
             let (recorded, observed) = try recordChanges(planner, request, into: &batch)

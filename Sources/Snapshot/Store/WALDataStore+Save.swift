@@ -1,8 +1,13 @@
 import Engine
 
 extension WALDataStore {
-    var mapper: RecordMapper {
-        RecordMapper(
+    var mapper: RecordMapper { mapper(over: .none) }
+
+    /// The mapper that reads `pending` on top of the store's keys.
+    func mapper(over pending: PendingWrites) -> RecordMapper {
+        var space = space
+        space.pending = pending
+        return RecordMapper(
             layout: layout, engine: space, storeIdentifier: identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: { [self] in countRecordRead() })
     }
@@ -25,10 +30,12 @@ extension WALDataStore {
     /// the same save is not cascaded); an upsert's attributes win, its nil to-one keeps the
     /// stored target and its to-many links are added to the stored ones, never removed.
     ///
-    /// Saves that only insert, made while another save is being written, share the next commit
-    /// (and its sync) when the store keeps no history: each is still all or nothing, and
-    /// durable when it returns; an insert colliding on a unique value with another's insert of
-    /// the group merges into it, as it would had that save been written first.
+    /// Saves made while another save is being written share the next commit (and its sync)
+    /// when the store keeps no history: they are planned one by one in the order they arrived,
+    /// each against the state the earlier ones leave, as if written one after the other; each
+    /// is still all or nothing, gets its own result or error, and is durable when it returns.
+    /// When that commit fails, every save of it fails (and so does every save planned on top
+    /// of it): none of them is written.
     ///
     /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
     ///   object it updated), and, whole, every object whose stored record differs from what the
@@ -47,7 +54,12 @@ extension WALDataStore {
     ///   stated twice); `engine` when the engine fails.
     public func save(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws -> DataStoreSaveChangesResult<DefaultSnapshot> {
         if canShareCommit(request) { return try saveSharingCommit(request) }
-        return try gate.withLock { try writeAlone(request) }
+        return try gate.withLock {
+            let planned = try planWithoutWriting(request)
+            try Self.engineCall("Saving") { _ = try engine.commit(planned.batch) }
+            didCommit(planned)
+            return planned.result
+        }
     }
 
     /// Deletes every object the request selects in one save, applying the schema's delete rules

@@ -34,7 +34,7 @@ import Synchronization
 /// name, then primary key): to-many relationships are unordered, as SwiftData's are.
 ///
 /// **Threads.** Calls are serialised by one lock, so each fetch sees one saved state. The
-/// `async` variants run the same work on the engine's I/O threads. Insert-only saves that arrive
+/// `async` variants run the same work on the engine's I/O threads. Saves that arrive
 /// while another save is being written wait in a queue and share the next commit and its sync
 /// (in a store without history; see ``save(_:)``).
 public final class WALDataStore: DataStoreBatching {
