@@ -52,11 +52,19 @@ final class EntityCounts: @unchecked Sendable {
     /// The counts once a save that inserts and deletes `changes` (objects per concrete
     /// entity: positive for inserts, negative for deletes) is committed; the keys that store
     /// them are put into `batch`. Nothing changes in memory until ``install(_:)``.
-    func planned(_ changes: [String: Int], into batch: inout WriteBatch) throws -> [String: UInt64] {
+    ///
+    /// A count that `pending` (a shared commit's earlier saves, planned and not yet committed)
+    /// writes is read from there: those saves' changes are not installed yet.
+    func planned(_ changes: [String: Int], over pending: PendingWrites = .none, into batch: inout WriteBatch) throws -> [String: UInt64] {
         var result: [String: UInt64] = [:]
         for (entity, change) in changes.sorted(by: { $0.key < $1.key }) where change != 0 {
             let key = RecordKeys.count(entity: entity)
-            let old = try count(of: entity)
+            let old: UInt64
+            switch pending.value(forKey: space.engineKey(key)) {
+            case .put(let bytes, _)?: old = try Self.decode(bytes, key: key)
+            case .deleted?: old = 0
+            case nil: old = try count(of: entity)
+            }
             let magnitude = UInt64(change.magnitude)
             let (new, overflow) = change > 0 ? old.addingReportingOverflow(magnitude) : old.subtractingReportingOverflow(magnitude)
             guard !overflow else {

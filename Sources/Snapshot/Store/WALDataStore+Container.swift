@@ -40,7 +40,7 @@ extension WALDataStore {
         try Self.engineCall("Saving") {
             let planner = SavePlanner(mapper: mapper(over: pending))
             var batch = try planner.plan(request)
-            let counted = try counts.planned(planner.countChanges(), into: &batch)
+            let counted = try counts.planned(planner.countChanges(), over: pending, into: &batch)
             let (recorded, observed) = try recordChanges(planner, request, into: &batch)
             return PlannedSave(
                 batch: space.engineBatch(batch),

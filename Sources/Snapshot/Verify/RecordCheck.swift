@@ -83,6 +83,9 @@ extension StoreInspector {
             }
         }
         func exists(_ id: PersistentIdentifier) -> Bool { mapper.recordKey(id).map { records.contains(CheckedKey($0)) } ?? false }
+        // Objects per concrete entity, as the records say: what the count keys must hold.
+        var tallies: [String: UInt64] = [:]
+        let hasCounts = stored.keys.contains { $0.bytes.first == RecordKeys.countTag }
         for root in roots {
             try forEachObject(root: root.name, toMany: false) { key, object in
                 report.records += 1
@@ -92,6 +95,7 @@ extension StoreInspector {
                     return
                 }
                 let id = snapshot.persistentIdentifier
+                tallies[id.entityName, default: 0] += 1
                 for relationship in joinRelationships[id.entityName] ?? [] {
                     let targets = try targets(of: id, through: relationship)
                     snapshot.values[relationship.name] = .toMany(targets)
@@ -129,6 +133,20 @@ extension StoreInspector {
             }
         }
         progress(report.records, total)
+        // The per-entity counts. A generation with no count key at all is counted from its
+        // records at the next open (FORMAT.md §19): nothing is missing then.
+        for entity in schema.entities {
+            let key = RecordKeys.count(entity: entity.name)
+            let expected = tallies[entity.name] ?? 0
+            if let found = stored.removeValue(forKey: CheckedKey(key)) {
+                if found != EntityCounts.encode(expected) {
+                    let said = (try? EntityCounts.decode(found, key: key)).map(String.init) ?? "an undecodable count"
+                    problem(.wrongValue, key, "the count of \(entity.name) says \(said), the records hold \(expected)")
+                }
+            } else if hasCounts && expected > 0 {
+                problem(.missingEntry, key, "the count of \(entity.name) is missing (the records hold \(expected))")
+            }
+        }
         for key in stored.keys.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             problem(.extraEntry, key, "\(Self.kindName(key.first ?? 0)) that no record derives")
         }
@@ -152,6 +170,7 @@ extension StoreInspector {
         case RecordKeys.backReferenceTag: "the back reference"
         case RecordKeys.joinTag: "the join record (CDMR)"
         case RecordKeys.joinMirrorTag: "the join record's mirror"
+        case RecordKeys.countTag: "the count"
         case RecordKeys.assetTag: "the asset"
         default: "the entry"
         }
