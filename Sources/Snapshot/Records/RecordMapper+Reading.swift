@@ -62,10 +62,14 @@ extension RecordMapper {
     }
 
     private func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {
-        guard let bytes = try engine.value(forKey: key) else {
+        guard let buffer = try engine.engine.valueBuffer(forKey: engine.engineKey(key)) else {
             throw RecordDecodingError("the asset it names is missing", key: record)
         }
-        if type == .data { return .data(Data(bytes)) }
+        // The engine's buffer becomes the Data's storage, without a copy (its base is never nil).
+        if type == .data, let base = buffer.bytes.baseAddress {
+            return .data(Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.bytes.count, deallocator: .custom { _, _ in _ = buffer }))
+        }
+        let bytes = Array(buffer.bytes)
         var reader = ByteReader(bytes, key: key)
         let value = try FieldValueCoding.decode(&reader)
         guard reader.isAtEnd else { throw reader.failure("bytes after an asset's value") }
