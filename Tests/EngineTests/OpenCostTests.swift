@@ -95,6 +95,33 @@ import Testing
         try store.close()
     }
 
+    /// Each close that flushes adds a level-0 table; an open that finds a level holding
+    /// ``LogStore/CompactionPolicy/mergeFanIn`` tables starts their merge in the background.
+    @Test func openMergesTheTablesClosesLeftWhenALevelIsFull() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.compaction.mergeFanIn = 2
+        var model = try Self.filled(fs, count: 300, options: options)
+        var store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(store.statistics.tables.count == 1)
+        var random = SeededGenerator(seed: 9)
+        try store.write { batch in
+            for i in 0..<300 {
+                let value = random.bytes(100)
+                batch.put(bytes("more/\(i)"), value)
+                model[bytes("more/\(i)")] = value
+            }
+        }
+        try store.close()
+        store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        // Open marked the job scheduled before returning; wait for it to end.
+        while store.compaction.withLock({ $0.scheduled }) { Syscall.pause(microseconds: 1000) }
+        #expect(store.statistics.tables.count == 1)
+        #expect(store.statistics.tables.first?.level == 1)
+        #expect(try store.contents() == model)
+        try store.close()
+    }
+
     /// Power loss at every I/O operation of a close that flushes the tail: the reopened store
     /// has every commit, no temporary file is left, and every table in the directory is listed.
     @Test func powerLossAtEveryOperationOfClosesFlushLosesNothing() throws {
