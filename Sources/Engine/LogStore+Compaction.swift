@@ -42,7 +42,8 @@ extension LogStore {
 
     /// Starts a flush (and the merges it makes due) in the background when
     /// ``LogStore/CompactionPolicy/isAutomatic`` and the sealed segments of the tail hold at
-    /// least ``LogStore/CompactionPolicy/flushBytes``. Called after each rollover and at open.
+    /// least ``LogStore/CompactionPolicy/flushBytes``, or a merge is due (tables a flush at close
+    /// added). Called after each rollover and at open.
     func scheduleFlushIfDue() {
         let policy = options.compaction
         guard policy.isAutomatic else { return }
@@ -51,7 +52,7 @@ extension LogStore {
             for (number, file) in s.files where number < s.activeSegment { sealed += (try? file.size()) ?? 0 }
             return sealed >= UInt64(policy.flushBytes)
         }
-        guard due else { return }
+        guard due || isMergeDue() else { return }
         let start = compaction.withLock { c -> Bool in
             guard !c.scheduled, !c.stopping, c.automaticFailure == nil else { return false }
             c.scheduled = true
@@ -63,7 +64,7 @@ extension LogStore {
             do throws(EngineError) {
                 try self.compactionGate.withLock { _ throws(EngineError) in
                     try self.checkStopping()
-                    _ = try self.flushNow(sealingActive: false)
+                    if due { _ = try self.flushNow(sealingActive: false) }
                     while try self.mergeNow(everything: false) != nil { try self.checkStopping() }
                 }
             } catch {
@@ -78,7 +79,39 @@ extension LogStore {
     }
 
     func checkStopping() throws(EngineError) {
-        if compaction.withLock({ $0.stopping }) { throw Self.closedError }
+        if compaction.withLock({ $0.stopping && !$0.flushingAtClose }) { throw Self.closedError }
+    }
+
+    /// At close, once background compaction has stopped: flushes the whole tail (sealing the
+    /// active segment) when the policy is automatic, no automatic flush or merge has failed, and
+    /// the tail's segments hold at least ``LogStore/CompactionPolicy/flushAtCloseBytes``. Best
+    /// effort: a failure before the manifest's switch leaves the tail as it was (the next open
+    /// reads it as it would have), one after leaves the store read-only, as any flush's.
+    func flushAtClose() {
+        let policy = options.compaction
+        guard policy.isAutomatic, compaction.withLock({ $0.automaticFailure == nil }) else { return }
+        let tailBytes = writer.withLock { w -> UInt64? in
+            guard !w.closed, w.failure == nil else { return nil }
+            let sealed = state.withLock { s in
+                s.files.reduce(UInt64(0)) { $0 + ($1.key < w.activeNumber ? ((try? $1.value.size()) ?? 0) : 0) }
+            }
+            return sealed + w.writeOffset - UInt64(LogFormat.segmentHeaderSize)
+        }
+        guard let tailBytes, tailBytes >= UInt64(policy.flushAtCloseBytes) else { return }
+        compactionGate.withLock { _ in
+            compaction.withLock { $0.flushingAtClose = true }
+            defer { compaction.withLock { $0.flushingAtClose = false } }
+            _ = try? flushNow(sealingActive: true)
+        }
+    }
+
+    /// True when some level holds ``LogStore/CompactionPolicy/mergeFanIn`` tables.
+    private func isMergeDue() -> Bool {
+        let fanIn = options.compaction.mergeFanIn
+        let levels = state.withLock { s in s.tables.map(\.level) }
+        var counts: [UInt32: Int] = [:]
+        for level in levels { counts[level, default: 0] += 1 }
+        return counts.values.contains { $0 >= fanIn }
     }
 
     private func compactNow() throws(EngineError) -> Statistics.Compaction {

@@ -5,8 +5,9 @@ extension LogStore {
     /// thread (the `async` variant reads on the engine's I/O threads).
     ///
     /// The tail's resident index is consulted first; a key it does not hold is looked up in the
-    /// tables, newest first: each table whose key range holds the key checks its Bloom filter
-    /// (no I/O), then its index (in memory), then reads one data block. An inline value costs one
+    /// tables, newest first: each table whose key range holds the key checks its Bloom filter,
+    /// then its index (both in memory once a first read of the table has loaded them), then
+    /// reads one data block. An inline value costs one
     /// `pread` of the block holding it, its crc32 verified, at most one block inflated; or no I/O
     /// at all when the value, or its block, is cached. A blob is read
     /// whole, every chunk verified (use ``valueStream(forKey:)`` or ``withValue(forKey:_:)`` to
@@ -35,6 +36,23 @@ extension LogStore {
             case .cached(let value): ValueStream(inline: value)
             case .inline(let location, let file): ValueStream(inline: try readValue(key: key, at: location, from: file))
             case .blob(let reference): ValueStream(blob: try openBlob(reference))
+            }
+        }
+    }
+
+    /// The value of `key` in a buffer of its own, or nil when the key is absent: a blob is read
+    /// straight into the buffer (one `pread` for a raw blob, each chunk verified where it lies;
+    /// a compressed one inflated chunk by chunk into it), so the caller can wrap the bytes
+    /// without copying them (``ValueBuffer``). An inline value is copied into the buffer from
+    /// its block. The reads and checks run on the calling thread.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func valueBuffer(forKey key: [UInt8]) throws(EngineError) -> ValueBuffer? {
+        try withCurrentVersion(of: key) { version throws(EngineError) in
+            switch version {
+            case .cached(let value): ValueBuffer(copying: value)
+            case .inline(let location, let file): ValueBuffer(copying: try readValue(key: key, at: location, from: file))
+            case .blob(let reference): try openBlob(reference).readAllIntoBuffer()
             }
         }
     }
@@ -129,7 +147,7 @@ extension LogStore {
         case .tables(let tables):
             for table in tables where table.covers(key) {
                 tableFilterChecks.add(1, ordering: .relaxed)
-                guard table.reader.filter.mayContain(key) else {
+                guard try table.reader.filter.mayContain(key) else {
                     tableFilterNegatives.add(1, ordering: .relaxed)
                     continue
                 }

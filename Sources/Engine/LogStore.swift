@@ -92,6 +92,8 @@ public final class LogStore: Sendable {
         var scheduled = false
         /// ``close()`` has begun: a running compaction stops at its next step.
         var stopping = false
+        /// ``close()`` is flushing the tail (``flushAtClose()``): its steps run despite `stopping`.
+        var flushingAtClose = false
         var last: Statistics.Compaction?
         /// Why the last background flush or merge failed; they then wait for a reopen.
         var automaticFailure: EngineError?
@@ -253,7 +255,9 @@ public final class LogStore: Sendable {
     }
 
     /// Waits for a running flush, merge or compaction (or segment hint, or the removal of a blob file open found
-    /// unreferenced: the rest are left for the next open) to stop, syncs what is unsynced, appends
+    /// unreferenced: the rest are left for the next open) to stop; flushes the whole tail into a
+    /// table when it holds at least ``CompactionPolicy/flushAtCloseBytes`` (automatic policy only;
+    /// best effort: should the flush fail, the tail stays as it was); syncs what is unsynced, appends
     /// a close frame (so that the next open can tell damage to the last commits from a torn
     /// write), writes the active segment's hint file (so that the next open replays nothing;
     /// ``LogStore/Options/writesSegmentHints``) or, with hints off, records in the manifest where
@@ -275,6 +279,7 @@ public final class LogStore: Sendable {
         blobCollectionJob.withLock { _ in }  // the collector finishes the removal in hand and syncs
         hintJob.withLock { _ in }  // the hint job installs the hint in hand and takes no other
         compactionGate.withLock { _ in }  // a running compaction notices `stopping` and ends
+        flushAtClose()
         // The sealed segments the background job had not reached yet get their hints now, so the
         // next open replays none of them.
         if options.writesSegmentHints { writePendingSegmentHints(whileClosing: true) }

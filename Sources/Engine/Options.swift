@@ -72,6 +72,7 @@ extension LogStore {
             }
             guard tableCacheCapacity >= 0 else { throw .invalid("tableCacheCapacity must not be negative") }
             guard compaction.flushBytes >= 0 else { throw .invalid("compaction.flushBytes must not be negative") }
+            guard compaction.flushAtCloseBytes >= 0 else { throw .invalid("compaction.flushAtCloseBytes must not be negative") }
             guard 2...64 ~= compaction.mergeFanIn else {
                 throw .invalid("compaction.mergeFanIn \(compaction.mergeFanIn) is outside 2 ... 64")
             }
@@ -142,12 +143,20 @@ extension LogStore {
         public var flushBytes: Int
         /// Tables of one level that are merged into one table of the next (2 ... 64; default 4).
         public var mergeFanIn: Int
+        /// With ``isAutomatic``, ``LogStore/close()`` flushes the whole tail (the active segment
+        /// included) into a table when its segments hold at least this many bytes, so that the
+        /// next open loads no index of it and holds none in memory. The tail is bounded (by about
+        /// ``flushBytes`` plus a segment), so this work is too. Default: 1 MiB; `Int.max` turns it
+        /// off. A crash instead of a close loses nothing: open replays the tail as it would have.
+        public var flushAtCloseBytes: Int
 
-        /// Automatic, flushing at 64 MiB of sealed segments, merging 4 tables of a level.
-        public init(isAutomatic: Bool = true, flushBytes: Int = 64 << 20, mergeFanIn: Int = 4) {
+        /// Automatic, flushing at 64 MiB of sealed segments, merging 4 tables of a level, and
+        /// flushing at close a tail of 1 MiB or more.
+        public init(isAutomatic: Bool = true, flushBytes: Int = 64 << 20, mergeFanIn: Int = 4, flushAtCloseBytes: Int = 1 << 20) {
             self.isAutomatic = isAutomatic
             self.flushBytes = flushBytes
             self.mergeFanIn = mergeFanIn
+            self.flushAtCloseBytes = flushAtCloseBytes
         }
 
         /// Flushes and merges only on demand.

@@ -87,6 +87,9 @@ package final class FaultInjectingFileSystem: FileSystem {
         var kindCounts: [OperationKind: Int] = [:]
         var largestRead = 0
         var readCount = 0
+        var bytesRead = 0
+        /// Reads of files whose path ends with this fail with this errno (``failReads(ofPathsEndingWith:errno:)``).
+        var readFault: (suffix: String, errno: Int32)?
         /// The disk's size in bytes (``setCapacity(_:)``); nil for no limit.
         var capacity: Int?
 
@@ -129,6 +132,14 @@ package final class FaultInjectingFileSystem: FileSystem {
     package var largestRead: Int { state.withLock { $0.largestRead } }
     /// How many reads have been made.
     package var readCount: Int { state.withLock { $0.readCount } }
+    /// From now on, every read of a file whose path ends with `suffix` fails with `errno` (a
+    /// failing disk sector, say); nil lifts it.
+    package func failReads(ofPathsEndingWith suffix: String?, errno: Int32 = 5) {
+        state.withLock { $0.readFault = suffix.map { ($0, errno) } }
+    }
+
+    /// How many bytes the reads made so far returned.
+    package var bytesRead: Int { state.withLock { $0.bytesRead } }
 
     /// At the `number`-th mutating operation from now on (counting from 1 after the operations
     /// already logged), stop: the operation does not happen — except that, for a write,
@@ -464,10 +475,14 @@ final class FaultFile: StoreFile {
         fileSystem.observe(.read, path)
         return try fileSystem.state.withLock { s throws(EngineError) in
             try s.checkAlive(path, generation: generation)
+            if let fault = s.readFault, path.hasSuffix(fault.suffix) {
+                throw EngineError(.io, "simulated read failure", path: path, offset: offset, systemCall: "pread", errno: fault.errno)
+            }
             s.largestRead = max(s.largestRead, count)
             s.readCount += 1
             let bytes = s.nodes[node]!.current
             let start = Int(min(offset, UInt64(bytes.count)))
+            s.bytesRead += min(start + count, bytes.count) - start
             return Array(bytes[start..<min(start + count, bytes.count)])
         }
     }

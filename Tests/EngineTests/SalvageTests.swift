@@ -194,19 +194,19 @@ import Testing
         let path = Self.dir + "/" + table
         var bytes = try #require(fs.contents(of: path))
         let reader = try TableReader(source: MemoryTableSource(bytes: bytes))
-        #expect(reader.dataBlockCount >= 3)
+        #expect(try reader.dataBlockCount >= 3)
         var lostBlocks: [Int] = []
         switch damage {
         case "damaged middle block":
             lostBlocks = [1]
-            bytes[Int(reader.dataBlockHandle(1).offset) + 10] ^= 1
+            bytes[Int(try reader.dataBlockHandle(1).offset) + 10] ^= 1
         case "damaged footer":
             bytes[bytes.count - 10] ^= 1
         case "damaged index":
             bytes[Int(reader.footer.index.offset) + 3] ^= 1
         case "cut inside a block":
-            lostBlocks = Array(2..<reader.dataBlockCount)
-            bytes = Array(bytes.prefix(Int(reader.dataBlockHandle(2).offset) + 5))
+            lostBlocks = Array(2..<(try reader.dataBlockCount))
+            bytes = Array(bytes.prefix(Int(try reader.dataBlockHandle(2).offset) + 5))
         default:
             bytes = Array(bytes.prefix(Int(reader.footer.filter.offset)))
         }
@@ -226,7 +226,8 @@ import Testing
         #expect(!report.quarantined.isEmpty && report.quarantined.allSatisfy { $0.file == table }, "\(damage): \(report.quarantined)")
         Self.checkQuarantine(report, against: original, in: fs)
         if let first = lostBlocks.first {
-            #expect(report.quarantined.contains { $0.range.contains(reader.dataBlockHandle(first).offset + 2) }, "\(damage)")
+            let firstOffset = try reader.dataBlockHandle(first).offset
+            #expect(report.quarantined.contains { $0.range.contains(firstOffset + 2) }, "\(damage)")
         }
         #expect(report.lostKeys.isEmpty, "\(damage): the keys of a damaged block cannot be known")
         #expect(report.lastKeptSequence == UInt64(history.count - 1))
@@ -249,7 +250,7 @@ import Testing
         var expected = history.last!
         if damage == "damaged middle block" {
             for entry in try reader.entries(ofBlock: 1) { expected[entry.key] = nil }
-            bytes[Int(reader.dataBlockHandle(1).offset) + 10] ^= 1
+            bytes[Int(try reader.dataBlockHandle(1).offset) + 10] ^= 1
         } else {
             bytes[bytes.count - 10] ^= 1
         }
@@ -312,8 +313,8 @@ import Testing
         let bytes = try #require(fs.contents(of: path))
         let reader = try TableReader(source: MemoryTableSource(bytes: bytes))
         var expected = history.last!
-        for block in 2..<reader.dataBlockCount { for entry in try reader.entries(ofBlock: block) { expected[entry.key] = nil } }
-        fs.setContents(Array(bytes.prefix(Int(reader.dataBlockHandle(2).offset) + 3)), of: path)
+        for block in 2..<(try reader.dataBlockCount) { for entry in try reader.entries(ofBlock: block) { expected[entry.key] = nil } }
+        fs.setContents(Array(bytes.prefix(Int(try reader.dataBlockHandle(2).offset) + 3)), of: path)
         fs.flipBit(in: Self.dir + "/MANIFEST", atByte: 20)
         let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
         #expect(report.quarantined.map(\.file) == ["MANIFEST", table], "\(report.quarantined)")

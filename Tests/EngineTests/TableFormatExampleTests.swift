@@ -46,8 +46,8 @@ import Testing
         #expect(table.footer == TableFooter(
             filter: BlockHandle(offset: 42, length: 14), index: BlockHandle(offset: 56, length: 19),
             filterChecksum: 0x2c86f605, indexChecksum: 0x59e2c935))
-        #expect(table.dataBlockCount == 1)
-        #expect(table.filter.probes == 6)
+        #expect(try table.dataBlockCount == 1)
+        #expect(try table.filter.probes == 6)
         #expect(try table.entry(forKey: bytes("user/2")) == Self.entries[1])
         #expect(try table.entries() == Self.entries)
         #expect(try table.entry(forKey: bytes("user/0")) == nil)

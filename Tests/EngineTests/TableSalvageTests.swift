@@ -19,7 +19,7 @@ import Testing
             let (bytes, entries) = try TableCorruptionTests.smallTable()
             let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "/t.sst"))
             var blocks: [(BlockHandle, [TableEntry])] = []
-            for index in 0..<reader.dataBlockCount {
+            for index in 0..<(try reader.dataBlockCount) {
                 let block = try reader.dataBlock(index)
                 var blockEntries: [TableEntry] = []
                 for interval in 0..<block.intervalCount {
@@ -27,7 +27,7 @@ import Testing
                         blockEntries.append(try #require(TableEntry.decode(key: entry.key, value: block.value(entry))))
                     }
                 }
-                blocks.append((reader.dataBlockHandle(index), blockEntries))
+                blocks.append((try reader.dataBlockHandle(index), blockEntries))
             }
             self.bytes = bytes
             self.entries = entries

@@ -73,8 +73,10 @@ import Testing
 
     /// Where a table's data blocks, filter, index and footer start.
     static func tableBoundaries(_ file: [UInt8]) -> [Int] {
-        guard let reader = try? TableReader(source: MemoryTableSource(bytes: file)) else { return [0] }
-        var result = (0..<reader.dataBlockCount).map { Int(reader.dataBlockHandle($0).offset) }
+        guard let reader = try? TableReader(source: MemoryTableSource(bytes: file)),
+            let handles = try? (0..<(try reader.dataBlockCount)).map({ (i: Int) throws(EngineError) in try reader.dataBlockHandle(i) })
+        else { return [0] }
+        var result = handles.map { Int($0.offset) }
         result += [Int(reader.footer.filter.offset), Int(reader.footer.index.offset), file.count - 60, file.count - 1]
         return result
     }

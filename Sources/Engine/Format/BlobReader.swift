@@ -140,6 +140,45 @@ struct BlobReader: Sendable {
         return bytes
     }
 
+    /// The whole content in a ``ValueBuffer``, every chunk and the content checksum verified: a
+    /// raw blob read with one `pread` straight into the buffer (its length was checked against
+    /// the file's size at open, so a crafted reference allocates nothing more), each chunk hashed
+    /// where it lies; a compressed one inflated chunk by chunk and copied in.
+    func readAllIntoBuffer() throws(EngineError) -> ValueBuffer {
+        let length = chunks.reduce(0) { $0 + $1.rawLength }
+        let buffer = ValueBuffer(count: length)
+        let target = buffer.fill
+        var digest = ContentDigest()
+        if reference.encoding == LogFormat.blobEncodingRaw {
+            let start = UInt64(LogFormat.blobHeaderSize)
+            let count = try file.read(at: start, into: target)
+            guard count == length else {
+                throw .corruption("blob content ends after \(count) of \(length) bytes", path: file.path, offset: start + UInt64(count))
+            }
+            for (index, chunk) in chunks.enumerated() {
+                let from = Int(chunk.offset - start)
+                let stored = UnsafeRawBufferPointer(rebasing: target[from..<from + chunk.storedLength])
+                guard XXHash64.hash(stored) == chunk.hash else {
+                    throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
+                }
+                digest.add(chunk.hash)
+            }
+        } else {
+            var position = 0
+            for index in chunks.indices {
+                let content = try chunk(index)
+                addContent(of: index, content, to: &digest)
+                guard content.count <= length - position else {
+                    throw .corruption("blob chunk \(index) holds more than the value's length", path: file.path, offset: chunks[index].offset)
+                }
+                content.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: target[position..<position + content.count]).copyMemory(from: $0) }
+                position += content.count
+            }
+        }
+        try verifyContent(digest)
+        return buffer
+    }
+
     /// Adds chunk `index`, whose verified content is `content`, to `digest`. A raw chunk's stored
     /// hash (already verified) is its content's hash; only an inflated chunk is hashed again.
     func addContent(of index: Int, _ content: [UInt8], to digest: inout ContentDigest) {

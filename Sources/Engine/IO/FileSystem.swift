@@ -32,6 +32,9 @@ package protocol StoreFile: AnyObject, Sendable {
     var path: String { get }
     /// Reads up to `count` bytes at `offset`; fewer only at end of file.
     func read(at offset: UInt64, count: Int) throws(EngineError) -> [UInt8]
+    /// Reads into `buffer` from `offset` until it is full or the file ends; returns the bytes
+    /// read (fewer than `buffer.count` only at end of file).
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(EngineError) -> Int
     /// Writes all of `bytes` at `offset`, or throws. After a throw, any prefix may have landed.
     func write(_ bytes: [UInt8], at offset: UInt64) throws(EngineError)
     /// Makes every byte written so far durable (`fdatasync`; `F_FULLFSYNC` on Darwin).
@@ -45,6 +48,16 @@ package protocol StoreFile: AnyObject, Sendable {
     func linkCount() throws(EngineError) -> UInt64
     /// Maps the whole file read-only. The mapping stays valid after the file is removed.
     func map() throws(EngineError) -> MappedFile
+}
+
+extension StoreFile {
+    /// ``read(at:into:)`` by way of ``read(at:count:)`` (one copy more): for file systems that
+    /// hand out arrays anyway.
+    package func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(EngineError) -> Int {
+        let bytes = try read(at: offset, count: buffer.count)
+        bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        return bytes.count
+    }
 }
 
 /// A read-only view of a whole file's bytes, released when the last reference goes.

@@ -77,6 +77,10 @@ final class PosixFile: StoreFile {
         try Syscall.readAt(fd, count: count, at: offset, path: path)
     }
 
+    func read(at offset: UInt64, into buffer: UnsafeMutableRawBufferPointer) throws(EngineError) -> Int {
+        try Syscall.readAt(fd, into: buffer, at: offset, path: path)
+    }
+
     func write(_ bytes: [UInt8], at offset: UInt64) throws(EngineError) {
         try Syscall.writeAt(fd, bytes, at: offset, path: path)
     }

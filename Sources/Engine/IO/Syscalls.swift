@@ -52,6 +52,21 @@ enum Syscall {
         return bytes
     }
 
+    /// Reads into `buffer` from `offset` until it is full or the file ends, continuing short
+    /// reads; returns the bytes read.
+    static func readAt(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String) throws(EngineError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, base + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n > 0 { done += n; continue }
+            if n == 0 { break }
+            if errno == EINTR { continue }
+            throw fail("pread", path, offset: offset + UInt64(done))
+        }
+        return done
+    }
+
     /// Writes all of `bytes` at `offset`, continuing short writes.
     static func writeAt(_ fd: Int32, _ bytes: [UInt8], at offset: UInt64, path: String) throws(EngineError) {
         var failure: EngineError?

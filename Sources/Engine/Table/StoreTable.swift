@@ -16,7 +16,8 @@ final class StoreTable: Sendable {
     }
 
     /// Opens table `record` in `directory`: checks its length against the manifest's (a table cut
-    /// at a block boundary would read as whole otherwise), then reads its footer, filter and index.
+    /// at a block boundary would read as whole otherwise), then reads and checks its footer. The
+    /// filter and index are read on first use (``TableReader``).
     static func open(
         _ record: Manifest.Table, directory: String, fileSystem: any FileSystem, cache: any TableBlockCache
     ) throws(EngineError) -> StoreTable {
@@ -140,9 +141,9 @@ struct TableCursor {
     private mutating func fill() throws(EngineError) {
         entries = []
         position = 0
-        while entries.isEmpty, block < table.reader.dataBlockCount {
+        while entries.isEmpty, try block < table.reader.dataBlockCount {
             entries = try table.reader.entries(ofBlock: block)
-            let offset = table.reader.dataBlockHandle(block).offset
+            let offset = try table.reader.dataBlockHandle(block).offset
             block += 1
             for entry in entries {
                 if let lastKey, compareBytes(lastKey, entry.key) >= 0 {

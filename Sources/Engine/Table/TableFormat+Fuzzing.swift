@@ -127,8 +127,8 @@ extension DecoderHooks {
         let footer = try TableFooter.decode(bytes.suffix(TableFormat.footerSize), fileSize: size, path: "fuzz")
         let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "fuzz"))
         var handles = [(footer.filter.offset, footer.filter.length), (footer.index.offset, footer.index.length)]
-        for i in 0..<reader.dataBlockCount {
-            let block = reader.dataBlockHandle(i)
+        for i in 0..<(try reader.dataBlockCount) {
+            let block = try reader.dataBlockHandle(i)
             handles.append((block.offset, block.length))
         }
         return handles

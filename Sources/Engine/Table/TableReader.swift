@@ -31,28 +31,53 @@ struct MemoryTableSource: TableSource {
     }
 }
 
-/// Reads a table (FORMAT.md, "Table files"). Opening reads the footer, the filter and the index
-/// (three reads, whatever the number of keys); a point read then consults the filter, searches
-/// the index and reads one data block; a range scan reads the blocks it passes, in either
-/// direction. Data blocks go through a ``TableBlockCache`` when one is given.
+/// Reads a table (FORMAT.md, "Table files"). Opening reads the footer alone (one read of its
+/// fixed size, whatever the number of keys); the filter and the index are read and verified on
+/// first use (two reads), then kept for the reader's life. A point read then consults the
+/// filter, searches the index and reads one data block; a range scan reads the blocks it passes,
+/// in either direction. Data blocks go through a ``TableBlockCache`` when one is given.
 ///
 /// Every length and offset read from the file is checked before use: a damaged or crafted table
 /// makes a call throw ``EngineError/Code/corruption`` (or ``EngineError/Code/unsupportedFormat``
 /// for another version) naming the file and offset; no read asks for bytes past the file's end.
+/// A filter or index that fails its checks (or cannot be read) is reported by every call that
+/// needs it, and read again by the next.
 struct TableReader: Sendable {
     let source: any TableSource
     /// The id blocks are cached under.
     let id: UInt64
     let footer: TableFooter
-    let filter: BloomFilter
-    /// Per data block: its separator key (at or above its last key, below the next block's
-    /// first) and its handle, in order.
-    private let separators: [[UInt8]]
-    private let handles: [BlockHandle]
+    private let metadata: Metadata
     private let cache: (any TableBlockCache)?
 
+    /// What the filter and index blocks decode to.
+    struct Loaded: Sendable {
+        let filter: BloomFilter
+        /// Per data block: its separator key (at or above its last key, below the next block's
+        /// first) and its handle, in order.
+        let separators: [[UInt8]]
+        let handles: [BlockHandle]
+    }
+
+    /// The filter and index once loaded: shared by the reader's copies, loaded once.
+    private final class Metadata: Sendable {
+        let loaded = Locked<Loaded?>(nil)
+    }
+
     var path: String { source.path }
-    var dataBlockCount: Int { handles.count }
+
+    /// The number of data blocks (the index is loaded first if it is not yet).
+    var dataBlockCount: Int {
+        get throws(EngineError) { try metadataLoaded().handles.count }
+    }
+
+    /// The table's filter (loaded first if it is not yet).
+    var filter: BloomFilter {
+        get throws(EngineError) { try metadataLoaded().filter }
+    }
+
+    /// True once the filter and index have been read (for tests of what open reads).
+    var isMetadataLoaded: Bool { metadata.loaded.withLock { $0 != nil } }
 
     /// A reader that caches nothing: every data block it needs is read and inflated again.
     init(source: any TableSource) throws(EngineError) {
@@ -69,30 +94,47 @@ struct TableReader: Sendable {
         self.source = source
         self.id = id
         self.cache = cache
+        self.metadata = Metadata()
         let size = try source.size()
         let footerSize = UInt64(TableFormat.footerSize)
         guard size >= footerSize else {
             throw .corruption("table of \(size) bytes is shorter than its \(footerSize)-byte footer", path: source.path, offset: 0)
         }
-        let footer = try TableFooter.decode(
+        footer = try TableFooter.decode(
             try source.read(at: size - footerSize, count: TableFormat.footerSize)[...], fileSize: size, path: source.path)
-        self.footer = footer
+    }
+
+    /// The filter and index, read and verified the first time they are needed. The lock is held
+    /// while they are read, so concurrent first uses read them once.
+    private func metadataLoaded() throws(EngineError) -> Loaded {
+        try metadata.loaded.withLock { loaded throws(EngineError) -> Loaded in
+            if let loaded { return loaded }
+            let fresh = try readMetadata()
+            loaded = fresh
+            return fresh
+        }
+    }
+
+    /// Reads the filter and index blocks the footer names, checks each against its crc32 and
+    /// decodes them.
+    private func readMetadata() throws(EngineError) -> Loaded {
         let filterRaw = try StoredBlock.decode(
             try source.read(at: footer.filter.offset, count: Int(footer.filter.length))[...], path: source.path,
             offset: footer.filter.offset)
         guard checksum(filterRaw[...]) == footer.filterChecksum else {
             throw .corruption("table filter block does not match the footer's crc32", path: source.path, offset: footer.filter.offset)
         }
-        filter = try BloomFilter(raw: filterRaw, path: source.path, offset: footer.filter.offset)
+        let filter = try BloomFilter(raw: filterRaw, path: source.path, offset: footer.filter.offset)
         let indexRaw = try StoredBlock.decode(
             try source.read(at: footer.index.offset, count: Int(footer.index.length))[...], path: source.path,
             offset: footer.index.offset)
         guard checksum(indexRaw[...]) == footer.indexChecksum else {
             throw .corruption("table index block does not match the footer's crc32", path: source.path, offset: footer.index.offset)
         }
-        (separators, handles) = try Self.decodeIndex(
+        let (separators, handles) = try Self.decodeIndex(
             Block(raw: indexRaw, path: source.path, offset: footer.index.offset),
             dataEnd: footer.filter.offset)
+        return Loaded(filter: filter, separators: separators, handles: handles)
     }
 
     /// The index block's entries: separators ascending, handles back to back from offset 0 to
@@ -134,7 +176,7 @@ struct TableReader: Sendable {
     /// The entry for `key` (a tombstone included), or nil when the table holds none: the filter
     /// first (most absent keys stop there), then the index, then one data block.
     func entry(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
-        guard filter.mayContain(key) else { return nil }
+        guard try filter.mayContain(key) else { return nil }
         return try entryAfterFilter(forKey: key)
     }
 
@@ -146,14 +188,16 @@ struct TableReader: Sendable {
     func entries(in range: LogStore.KeyRange = .all, reverse: Bool = false, limit: Int = .max) throws(EngineError) -> [TableEntry] {
         var result: [TableEntry] = []
         guard limit > 0 else { return result }
+        let loaded = try metadataLoaded()
+        let handles = loaded.handles
         if !reverse {
             var blockIndex: Int
             switch range.lower {
             case .unbounded: blockIndex = 0
-            case .inclusive(let key), .exclusive(let key): blockIndex = firstBlock(atOrAbove: key) ?? handles.count
+            case .inclusive(let key), .exclusive(let key): blockIndex = firstBlock(atOrAbove: key, in: loaded) ?? handles.count
             }
             while blockIndex < handles.count {
-                let block = try dataBlock(blockIndex)
+                let block = try dataBlock(handles[blockIndex])
                 var interval = 0
                 switch range.lower {
                 case .unbounded: break
@@ -173,10 +217,10 @@ struct TableReader: Sendable {
             var blockIndex: Int
             switch range.upper {
             case .unbounded: blockIndex = handles.count - 1
-            case .inclusive(let key), .exclusive(let key): blockIndex = min(firstBlock(atOrAbove: key) ?? handles.count, handles.count - 1)
+            case .inclusive(let key), .exclusive(let key): blockIndex = min(firstBlock(atOrAbove: key, in: loaded) ?? handles.count, handles.count - 1)
             }
             while blockIndex >= 0 {
-                let block = try dataBlock(blockIndex)
+                let block = try dataBlock(handles[blockIndex])
                 var interval = block.intervalCount - 1
                 switch range.upper {
                 case .unbounded: break
@@ -200,7 +244,8 @@ struct TableReader: Sendable {
 
     /// The first data block whose separator is at or above `key`: the only one that can hold it,
     /// and where a scan from `key` starts. nil when `key` is above every separator.
-    private func firstBlock(atOrAbove key: [UInt8]) -> Int? {
+    private func firstBlock(atOrAbove key: [UInt8], in loaded: Loaded) -> Int? {
+        let separators = loaded.separators
         var low = 0
         var high = separators.count
         while low < high {
@@ -211,11 +256,15 @@ struct TableReader: Sendable {
     }
 
     /// Where data block `index` lies.
-    func dataBlockHandle(_ index: Int) -> BlockHandle { handles[index] }
+    func dataBlockHandle(_ index: Int) throws(EngineError) -> BlockHandle { try metadataLoaded().handles[index] }
 
     /// Data block `index`, from the cache or read, verified and inflated.
     func dataBlock(_ index: Int) throws(EngineError) -> Block {
-        let handle = handles[index]
+        try dataBlock(try metadataLoaded().handles[index])
+    }
+
+    /// The data block at `handle`, from the cache or read, verified and inflated.
+    private func dataBlock(_ handle: BlockHandle) throws(EngineError) -> Block {
         let blockID = TableBlockID(table: id, offset: handle.offset)
         if let raw = cache?.block(blockID) { return try Block(raw: raw, path: path, offset: handle.offset) }
         let stored = try source.read(at: handle.offset, count: Int(handle.length))
@@ -228,7 +277,7 @@ struct TableReader: Sendable {
     /// Every entry of data block `index`, read from the file and verified, bypassing the cache (a
     /// merge reads each block once, and must not evict what reads keep hot).
     func entries(ofBlock index: Int) throws(EngineError) -> [TableEntry] {
-        let handle = handles[index]
+        let handle = try metadataLoaded().handles[index]
         let stored = try source.read(at: handle.offset, count: Int(handle.length))
         let raw = try StoredBlock.decode(stored[...], path: path, offset: handle.offset)
         let block = try Block(raw: raw, path: path, offset: handle.offset)
@@ -241,8 +290,9 @@ struct TableReader: Sendable {
 
     /// The entry for `key` when the caller has already consulted the filter (and counted it).
     func entryAfterFilter(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
-        guard let blockIndex = firstBlock(atOrAbove: key) else { return nil }
-        let block = try dataBlock(blockIndex)
+        let loaded = try metadataLoaded()
+        guard let blockIndex = firstBlock(atOrAbove: key, in: loaded) else { return nil }
+        let block = try dataBlock(loaded.handles[blockIndex])
         guard let interval = try block.interval(atOrBefore: key) else { return nil }
         for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
             guard entry.key == key else { return nil }

@@ -84,9 +84,24 @@ extension RecordMapper {
     }
 
     func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {
-        guard let bytes = try engine.value(forKey: key) else {
+        // An asset a shared commit's earlier save put, not yet committed, is read from there.
+        if !engine.pending.isEmpty, engine.pending.value(forKey: engine.engineKey(key)) != nil {
+            guard let bytes = try engine.value(forKey: key) else { throw RecordDecodingError("the asset it names is missing", key: record) }
+            return try Self.assetValue(bytes, type: type, key: key)
+        }
+        guard let buffer = try engine.engine.valueBuffer(forKey: engine.engineKey(key)) else {
             throw RecordDecodingError("the asset it names is missing", key: record)
         }
+        // The engine's buffer becomes the Data's storage, without a copy (its base is never nil).
+        if type == .data, let base = buffer.bytes.baseAddress {
+            return .data(Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.bytes.count, deallocator: .custom { _, _ in _ = buffer }))
+        }
+        return try Self.assetValue(Array(buffer.bytes), type: type, key: key)
+    }
+
+    /// An asset's value from its bytes: the bytes themselves for a `data` attribute, else the
+    /// value encoding they hold.
+    private static func assetValue(_ bytes: [UInt8], type: Schema.Attribute.ValueType, key: [UInt8]) throws -> PropertyValue {
         if type == .data { return .data(Data(bytes)) }
         var reader = ByteReader(bytes, key: key)
         let value = try FieldValueCoding.decode(&reader)
