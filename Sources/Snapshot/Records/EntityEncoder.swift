@@ -118,6 +118,17 @@ struct EntityEncoder: Sendable {
         return Encoded(record: writer.encoded(), holdsAsset: holdsAsset, values: values, fieldEntries: fieldEntries)
     }
 
+    /// Every entry of `snapshot` (primary key `pk`), its record already encoded as `encoded`:
+    /// the assets and back references of its fields, the links of the to-many arrays it
+    /// holds, its record, its index and uniqueness entries.
+    func entries(of snapshot: DefaultSnapshot, _ encoded: Encoded, primaryKey pk: UUID, mapper: RecordMapper) -> [(key: [UInt8], entry: StoredEntry)] {
+        var result = encoded.fieldEntries
+        linkEntries(of: snapshot, mapper: mapper, into: &result)
+        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(encoded.record)))
+        ruleEntries(encoded.values, of: snapshot, primaryKey: pk, into: &result)
+        return result
+    }
+
     /// The index and uniqueness entries of an object of field values `values` (and, for a rule
     /// property without field, `snapshot`'s value).
     func ruleEntries(

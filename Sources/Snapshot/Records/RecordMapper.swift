@@ -59,11 +59,7 @@ struct RecordMapper {
         guard let pk = Self.primaryKey(of: id) else { return [] }
         let encoder = layout.encoder(of: id.entityName)
         let encoded = encoder.encode(snapshot, primaryKey: pk, assetThreshold: assetThreshold, layout: layout)
-        var result = encoded.fieldEntries
-        encoder.linkEntries(of: snapshot, mapper: self, into: &result)
-        result.append((RecordKeys.record(root: encoder.root, primaryKey: pk), .inline(encoded.record)))
-        encoder.ruleEntries(encoded.values, of: snapshot, primaryKey: pk, into: &result)
-        return result
+        return encoder.entries(of: snapshot, encoded, primaryKey: pk, mapper: self)
     }
 
     /// The link and its mirror that store the link from `id` to `target` through the to-many

@@ -285,32 +285,30 @@ final class SavePlanner {
             if let old = try storedWhole(id) { add(mapper.entries(of: old), to: &before) }
         }
         for (id, new) in state where !deleted.contains(id) {
-            guard var old = try stored(id) else {
+            guard var old = try stored(id), let pk = RecordMapper.primaryKey(of: id) else {
                 add(mapper.entries(of: new), to: &after)
                 continue
             }
             for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
                 old.values[r.name] = .toMany(try storedTargets(id, r))
             }
+            let encoder = layout.encoder(of: id.entityName)
+            let encoded = encoder.encode(new, primaryKey: pk, assetThreshold: mapper.assetThreshold, layout: layout)
             // The new record's bytes against the stored ones: when equal (and no field is held
             // in an asset, whose bytes the record does not hold), every field, and so every
             // back reference, index and uniqueness entry, is unchanged: only links are compared.
-            if let pk = RecordMapper.primaryKey(of: id), let storedBytes = storedRecords[id] {
-                let encoder = layout.encoder(of: id.entityName)
-                let encoded = encoder.encode(new, primaryKey: pk, assetThreshold: mapper.assetThreshold, layout: layout)
-                if encoder.rulesReadFieldsOnly && !encoded.holdsAsset && encoded.record == storedBytes {
-                    unchangedRecords += 1
-                    var oldLinks: [(key: [UInt8], entry: StoredEntry)] = []
-                    encoder.linkEntries(of: old, mapper: mapper, into: &oldLinks)
-                    add(oldLinks, to: &before)
-                    var newLinks: [(key: [UInt8], entry: StoredEntry)] = []
-                    encoder.linkEntries(of: new, mapper: mapper, into: &newLinks)
-                    add(newLinks, to: &after)
-                    continue
-                }
+            if encoder.rulesReadFieldsOnly && !encoded.holdsAsset && encoded.record == storedRecords[id] {
+                unchangedRecords += 1
+                var links: [(key: [UInt8], entry: StoredEntry)] = []
+                encoder.linkEntries(of: old, mapper: mapper, into: &links)
+                add(links, to: &before)
+                links.removeAll(keepingCapacity: true)
+                encoder.linkEntries(of: new, mapper: mapper, into: &links)
+                add(links, to: &after)
+                continue
             }
             add(mapper.entries(of: old), to: &before)
-            add(mapper.entries(of: new), to: &after)
+            add(encoder.entries(of: new, encoded, primaryKey: pk, mapper: mapper), to: &after)
         }
         for (id, changes) in linkChanges.sorted(by: { $0.key < $1.key }) where !deleted.contains(id) {
             for (name, change) in changes.sorted(by: { $0.key < $1.key }) where state[id]?.values[name] == nil {
