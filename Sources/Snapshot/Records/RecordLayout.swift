@@ -26,6 +26,7 @@ struct RecordLayout: Sendable {
         let fields: [String: [Field]]
         let recordFields: [String: RecordFieldList]
         let toMany: [String: [Schema.Relationship]]
+        let encoders: [String: EntityEncoder]
 
         init(schema: Schema) {
             let bare = RecordLayout(computingWith: schema)
@@ -55,6 +56,7 @@ struct RecordLayout: Sendable {
             }
             self.recordFields = recordFields
             self.toMany = toMany
+            self.encoders = recordFields.mapValues { EntityEncoder(layout: bare, fieldList: $0) }
             (self.roots, self.joins, self.writesJoins, self.qualifiedNames, self.indexes, self.uniqueness, self.fields) =
                 (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields)
         }
@@ -64,6 +66,7 @@ struct RecordLayout: Sendable {
             (roots, joins, writesJoins, qualifiedNames, indexes, uniqueness, fields) = ([:], [:], [:], [:], [:], [:], [:])
             recordFields = [:]
             toMany = [:]
+            encoders = [:]
         }
         static let empty = Tables()
     }
@@ -181,6 +184,11 @@ struct RecordLayout: Sendable {
     /// per schema.
     func recordFields(of entity: String) -> RecordFieldList {
         tables.recordFields[entity] ?? RecordFieldList(schema: schema, entity: entity)
+    }
+
+    /// How the entries of `entity`'s objects are written: worked out once per schema.
+    func encoder(of entity: String) -> EntityEncoder {
+        tables.encoders[entity] ?? EntityEncoder(layout: self, fieldList: recordFields(of: entity))
     }
 
     /// The to-many relationships of `entity` (declared or inherited), in property order: the

@@ -57,59 +57,9 @@ struct RecordMapper {
     func entries(of snapshot: DefaultSnapshot) -> [(key: [UInt8], entry: StoredEntry)] {
         let id = snapshot.persistentIdentifier
         guard let pk = Self.primaryKey(of: id) else { return [] }
-        let entity = id.entityName
-        let root = layout.root(of: entity)
-        var result: [(key: [UInt8], entry: StoredEntry)] = []
-        let fields = layout.recordFields(of: entity)
-        var writer = RecordWriter(entityName: entity)
-        for field in fields.fields {
-            let value = snapshot.values[field.name] ?? .null
-            switch field.kind {
-            case .attribute(let attribute):
-                if let asset = assetEntry(of: value, attribute: attribute, root: root, primaryKey: pk) {
-                    result.append(asset)
-                    writer.appendAsset()
-                } else {
-                    writer.append(value)
-                }
-            case .toOne(let relationship):
-                if case .toOne(let target?) = value, let targetPK = Self.primaryKey(of: target) {
-                    writer.append(value)
-                    let key = RecordKeys.backReference(
-                        destinationRoot: layout.root(of: target.entityName), destination: targetPK,
-                        relationship: layout.qualifiedName(relationship.name, in: entity),
-                        sourceEntity: entity, source: pk)
-                    result.append((key, .inline([])))
-                } else {
-                    writer.append(.null)
-                }
-            }
-        }
-        for relationship in layout.toManyRelationships(of: entity) {
-            for target in (snapshot.values[relationship.name] ?? .null).referencedIdentifiers {
-                result += joinEntries(of: id, through: relationship, to: target)
-            }
-        }
-        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(writer.encoded())))
-
-        for key in indexKeys(of: snapshot, primaryKey: pk) {
-            result.append((key, .inline(Array(entity.utf8))))
-        }
-        for (key, _) in uniqueKeys(of: snapshot) {
-            result.append((key, .inline(RecordKeys.bytes(of: pk) + Array(entity.utf8))))
-        }
-        return result
-    }
-
-    /// The asset entry that holds `value` of `attribute` (externalStorage, or a value whose
-    /// value encoding is longer than the asset threshold), or `nil` when the record holds it.
-    func assetEntry(of value: PropertyValue, attribute: Schema.Attribute, root: String, primaryKey pk: UUID) -> (key: [UInt8], entry: StoredEntry)? {
-        guard !value.isNull else { return nil }
-        let external = attribute.options.contains(.externalStorage)
-        guard external || FieldValueCoding.encodedCount(value) > assetThreshold else { return nil }
-        let key = RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name)
-        if attribute.valueType == .data, case .data(let bytes) = value { return (key, .external(Array(bytes))) }
-        return (key, .external(FieldValueCoding.encoded(value)))
+        let encoder = layout.encoder(of: id.entityName)
+        let encoded = encoder.encode(snapshot, primaryKey: pk, assetThreshold: assetThreshold, layout: layout)
+        return encoder.entries(of: snapshot, encoded, primaryKey: pk, mapper: self)
     }
 
     /// The link and its mirror that store the link from `id` to `target` through the to-many
@@ -129,6 +79,16 @@ struct RecordMapper {
             (RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, primaryKey: b.1, otherEntity: a.0, otherPrimaryKey: a.1),
              .inline([])),
         ]
+    }
+
+    /// The stored object `id` without its to-many arrays, with its record's bytes as stored;
+    /// `nil` when the store holds no such object (of that entity).
+    func loadRecord(_ id: PersistentIdentifier) throws -> (snapshot: DefaultSnapshot, bytes: [UInt8])? {
+        guard id.storeIdentifier == storeIdentifier, let pk = Self.primaryKey(of: id), schema.entity(named: id.entityName) != nil else { return nil }
+        let root = layout.root(of: id.entityName)
+        guard let bytes = try readRecord(root: root, primaryKey: pk) else { return nil }
+        let snapshot = try self.snapshot(ofRecord: bytes, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: false)
+        return snapshot.persistentIdentifier.entityName == id.entityName ? (snapshot, bytes) : nil
     }
 
     /// The index entries' keys of `snapshot` (of primary key `pk`), one per index covering its

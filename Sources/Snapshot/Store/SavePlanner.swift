@@ -12,6 +12,8 @@ final class SavePlanner {
 
     /// Stored snapshots without their to-many arrays, read on demand (`nil`: not stored).
     private var storedCache: [PersistentIdentifier: DefaultSnapshot?] = [:]
+    /// The stored record bytes of the objects in ``storedCache``.
+    private var storedRecords: [PersistentIdentifier: [UInt8]] = [:]
     /// Stored to-many targets, per object and relationship, read on demand.
     private var storedTargetsCache: [PersistentIdentifier: [String: [PersistentIdentifier]]] = [:]
     /// The final state of every object whose record the save writes (deleted ones excepted).
@@ -72,14 +74,19 @@ final class SavePlanner {
         }
     }
 
+    /// How many updated objects' records the batch found byte-identical to the stored ones
+    /// (their record, index and uniqueness entries not derived again).
+    private(set) var unchangedRecords = 0
+
     init(mapper: RecordMapper) { self.mapper = mapper }
 
     /// The stored object, without its to-many arrays.
     func stored(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
         if let cached = storedCache[id] { return cached }
-        let loaded = try mapper.load(id, toMany: false)
-        storedCache[id] = .some(loaded)
-        return loaded
+        let loaded = try mapper.loadRecord(id)
+        storedCache[id] = .some(loaded?.snapshot)
+        storedRecords[id] = loaded?.bytes
+        return loaded?.snapshot
     }
 
     /// Records that the store holds no object `id` (a new object's fresh primary key), so that
@@ -278,13 +285,30 @@ final class SavePlanner {
             if let old = try storedWhole(id) { add(mapper.entries(of: old), to: &before) }
         }
         for (id, new) in state where !deleted.contains(id) {
-            if var old = try stored(id) {
-                for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
-                    old.values[r.name] = .toMany(try storedTargets(id, r))
-                }
-                add(mapper.entries(of: old), to: &before)
+            guard var old = try stored(id), let pk = RecordMapper.primaryKey(of: id) else {
+                add(mapper.entries(of: new), to: &after)
+                continue
             }
-            add(mapper.entries(of: new), to: &after)
+            for r in relationships(of: id.entityName) where r.isToMany && new.values[r.name] != nil {
+                old.values[r.name] = .toMany(try storedTargets(id, r))
+            }
+            let encoder = layout.encoder(of: id.entityName)
+            let encoded = encoder.encode(new, primaryKey: pk, assetThreshold: mapper.assetThreshold, layout: layout)
+            // The new record's bytes against the stored ones: when equal (and no field is held
+            // in an asset, whose bytes the record does not hold), every field, and so every
+            // back reference, index and uniqueness entry, is unchanged: only links are compared.
+            if encoder.rulesReadFieldsOnly && !encoded.holdsAsset && encoded.record == storedRecords[id] {
+                unchangedRecords += 1
+                var links: [(key: [UInt8], entry: StoredEntry)] = []
+                encoder.linkEntries(of: old, mapper: mapper, into: &links)
+                add(links, to: &before)
+                links.removeAll(keepingCapacity: true)
+                encoder.linkEntries(of: new, mapper: mapper, into: &links)
+                add(links, to: &after)
+                continue
+            }
+            add(mapper.entries(of: old), to: &before)
+            add(encoder.entries(of: new, encoded, primaryKey: pk, mapper: mapper), to: &after)
         }
         for (id, changes) in linkChanges.sorted(by: { $0.key < $1.key }) where !deleted.contains(id) {
             for (name, change) in changes.sorted(by: { $0.key < $1.key }) where state[id]?.values[name] == nil {

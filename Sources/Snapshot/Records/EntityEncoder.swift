@@ -1,0 +1,167 @@
+import Foundation
+
+/// How the entries of one concrete entity's objects are written (records format 2), worked out
+/// once per schema from the entity's field list: for each record field, the property read from
+/// a snapshot and how its body and asset are written; for each index and uniqueness rule, the
+/// fields it reads; for each to-one, the parts of its back reference; for each to-many, whether
+/// this entity writes its links.
+///
+/// Encoding reads each stored property of a snapshot once, in field order; index and uniqueness
+/// keys then read the values already read.
+struct EntityEncoder: Sendable {
+    /// One record field.
+    struct Field: Sendable {
+        let name: String
+        let kind: RecordField.Kind
+        /// The asset key's attribute name; `nil` for a to-one.
+        let attribute: Schema.Attribute?
+        let isExternal: Bool
+        /// `<DeclaringEntity>.<name>` of a to-one: how its back reference names it.
+        let qualifiedName: String
+    }
+
+    /// One index or uniqueness rule: its key prefix, and where each of its properties' values
+    /// is read (a field index, or `nil` for a property without field: read from the snapshot).
+    struct Rule: Sendable {
+        let prefix: [UInt8]
+        let properties: [String]
+        let fieldIndices: [Int?]
+    }
+
+    let entity: String
+    let root: String
+    let fields: [Field]
+    let indexes: [Rule]
+    let uniqueness: [Rule]
+    /// The to-many relationships whose links this entity's entries hold.
+    let linkWriting: [Schema.Relationship]
+    /// Whether every index and uniqueness rule reads only record fields: then two objects with
+    /// the same record bytes have the same index and uniqueness entries.
+    let rulesReadFieldsOnly: Bool
+    private let entityName: [UInt8]
+
+    init(layout: RecordLayout, fieldList: RecordFieldList) {
+        let entity = fieldList.entity
+        self.entity = entity
+        self.root = layout.root(of: entity)
+        self.entityName = Array(entity.utf8)
+        self.fields = fieldList.fields.map { field in
+            switch field.kind {
+            case .attribute(let a):
+                Field(name: field.name, kind: field.kind, attribute: a, isExternal: a.options.contains(.externalStorage),
+                      qualifiedName: layout.qualifiedName(field.name, in: entity))
+            case .toOne:
+                Field(name: field.name, kind: field.kind, attribute: nil, isExternal: false,
+                      qualifiedName: layout.qualifiedName(field.name, in: entity))
+            }
+        }
+        self.indexes = layout.indexes(of: entity).map { index in
+            Rule(prefix: RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties)),
+                 properties: index.properties, fieldIndices: index.properties.map { fieldList.index(of: $0) })
+        }
+        self.uniqueness = layout.uniquenessConstraints(of: entity).map { constraint in
+            Rule(prefix: RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties), values: []),
+                 properties: constraint.properties, fieldIndices: constraint.properties.map { fieldList.index(of: $0) })
+        }
+        self.rulesReadFieldsOnly = (indexes + uniqueness).allSatisfy { !$0.fieldIndices.contains(nil) }
+        self.linkWriting = layout.toManyRelationships(of: entity).filter {
+            layout.usesJoinRecords($0) && layout.writesJoinRecords($0, of: entity)
+        }
+    }
+
+    /// The record of `snapshot` alone, and its field values: what ``entries(of:primaryKey:mapper:)``
+    /// builds first.
+    struct Encoded {
+        /// The record value's bytes.
+        var record: [UInt8]
+        /// Whether a field is held in an asset (its bytes are not in ``record``).
+        var holdsAsset: Bool
+        /// The value of each field, in field order (`.null` for a to-one without a target).
+        var values: [PropertyValue]
+        /// The asset and back-reference entries of the fields.
+        var fieldEntries: [(key: [UInt8], entry: StoredEntry)]
+    }
+
+    /// The record of `snapshot` (primary key `pk`), read once per field from its values.
+    func encode(_ snapshot: DefaultSnapshot, primaryKey pk: UUID, assetThreshold: Int, layout: RecordLayout) -> Encoded {
+        var writer = RecordWriter(entityName: entity)
+        var values: [PropertyValue] = []
+        values.reserveCapacity(fields.count)
+        var fieldEntries: [(key: [UInt8], entry: StoredEntry)] = []
+        var holdsAsset = false
+        for field in fields {
+            let value = snapshot.values[field.name] ?? .null
+            values.append(value)
+            if let attribute = field.attribute {
+                if !value.isNull, field.isExternal || FieldValueCoding.encodedCount(value) > assetThreshold {
+                    let key = RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name)
+                    if attribute.valueType == .data, case .data(let bytes) = value {
+                        fieldEntries.append((key, .external(Array(bytes))))
+                    } else {
+                        fieldEntries.append((key, .external(FieldValueCoding.encoded(value))))
+                    }
+                    writer.appendAsset()
+                    holdsAsset = true
+                } else {
+                    writer.append(value)
+                }
+            } else if case .toOne(let target?) = value, let targetPK = RecordMapper.primaryKey(of: target) {
+                writer.append(value)
+                let key = RecordKeys.backReference(
+                    destinationRoot: layout.root(of: target.entityName), destination: targetPK,
+                    relationship: field.qualifiedName, sourceEntity: entity, source: pk)
+                fieldEntries.append((key, .inline([])))
+            } else {
+                writer.append(.null)
+            }
+        }
+        return Encoded(record: writer.encoded(), holdsAsset: holdsAsset, values: values, fieldEntries: fieldEntries)
+    }
+
+    /// Every entry of `snapshot` (primary key `pk`), its record already encoded as `encoded`:
+    /// the assets and back references of its fields, the links of the to-many arrays it
+    /// holds, its record, its index and uniqueness entries.
+    func entries(of snapshot: DefaultSnapshot, _ encoded: Encoded, primaryKey pk: UUID, mapper: RecordMapper) -> [(key: [UInt8], entry: StoredEntry)] {
+        var result = encoded.fieldEntries
+        linkEntries(of: snapshot, mapper: mapper, into: &result)
+        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(encoded.record)))
+        ruleEntries(encoded.values, of: snapshot, primaryKey: pk, into: &result)
+        return result
+    }
+
+    /// The index and uniqueness entries of an object of field values `values` (and, for a rule
+    /// property without field, `snapshot`'s value).
+    func ruleEntries(
+        _ values: [PropertyValue], of snapshot: DefaultSnapshot, primaryKey pk: UUID, into result: inout [(key: [UInt8], entry: StoredEntry)]
+    ) {
+        func ruleValues(_ rule: Rule) -> [PropertyValue] {
+            var out: [PropertyValue] = []
+            out.reserveCapacity(rule.properties.count)
+            for (i, name) in rule.properties.enumerated() {
+                if let index = rule.fieldIndices[i], index < values.count { out.append(values[index]) } else { out.append(snapshot.values[name] ?? .null) }
+            }
+            return out
+        }
+        let pkBytes = RecordKeys.bytes(of: pk)
+        for rule in indexes {
+            result.append((rule.prefix + OrderedValueEncoding.encoded(ruleValues(rule)) + pkBytes, .inline(entityName)))
+        }
+        for rule in uniqueness {
+            let values = ruleValues(rule)
+            if values.contains(where: \.isNull) { continue }
+            result.append((rule.prefix + OrderedValueEncoding.encoded(values), .inline(pkBytes + entityName)))
+        }
+    }
+
+    /// The links of the to-many arrays `snapshot` holds, for the relationships this entity
+    /// writes links of.
+    func linkEntries(of snapshot: DefaultSnapshot, mapper: RecordMapper, into result: inout [(key: [UInt8], entry: StoredEntry)]) {
+        let id = snapshot.persistentIdentifier
+        for relationship in linkWriting {
+            guard let value = snapshot.values[relationship.name] else { continue }
+            for target in value.referencedIdentifiers {
+                result += mapper.joinEntries(of: id, through: relationship, to: target)
+            }
+        }
+    }
+}
