@@ -124,8 +124,8 @@ struct SegmentHint: Equatable {
         hint.coveredLength = reader.validLength
         // By key, and for one key in log order: the last of a run wins.
         let order = RecordOrder(records)
-        for (i, index) in order.indices.enumerated() where i + 1 == order.indices.count || !order.sameKey(i, i + 1) {
-            switch records[index] {
+        for i in 0..<order.count where i + 1 == order.count || !order.sameKey(i, i + 1) {
+            switch records[order.index(i)] {
             case .put(let entry): hint.puts.append(entry)
             case .delete(let delete): hint.deletes.append(delete)
             }
@@ -134,64 +134,61 @@ struct SegmentHint: Equatable {
     }
 
     /// The records of a segment sorted by key, and for one key in log order, without touching
-    /// the records themselves while sorting: their keys are copied once into one buffer, and the
-    /// sort moves 16-byte items that carry each key's 8-byte ``KeyOrder`` prefix (which settles
-    /// most comparisons) and its place in that buffer.
+    /// the records themselves while sorting: their key tails (the bytes after the seventh) are
+    /// copied once into one buffer, and the sort moves, in place, 16-byte items that carry each
+    /// key's 8-byte ``KeyOrder`` prefix, which settles most comparisons, and its record's index.
     private struct RecordOrder {
         private struct Item {
             var prefix: UInt64
             var index: Int
-            /// Offset of the key's tail (its bytes after the seventh) in `tails`.
-            var tailStart: Int
         }
-        /// Record indices (into the array sorted), in key order.
-        let indices: [Int]
-        private let items: [Item]
-        private let tails: [UInt8]
+        private var items: [Item] = []
+        private var tails: [UInt8] = []
+        /// Where record i's tail ends in `tails`; it starts where record i - 1's ends.
+        private var tailEnds: [Int] = []
 
         init(_ records: [Record]) {
-            var items: [Item] = []
-            items.reserveCapacity(records.count + 1)
-            var tails: [UInt8] = []
+            items.reserveCapacity(records.count)
+            tailEnds.reserveCapacity(records.count)
+            tails.reserveCapacity(records.reduce(0) { $0 + max($1.key.count - KeyOrder.prefixLength, 0) })
             for (index, record) in records.enumerated() {
                 record.key.withUnsafeBytes { key in
-                    items.append(Item(prefix: KeyOrder.prefix(key), index: index, tailStart: tails.count))
                     tails.append(contentsOf: KeyOrder.tail(key))
+                    tailEnds.append(tails.count)
+                    items.append(Item(prefix: KeyOrder.prefix(key), index: index))
                 }
             }
-            // A sentinel, so that item i's tail ends where item i + 1's starts.
-            items.append(Item(prefix: 0, index: records.count, tailStart: tails.count))
-            var sorted = Array(items.dropLast())
+            let ends = tailEnds
             tails.withUnsafeBytes { bytes in
-                let ends = items
-                func tail(_ item: Item) -> UnsafeRawBufferPointer {
-                    let end = ends[item.index + 1].tailStart
-                    return UnsafeRawBufferPointer(rebasing: bytes[item.tailStart..<end])
+                func tail(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
                 }
-                sorted.sort { a, b in
+                items.sort { a, b in
                     if a.prefix != b.prefix { return a.prefix < b.prefix }
                     if KeyOrder.hasTail(a.prefix) {
-                        let order = compareBytes(tail(a), tail(b))
+                        let order = compareBytes(tail(a.index), tail(b.index))
                         if order != 0 { return order < 0 }
                     }
                     return a.index < b.index
                 }
             }
-            self.indices = sorted.map(\.index)
-            self.items = items
-            self.tails = tails
         }
+
+        var count: Int { items.count }
+
+        /// The index (in the records sorted) of the record at sorted position `position`.
+        func index(_ position: Int) -> Int { items[position].index }
 
         /// True when the records at sorted positions `a` and `b` have the same key.
         func sameKey(_ a: Int, _ b: Int) -> Bool {
-            let x = items[indices[a]]
-            let y = items[indices[b]]
+            let (x, y) = (items[a], items[b])
             guard x.prefix == y.prefix else { return false }
             guard KeyOrder.hasTail(x.prefix) else { return true }
             return tails.withUnsafeBytes { bytes in
-                let xs = UnsafeRawBufferPointer(rebasing: bytes[x.tailStart..<items[x.index + 1].tailStart])
-                let ys = UnsafeRawBufferPointer(rebasing: bytes[y.tailStart..<items[y.index + 1].tailStart])
-                return compareBytes(xs, ys) == 0
+                func tail(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: bytes[(index == 0 ? 0 : tailEnds[index - 1])..<tailEnds[index]])
+                }
+                return compareBytes(tail(x.index), tail(y.index)) == 0
             }
         }
     }
