@@ -198,7 +198,8 @@ extension LogStore {
             for (index, member) in group.enumerated() {
                 let sequence = first + UInt64(index)
                 for record in member.encoded.records {
-                    s.cache.remove(HashedKey(record.key))
+                    // An empty cache (a bulk load, a migration) need not hash every key.
+                    if s.cache.count > 0 { s.cache.remove(HashedKey(record.key)) }
                     s.index.apply(record, segment: segment, frameOffset: frameOffsets[index], sequence: sequence)
                 }
             }

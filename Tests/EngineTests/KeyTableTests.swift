@@ -174,6 +174,17 @@ import Testing
         for key in keys.suffix(500) { #expect(table[key] == 1) }
     }
 
+    @Test func keysInsertedInAscendingOrderFillChunksAsABulkLoadDoes() {
+        var table = KeyTable<Int>()
+        let keys = (0..<10_000).map { bytes("user/" + String(100_000 + $0)) }
+        for (i, key) in keys.enumerated() { table.updateValue(i, forKey: key) }
+        // Split at 7/8 at the table's end rather than in halves: about 10,000 / 56 chunks.
+        let fill = KeyTable<Int>.loadFill
+        #expect(table.chunks.count <= keys.count / fill + 1, "\(table.chunks.count) chunks")
+        #expect(table.positions(in: .all, after: nil, reverse: false, limit: .max).map(table.key(at:)) == keys)
+        for (i, key) in keys.enumerated() { #expect(table[key] == i) }
+    }
+
     @Test func bulkBuiltTableEqualsIncrementalInserts() {
         var random = SeededGenerator(seed: 13)
         let keys = Self.sorted(Set((0..<5_000).map { _ in Self.key(&random) }))

@@ -103,6 +103,40 @@ import Testing
         #expect(try again.contents() == expected)
     }
 
+    /// Keys longer than the index's 7-byte prefix that share it (and more), of several lengths,
+    /// put, overwritten and deleted in one segment: its hint lists each key once, in byte order,
+    /// with its last operation.
+    @Test func aHintListsEachKeysLastOperationInByteOrderWhenKeysShareLongPrefixes() throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.segmentSize = 4 << 20
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        var random = SeededGenerator(seed: 11)
+        // The last operation per key: its sequence, and whether it was a put.
+        var last: [[UInt8]: (sequence: UInt64, put: Bool)] = [:]
+        for _ in 0..<40 {
+            var batch = WriteBatch()
+            var ops: [([UInt8], Bool)] = []
+            for _ in 0..<50 {
+                let key = bytes("entity/records/") + random.bytes(Int.random(in: 0...2, using: &random)).map { $0 % 3 }
+                let put = Int.random(in: 0..<4, using: &random) != 0
+                if put { batch.put(key, random.bytes(20)) } else { batch.delete(key) }
+                ops.append((key, put))
+            }
+            let sequence = try store.commit(batch)
+            for (key, put) in ops { last[key] = (sequence, put) }
+        }
+        let file = try fs.openFile(Self.dir + "/" + SegmentFile.name(1), create: false)
+        let hint = try SegmentHint.build(from: file, number: 1)
+        let expectedPuts = last.filter { $0.value.put }.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        let expectedDeletes = last.filter { !$0.value.put }.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        #expect(hint.puts.map(\.key) == expectedPuts)
+        #expect(hint.deletes.map(\.key) == expectedDeletes)
+        for entry in hint.puts { #expect(entry.location.sequence == last[entry.key]?.sequence) }
+        for delete in hint.deletes { #expect(delete.sequence == last[delete.key]?.sequence) }
+        try store.close()
+    }
+
     @Test func aRolloverQueuesTheSealedSegmentsHint() throws {
         let fs = FaultInjectingFileSystem()
         let store = try Self.open(fs)

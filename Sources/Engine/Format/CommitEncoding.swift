@@ -93,12 +93,21 @@ struct EncodedCommit: Sendable {
         // A block under 1 KiB (a commit of a record or two) is stored raw: deflate would cost
         // about 10 µs on the committing thread to gain a few hundred bytes.
         let worthCompressing = level > 0 && rawBlocks.reduce(0) { $0 + $1.count } >= Self.smallestCompressed
-        let compressed = worthCompressing ? Zlib.compressEach(rawBlocks, level: level) : rawBlocks.map { _ in nil }
-        for (index, rawBlock) in rawBlocks.enumerated() {
+        var compressed = worthCompressing ? Zlib.compressEach(rawBlocks, level: level) : rawBlocks.map { _ in nil }
+        // The frame at its final size at once, and each block's raw and compressed bytes let go
+        // of as soon as they are in it: a large commit never holds its bytes three times over.
+        payload.bytes.reserveCapacity(payload.bytes.count + rawBlocks.indices.reduce(0) { total, index in
+            total + LogFormat.blockHeaderSize + (compressed[index]?.count ?? rawBlocks[index].count)
+        })
+        for index in rawBlocks.indices {
+            let rawBlock = rawBlocks[index]
+            let stored = compressed[index]
+            rawBlocks[index] = []
+            compressed[index] = nil
             let blockStart = payload.bytes.count
             payload.appendBlock(
-                encoding: compressed[index] == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib,
-                stored: compressed[index] ?? rawBlock, rawLength: UInt32(rawBlock.count))
+                encoding: stored == nil ? LogFormat.blockEncodingRaw : LogFormat.blockEncodingZlib,
+                stored: stored ?? rawBlock, rawLength: UInt32(rawBlock.count))
             let blockLength = payload.bytes.count - blockStart
             for var placement in blockRecords[index] {
                 placement.blockOffset = blockStart

@@ -122,15 +122,75 @@ struct SegmentHint: Equatable {
             }
         }
         hint.coveredLength = reader.validLength
-        // By key, and for one key in log order (the sort is stable): the last of a run wins.
-        records.sort { compareBytes($0.key, $1.key) < 0 }
-        for (i, record) in records.enumerated() where i + 1 == records.count || records[i + 1].key != record.key {
-            switch record {
+        // By key, and for one key in log order: the last of a run wins.
+        let order = RecordOrder(records)
+        for i in 0..<order.count where i + 1 == order.count || !order.sameKey(i, i + 1) {
+            switch records[order.index(i)] {
             case .put(let entry): hint.puts.append(entry)
             case .delete(let delete): hint.deletes.append(delete)
             }
         }
         return hint
+    }
+
+    /// The records of a segment sorted by key, and for one key in log order, without touching
+    /// the records themselves while sorting: their key tails (the bytes after the seventh) are
+    /// copied once into one buffer, and the sort moves, in place, 16-byte items that carry each
+    /// key's 8-byte ``KeyOrder`` prefix, which settles most comparisons, and its record's index.
+    private struct RecordOrder {
+        private struct Item {
+            var prefix: UInt64
+            var index: Int
+        }
+        private var items: [Item] = []
+        private var tails: [UInt8] = []
+        /// Where record i's tail ends in `tails`; it starts where record i - 1's ends.
+        private var tailEnds: [Int] = []
+
+        init(_ records: [Record]) {
+            items.reserveCapacity(records.count)
+            tailEnds.reserveCapacity(records.count)
+            tails.reserveCapacity(records.reduce(0) { $0 + max($1.key.count - KeyOrder.prefixLength, 0) })
+            for (index, record) in records.enumerated() {
+                record.key.withUnsafeBytes { key in
+                    tails.append(contentsOf: KeyOrder.tail(key))
+                    tailEnds.append(tails.count)
+                    items.append(Item(prefix: KeyOrder.prefix(key), index: index))
+                }
+            }
+            let ends = tailEnds
+            tails.withUnsafeBytes { bytes in
+                func tail(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: bytes[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+                }
+                items.sort { a, b in
+                    if a.prefix != b.prefix { return a.prefix < b.prefix }
+                    if KeyOrder.hasTail(a.prefix) {
+                        let order = compareBytes(tail(a.index), tail(b.index))
+                        if order != 0 { return order < 0 }
+                    }
+                    return a.index < b.index
+                }
+            }
+        }
+
+        var count: Int { items.count }
+
+        /// The index (in the records sorted) of the record at sorted position `position`.
+        func index(_ position: Int) -> Int { items[position].index }
+
+        /// True when the records at sorted positions `a` and `b` have the same key.
+        func sameKey(_ a: Int, _ b: Int) -> Bool {
+            let (x, y) = (items[a], items[b])
+            guard x.prefix == y.prefix else { return false }
+            guard KeyOrder.hasTail(x.prefix) else { return true }
+            return tails.withUnsafeBytes { bytes in
+                func tail(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: bytes[(index == 0 ? 0 : tailEnds[index - 1])..<tailEnds[index]])
+                }
+                return compareBytes(tail(x.index), tail(y.index)) == 0
+            }
+        }
     }
 
     /// One record of a segment while its hint is built.

@@ -432,7 +432,11 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
             chunks[c].insert(prefix, tail, value, at: index)
             count += 1
             if chunks[c].count > Self.chunkCapacity {
-                let upper = chunks[c].split(at: chunks[c].count / 2)
+                // Keys added in ascending order (new records with rising ids) land at the table's
+                // end: split that chunk at ``loadFill``, not in halves, so that such a load
+                // leaves chunks 7/8 full, as a bulk load does, rather than half full.
+                let atEnd = c == chunks.count - 1 && index == chunks[c].count - 1
+                let upper = chunks[c].split(at: atEnd ? Self.loadFill : chunks[c].count / 2)
                 chunks.insert(upper, at: c + 1)
                 lastPrefixes.insert(upper.prefix(upper.count - 1), at: c + 1)
             }
