@@ -47,6 +47,8 @@ fi
 # Traps must reach libFuzzer's signal handler, not Swift's backtracer.
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}"
+# A false report of a global built once (see lsan.supp).
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/lsan.supp}"
 
 failed=()
 for target in "${targets[@]}"; do
