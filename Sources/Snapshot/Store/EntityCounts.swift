@@ -33,8 +33,9 @@ final class EntityCounts: @unchecked Sendable {
             guard let entity = Self.entity(in: entry.key) else { throw RecordDecodingError("a malformed count key", key: entry.key) }
             loaded[entity] = try Self.decode(try entry.value(), key: entry.key)
         }
-        var records = try space.scan(.prefix([RecordKeys.recordTag]), limit: 1)
-        if !found, try records.next() != nil {
+        // Only a generation without any count key needs to know whether it holds a record.
+        var records: RecordSpace.Scan? = found ? nil : try space.scan(.prefix([RecordKeys.recordTag]), limit: 1)
+        if try records?.next() != nil {
             loaded = try Self.countingRecords(in: space, schema: schema)
             var batch = WriteBatch()
             for (entity, count) in loaded.sorted(by: { $0.key < $1.key }) { batch.put(RecordKeys.count(entity: entity), Self.encode(count)) }
