@@ -8,7 +8,9 @@ import Foundation
 /// (``JoinCursor``), walked in step with the records, not one scan per object. Identities stay
 /// (same primary keys; a renamed entity's objects get identifiers of the new name); values follow the ``SchemaMapping``; every entry of the
 /// new generation — records, assets, back references, join records, index and uniqueness
-/// entries — is derived anew, as a save would write it.
+/// entries — is derived anew, as a save would write it, and its last commit puts the count key
+/// of every entity it holds objects of (FORMAT.md, "Per-entity counts"), so the open that
+/// follows reads the counts rather than counting the records.
 ///
 /// A dry run writes nothing and only checks what the new schema's uniqueness rules and
 /// required attributes demand of the data (so a refused migration leaves the store
@@ -109,6 +111,8 @@ struct GenerationRewriter {
         /// Uniqueness entries written by this run and not yet committed (all of them in a dry
         /// run), with the old identifier of the object that claimed each.
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
+        /// Objects written per new entity.
+        var counts: [String: UInt64] = [:]
         func flush() throws {
             guard let destination, !batch.isEmpty, findings.isEmpty else { return }
             try destination.commit(batch)
@@ -138,6 +142,7 @@ struct GenerationRewriter {
                 let snapshot = try transform(
                     old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,
                     findings: &findings)
+                counts[rewrite.entity, default: 0] += 1
                 for (key, stored) in newMapper.entries(of: snapshot) {
                     if key.first == RecordKeys.uniqueTag {
                         try claim(key, for: snapshot, old: old, claimed: &claimed, findings: &findings, oldMapper: oldMapper, newMapper: newMapper)
@@ -157,6 +162,9 @@ struct GenerationRewriter {
             }
         }
         if let refusal = findings.refusal() { throw refusal }
+        if destination != nil {
+            for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { batch.put(RecordKeys.count(entity: entity), EntityCounts.encode(count)) }
+        }
         try flush()
     }
 

@@ -14,6 +14,8 @@ final class EntityCounts: @unchecked Sendable {
     /// Count per concrete entity name (an entity absent here holds no object); `nil` until
     /// read, or after a commit this store did not plan.
     private var counts: [String: UInt64]?
+    /// How many times ``load()`` counted the records (read by a test hook).
+    private(set) var countingScans = 0
 
     init(space: RecordSpace, schema: Schema) {
         self.space = space
@@ -36,6 +38,7 @@ final class EntityCounts: @unchecked Sendable {
         // Only a generation without any count key needs to know whether it holds a record.
         var records: RecordSpace.Scan? = found ? nil : try space.scan(.prefix([RecordKeys.recordTag]), limit: 1)
         if try records?.next() != nil {
+            countingScans += 1
             loaded = try Self.countingRecords(in: space, schema: schema)
             var batch = WriteBatch()
             for (entity, count) in loaded.sorted(by: { $0.key < $1.key }) { batch.put(RecordKeys.count(entity: entity), Self.encode(count)) }
