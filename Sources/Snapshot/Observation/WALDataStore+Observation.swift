@@ -151,7 +151,7 @@ extension WALDataStore {
         var keys = history.committed
         keys.pending = pending
         let recorded = try history.record(changes, author: request.editingState.author, after: base, reading: keys, into: &batch)
-        return (recorded, observed ? ObservedSave(changes, of: planner, token: recorded?.last) : nil)
+        return (recorded, observed ? try ObservedSave(changes, of: planner, token: recorded?.last) : nil)
     }
 
     /// Tells the observers about a committed write.

@@ -244,22 +244,32 @@ final class SavePlanner {
         var result: [PersistentIdentifier: DefaultSnapshot] = [:]
         for (id, partial) in state where !deleted.contains(id) {
             var snapshot = partial
-            for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
-                snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
+            if inserted.contains(id) {
+                // A new object's defaults, read in place so far, are part of what it now is.
+                snapshot = try whole(id) ?? partial
+            } else {
+                for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
+                    snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
+                }
             }
-            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot) }) ?? true {
+            // A new object's statement is the request's snapshot: its references to other new
+            // objects are read remapped.
+            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot, remapping: remapped) }) ?? true {
                 result[id] = snapshot
             }
         }
         return result
     }
 
-    /// Whether `a` and `b` hold the same properties with the same values, to-many arrays in
-    /// any order (compared without copying either).
-    static func holdSameValues(_ a: DefaultSnapshot, _ b: DefaultSnapshot) -> Bool {
+    /// Whether `a` (its references read through `remapping`) and `b` hold the same properties
+    /// with the same values, to-many arrays in any order (compared without copying either).
+    static func holdSameValues(
+        _ a: DefaultSnapshot, _ b: DefaultSnapshot, remapping: [PersistentIdentifier: PersistentIdentifier] = [:]
+    ) -> Bool {
         guard a.values.count == b.values.count else { return false }
-        for (name, value) in a.values {
+        for (name, stated) in a.values {
             guard let other = b.values[name] else { return false }
+            let value = remapping.isEmpty ? stated : stated.remapping(remapping)
             if case .toMany(let x) = value, case .toMany(let y) = other {
                 if x.count != y.count || (x != y && x.sorted(by: RecordMapper.canonicalOrder) != y.sorted(by: RecordMapper.canonicalOrder)) { return false }
             } else if value != other {
