@@ -227,6 +227,11 @@ extension SavePlanner {
         }
         statements.append((id, snapshot))
         stated[id] = Set(snapshot.values.keys)
+        if !needsRewriting(snapshot, as: id) {
+            // Every stated value is stored as it is: the state shares the request's values.
+            state[id] = DefaultSnapshot(persistentIdentifier: id, values: snapshot.values)
+            return
+        }
         var values: [String: PropertyValue] = Dictionary(minimumCapacity: snapshot.values.count)
         for (name, value) in snapshot.values {
             switch schema.property(named: name, in: id.entityName) {
@@ -242,6 +247,27 @@ extension SavePlanner {
             }
         }
         state[id] = DefaultSnapshot(persistentIdentifier: id, values: values)
+    }
+
+    /// Whether a new object's stated values differ from its state: a to-many (an intent; the
+    /// state's array starts empty), a to-one not a `.toOne` or naming another new object, a
+    /// non-optional null with a default, an array (which may hold identifiers).
+    private func needsRewriting(_ snapshot: DefaultSnapshot, as id: PersistentIdentifier) -> Bool {
+        for (name, value) in snapshot.values {
+            switch schema.property(named: name, in: id.entityName) {
+            case .relationship(let r)? where r.isToMany:
+                return true
+            case .relationship?:
+                guard case .toOne(let target) = value else { return true }
+                if let target, remapped[target] != nil { return true }
+            case .attribute(let a)?:
+                if value.isNull && !a.isOptional && a.defaultValue != nil { return true }
+                if case .array = value { return true }
+            case nil:
+                return true
+            }
+        }
+        return false
     }
 
     /// The value of `name` in `snapshot`, a state of the save: what it holds, else (a new

@@ -19,7 +19,9 @@ final class SavePlanner {
     /// The final state of every object whose record the save writes (deleted ones excepted).
     /// To-many arrays are present only for the relationships the save read in full
     /// (*materialized*: stated by the request, or needed whole); the others are unchanged or
-    /// changed through ``linkChanges``.
+    /// changed through ``linkChanges``. A new object's state holds the properties the request
+    /// stated (and those the save changed); the others read their defaults in place
+    /// (``value(_:of:)``, ``whole(_:)``).
     var state: [PersistentIdentifier: DefaultSnapshot] = [:]
     /// Links added to and removed from to-many relationships that are not materialized: the
     /// other end of a link the request states (a tag gaining a post) changes without its other
@@ -44,8 +46,9 @@ final class SavePlanner {
     /// Permanent identifier of a new object → the temporary one the request inserted it under
     /// (the name errors give it: the caller knows no other).
     var temporaries: [PersistentIdentifier: PersistentIdentifier] = [:]
-    /// What the request said of each object it inserts or updates (remapped), and which
-    /// properties it stated; in request order.
+    /// What the request said of each object it inserts or updates, and which properties it
+    /// stated; in request order. Remapped, except a new object's: the request's own snapshot,
+    /// whose references to other new objects are read through ``remapped``.
     var statements: [(id: PersistentIdentifier, snapshot: DefaultSnapshot)] = []
     var stated: [PersistentIdentifier: Set<String>] = [:]
     /// The to-many relationships the request stated: the object, the relationship, its targets,
