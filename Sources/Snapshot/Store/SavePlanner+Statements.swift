@@ -249,22 +249,20 @@ extension SavePlanner {
         state[id] = DefaultSnapshot(persistentIdentifier: id, values: values)
     }
 
-    /// Whether a new object's stated values differ from its state: a to-many (an intent; the
-    /// state's array starts empty), a to-one not a `.toOne` or naming another new object, a
-    /// non-optional null with a default, an array (which may hold identifiers).
+    /// Whether a new object's stated values (already validated) differ from its state: a
+    /// to-many (an intent; the state's array starts empty), a to-one naming another new object,
+    /// a null (a to-one's is `.toOne(nil)`, a non-optional attribute's its default), an array
+    /// (which may hold identifiers). Read from the values' cases: the schema is asked only
+    /// about nulls.
     private func needsRewriting(_ snapshot: DefaultSnapshot, as id: PersistentIdentifier) -> Bool {
         for (name, value) in snapshot.values {
-            switch schema.property(named: name, in: id.entityName) {
-            case .relationship(let r)? where r.isToMany:
-                return true
-            case .relationship?:
-                guard case .toOne(let target) = value else { return true }
-                if let target, remapped[target] != nil { return true }
-            case .attribute(let a)?:
-                if value.isNull && !a.isOptional && a.defaultValue != nil { return true }
-                if case .array = value { return true }
-            case nil:
-                return true
+            switch value {
+            case .toMany, .array: return true
+            case .toOne(let target?): if remapped[target] != nil { return true }
+            case .null:
+                guard case .attribute(let a)? = schema.property(named: name, in: id.entityName) else { return true }
+                if !a.isOptional && a.defaultValue != nil { return true }
+            default: continue
             }
         }
         return false
