@@ -280,7 +280,10 @@ extension SavePlanner {
     /// properties a new object's state leaves out, and every to-many array.
     func whole(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
         guard var snapshot = state[id] else { return nil }
-        for property in schema.allProperties(of: id.entityName) where snapshot.values[property.name] == nil {
+        let properties = schema.allProperties(of: id.entityName)
+        // A state names properties of its entity only: as many as it has, it holds them all.
+        if snapshot.values.count == properties.count { return snapshot }
+        for property in properties where snapshot.values[property.name] == nil {
             switch property {
             case .attribute(let a): snapshot.values[a.name] = a.defaultValue ?? .null
             case .relationship(let r):
