@@ -40,7 +40,7 @@ final class HistoryLog: Sendable {
         guard bytes != nil else { return }
         var target = state
         if settings.isEnabled {
-            target.horizon = try retainedHorizon(target, newest: target.last, now: now(), examineAtMost: nil)
+            target.horizon = try retainedHorizon(target, newest: target.last, now: now(), examineAtMost: nil, reading: committed)
         } else {
             // The saves of this session are not recorded: they take a token of their own, so
             // that every token made before them (the newest included) expires.
@@ -80,17 +80,21 @@ final class HistoryLog: Sendable {
 
     // MARK: Retention
 
+    /// The engine's keys as history reads them: without pending writes, outside any
+    /// generation (history keys are never prefixed).
+    var committed: RecordSpace { RecordSpace(engine: engine, generation: 0) }
+
     /// The first token to keep once transaction `newest` is the newest: past `maximumCount`,
-    /// and past the stored transactions older than `maximumAge` (in token order, at most
-    /// `examineAtMost` of them read).
-    func retainedHorizon(_ s: HistoryState, newest: UInt64, now: Date, examineAtMost: Int?) throws -> UInt64 {
+    /// and past the transactions older than `maximumAge` that `keys` holds (in token order, at
+    /// most `examineAtMost` of them read).
+    func retainedHorizon(_ s: HistoryState, newest: UInt64, now: Date, examineAtMost: Int?, reading keys: RecordSpace) throws -> UInt64 {
         var horizon = s.horizon
         if let count = settings.maximumCount, newest >= UInt64(count) { horizon = max(horizon, newest - UInt64(count) + 1) }
         if let age = settings.maximumAge, horizon <= s.last {
             let cutoff = now.addingTimeInterval(-age)
             let range = LogStore.KeyRange(lower: .inclusive(RecordKeys.history(horizon)), upper: .inclusive(RecordKeys.history(s.last)))
             var examined = 0
-            var cursor = try engine.scan(range, limit: examineAtMost)
+            var cursor = try keys.scan(range, limit: examineAtMost)
             while let entry = try cursor.next() {
                 let token = try RecordKeys.historyToken(of: entry.key)
                 if try HistoryRecord.timestamp(in: entry.value(), key: entry.key) >= cutoff { return token }
@@ -103,13 +107,14 @@ final class HistoryLog: Sendable {
         return horizon
     }
 
-    /// Deletes up to `limit` records below the horizon into `batch`, moving `s.floor` past them.
-    func deleteExpired(_ s: inout HistoryState, into batch: inout WriteBatch, limit: Int) throws {
+    /// Deletes up to `limit` records below the horizon that `keys` holds into `batch`, moving
+    /// `s.floor` past them.
+    func deleteExpired(_ s: inout HistoryState, into batch: inout WriteBatch, limit: Int, reading keys: RecordSpace) throws {
         guard s.floor < s.horizon else { return }
         let range = LogStore.KeyRange(lower: .inclusive(RecordKeys.history(s.floor)), upper: .exclusive(RecordKeys.history(s.horizon)))
         var deleted = 0
         var lastToken: UInt64 = 0
-        var cursor = try engine.scan(range, limit: limit)
+        var cursor = try keys.scan(range, limit: limit)
         while let entry = try cursor.next() {
             batch.delete(entry.key)
             deleted += 1
@@ -127,7 +132,7 @@ final class HistoryLog: Sendable {
         guard s != state || s.floor < s.horizon else { return }
         repeat {
             var batch = WriteBatch()
-            try deleteExpired(&s, into: &batch, limit: Self.pruneChunk)
+            try deleteExpired(&s, into: &batch, limit: Self.pruneChunk, reading: committed)
             batch.put(RecordKeys.historyMeta, s.encoded())
             try engine.commit(batch)
             didCommit(s)
@@ -139,15 +144,23 @@ final class HistoryLog: Sendable {
     /// Adds the transaction `changes` make to `batch` (the save's own), with what retention
     /// deletes; returns the state to install once `batch` is committed. `nil` (nothing added)
     /// with history off or no change.
-    func record(_ changes: [HistoryRecord.Change], author: String?, into batch: inout WriteBatch) throws -> HistoryState? {
+    ///
+    /// `base` is the state the transaction follows: the installed one, or, for a save planned
+    /// after others not yet committed (a shared commit), the state the last of them leaves,
+    /// whose records `keys` reads as pending writes.
+    func record(
+        _ changes: [HistoryRecord.Change], author: String?, after base: HistoryState? = nil, reading keys: RecordSpace? = nil,
+        into batch: inout WriteBatch
+    ) throws -> HistoryState? {
         guard settings.isEnabled, !changes.isEmpty else { return nil }
-        var s = state
+        var s = base ?? state
+        let keys = keys ?? committed
         let token = s.last + 1
         let timestamp = now()
         batch.put(RecordKeys.history(token), HistoryRecord(timestamp: timestamp, author: author, changes: changes).encoded())
-        s.horizon = try retainedHorizon(s, newest: token, now: timestamp, examineAtMost: Self.saveChunk)
+        s.horizon = try retainedHorizon(s, newest: token, now: timestamp, examineAtMost: Self.saveChunk, reading: keys)
         s.last = token
-        try deleteExpired(&s, into: &batch, limit: Self.saveChunk)
+        try deleteExpired(&s, into: &batch, limit: Self.saveChunk, reading: keys)
         batch.put(RecordKeys.historyMeta, s.encoded())
         return s
     }

@@ -15,11 +15,11 @@ struct ObservedSave: Sendable {
     static let erased = ObservedSave(changes: [], token: nil, changesEverything: true)
 
     /// The changes of `planner`'s save, with its new objects.
-    init(_ changes: [HistoryRecord.Change], of planner: SavePlanner, token: UInt64?) {
+    init(_ changes: [HistoryRecord.Change], of planner: SavePlanner, token: UInt64?) throws {
         self.changes = changes
         self.token = token
         for id in planner.inserted {
-            if let pk = RecordMapper.primaryKey(of: id), let s = planner.state[id] { inserted[pk] = s }
+            if let pk = RecordMapper.primaryKey(of: id), let s = try planner.whole(id) { inserted[pk] = s }
         }
     }
 

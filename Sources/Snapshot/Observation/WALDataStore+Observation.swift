@@ -139,14 +139,19 @@ extension WALDataStore {
     /// Records `planner`'s save in history (into `batch`, the save's own) and works out its
     /// changes for the observers, from one list of changes: the history state to install once
     /// `batch` is committed, and what to ``publish(_:)`` then (`nil` when nothing observes).
+    /// A save planned after others not yet committed (a shared commit) follows the history
+    /// state `base` they leave, and reads their writes, `pending`.
     func recordChanges(
-        _ planner: SavePlanner, _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, into batch: inout WriteBatch
+        _ planner: SavePlanner, _ request: DataStoreSaveChangesRequest<DefaultSnapshot>,
+        after base: HistoryState? = nil, over pending: PendingWrites = .none, into batch: inout WriteBatch
     ) throws -> (recorded: HistoryState?, observed: ObservedSave?) {
         let observed = isObserved
         guard observed || history.settings.isEnabled else { return (nil, nil) }
         let changes = try planner.historyChanges(request)
-        let recorded = try history.record(changes, author: request.editingState.author, into: &batch)
-        return (recorded, observed ? ObservedSave(changes, of: planner, token: recorded?.last) : nil)
+        var keys = history.committed
+        keys.pending = pending
+        let recorded = try history.record(changes, author: request.editingState.author, after: base, reading: keys, into: &batch)
+        return (recorded, observed ? try ObservedSave(changes, of: planner, token: recorded?.last) : nil)
     }
 
     /// Tells the observers about a committed write.

@@ -18,6 +18,9 @@ struct EntityEncoder: Sendable {
         let isExternal: Bool
         /// `<DeclaringEntity>.<name>` of a to-one: how its back reference names it.
         let qualifiedName: String
+        /// The value of a snapshot that leaves the field out (a new object's state holds only
+        /// what the request stated): the attribute's default, else null; no target.
+        let fallback: PropertyValue
     }
 
     /// One index or uniqueness rule: its key prefix, and where each of its properties' values
@@ -49,10 +52,10 @@ struct EntityEncoder: Sendable {
             switch field.kind {
             case .attribute(let a):
                 Field(name: field.name, kind: field.kind, attribute: a, isExternal: a.options.contains(.externalStorage),
-                      qualifiedName: layout.qualifiedName(field.name, in: entity))
+                      qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: a.defaultValue ?? .null)
             case .toOne:
                 Field(name: field.name, kind: field.kind, attribute: nil, isExternal: false,
-                      qualifiedName: layout.qualifiedName(field.name, in: entity))
+                      qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: .null)
             }
         }
         self.indexes = layout.indexes(of: entity).map { index in
@@ -82,7 +85,8 @@ struct EntityEncoder: Sendable {
         var fieldEntries: [(key: [UInt8], entry: StoredEntry)]
     }
 
-    /// The record of `snapshot` (primary key `pk`), read once per field from its values.
+    /// The record of `snapshot` (primary key `pk`), read once per field from its values; a
+    /// field it leaves out reads the field's default in place.
     func encode(_ snapshot: DefaultSnapshot, primaryKey pk: UUID, assetThreshold: Int, layout: RecordLayout) -> Encoded {
         var writer = RecordWriter(entityName: entity)
         var values: [PropertyValue] = []
@@ -90,7 +94,7 @@ struct EntityEncoder: Sendable {
         var fieldEntries: [(key: [UInt8], entry: StoredEntry)] = []
         var holdsAsset = false
         for field in fields {
-            let value = snapshot.values[field.name] ?? .null
+            let value = snapshot.values[field.name] ?? field.fallback
             values.append(value)
             if let attribute = field.attribute {
                 if !value.isNull, field.isExternal || FieldValueCoding.encodedCount(value) > assetThreshold {

@@ -103,9 +103,14 @@ struct RecordMapper {
 
     /// The uniqueness entries of `snapshot` (none for a constraint with a null value: nulls do
     /// not collide), with the constraint's properties.
-    func uniqueKeys(of snapshot: DefaultSnapshot, _ normalization: OrderedValueEncoding.Normalization = .canonical) -> [([UInt8], [String])] {
+    ///
+    /// `fallback` gives the value of a property `snapshot` leaves out (a new object's default).
+    func uniqueKeys(
+        of snapshot: DefaultSnapshot, _ normalization: OrderedValueEncoding.Normalization = .canonical,
+        fallback: ((String) -> PropertyValue)? = nil
+    ) -> [([UInt8], [String])] {
         layout.uniquenessConstraints(of: snapshot.persistentIdentifier.entityName).compactMap { constraint in
-            let values = constraint.properties.map { snapshot.values[$0] ?? .null }
+            let values = constraint.properties.map { snapshot.values[$0] ?? fallback?($0) ?? .null }
             if values.contains(where: \.isNull) { return nil }
             return (RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
                                       values: OrderedValueEncoding.encoded(values, normalization)), constraint.properties)

@@ -17,7 +17,7 @@ extension SavePlanner {
         for id in order where !deleted.contains(id) {
             let s = state[id]!
             for property in schema.allProperties(of: id.entityName) {
-                let value = s.values[property.name] ?? .null
+                let value = value(property.name, of: s)
                 switch property {
                 case .attribute(let a) where !a.isOptional && !a.options.contains(.ephemeral) && value.isNull:
                     throw DataStoreError(
@@ -28,13 +28,18 @@ extension SavePlanner {
                         .missingValue, "\(id.entityName).\(r.name) of \(reported(id)) is not optional and has no target (after this save's delete rules); set one.",
                         entityName: id.entityName, propertyName: r.name, identifier: reported(id))
                 case .relationship(let r) where r.isToMany:
-                    // An array not materialized is unchanged or changed link by link (below).
-                    if s.values[r.name] != nil { try checkCount(value.referencedIdentifiers.count, of: r, id) }
+                    // An array not materialized is unchanged or changed link by link (below);
+                    // a new object's is its links alone.
+                    if s.values[r.name] != nil {
+                        try checkCount(value.referencedIdentifiers.count, of: r, id)
+                    } else if inserted.contains(id), r.minimumCount != nil || r.maximumCount != nil {
+                        try checkCount(try targets(id, r).count, of: r, id)
+                    }
                 default:
                     break
                 }
             }
-            for (key, properties) in mapper.uniqueKeys(of: s) {
+            for (key, properties) in mapper.uniqueKeys(of: s, fallback: { self.value($0, of: s) }) {
                 if let other = claimed[key], other.id != id {
                     throw uniquenessError(reported(id), reported(other.id), properties, "would share its unique \(properties.joined(separator: ", ")) with \(reported(other.id)); change one of them")
                 }
@@ -43,7 +48,7 @@ extension SavePlanner {
         }
         // Bounded to-many relationships changed link by link: counted whole.
         for id in linkChanges.keys.sorted() where !deleted.contains(id) {
-            for (name, change) in linkChanges[id]! where !change.isEmpty && state[id]?.values[name] == nil {
+            for (name, change) in linkChanges[id]! where !change.isEmpty && state[id]?.values[name] == nil && !inserted.contains(id) {
                 guard case .relationship(let r)? = schema.property(named: name, in: id.entityName), r.minimumCount != nil || r.maximumCount != nil else { continue }
                 try checkCount(try targets(id, r).count, of: r, id)
             }

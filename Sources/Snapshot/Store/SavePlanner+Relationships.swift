@@ -75,14 +75,16 @@ extension SavePlanner {
                 if let new { addLink(new, inv, id) }
             }
         }
-        for id in Array(state.keys) { state[id] = Self.canonical(state[id]!) }
+        for id in Array(state.keys) { Self.makeCanonical(&state[id]!) }
     }
 
-    /// `snapshot` with its to-many arrays in canonical order.
-    static func canonical(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
-        var s = snapshot
-        for (name, value) in s.values { if case .toMany(let ids) = value { s.values[name] = .toMany(ids.sorted(by: RecordMapper.canonicalOrder)) } }
-        return s
+    /// Puts the to-many arrays of `snapshot` in canonical order (changing only those out of order).
+    static func makeCanonical(_ snapshot: inout DefaultSnapshot) {
+        for (name, value) in snapshot.values {
+            guard case .toMany(let ids) = value, ids.count > 1 else { continue }
+            let sorted = ids.sorted(by: RecordMapper.canonicalOrder)
+            if sorted != ids { snapshot.values[name] = .toMany(sorted) }
+        }
     }
 
     /// The deleted objects and, through cascade rules, theirs; refused by a deny rule whose

@@ -109,11 +109,10 @@ extension SavePlanner {
             let temporary = snapshot.persistentIdentifier
             // A new object's values are its stated ones over its entity's defaults (read in
             // place: no merged copy per insert).
-            let defaults = emptySnapshot(temporary).values
             var keys: [[UInt8]] = []
             var target: (id: PersistentIdentifier, constraint: [String])?
             for constraint in layout.uniquenessConstraints(of: temporary.entityName) {
-                let values = constraint.properties.map { snapshot.values[$0] ?? defaults[$0] ?? .null }
+                let values = constraint.properties.map { value($0, of: snapshot) }
                 if values.contains(where: { $0.isNull || $0.referencedIdentifiers.contains(where: \.isTemporary) }) { continue }
                 let key = RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
                                             values: OrderedValueEncoding.encoded(values))
@@ -171,10 +170,18 @@ extension SavePlanner {
     ///
     /// An upserting insert merges by the upsert rule: its attributes win; a to-one it leaves
     /// nil keeps the stored target; a to-many only gains links (the union of both).
+    ///
+    /// A new object's state is what the request states, in one pass over its values; the
+    /// properties it leaves out are not filled in: they read their defaults in place
+    /// (``value(_:of:)``, the entity's encoder).
     func applyStatements(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
         let upserts = Set(request.inserted.compactMap { remapped[$0.persistentIdentifier] }).intersection(upserted)
         for snapshot in request.inserted + request.updated {
             let id = remapped[snapshot.persistentIdentifier] ?? snapshot.persistentIdentifier
+            if snapshot.persistentIdentifier.isTemporary && inserted.contains(id) {
+                try applyInsert(snapshot, as: id)
+                continue
+            }
             var statement = snapshot.copy(persistentIdentifier: id, remappedIdentifiers: remapped)
             let isUpsert = snapshot.persistentIdentifier.isTemporary && upserts.contains(id)
             if isUpsert {
@@ -203,6 +210,89 @@ extension SavePlanner {
         }
     }
 
+    /// A new object's statement (`snapshot`, inserted as `id`): checked with its references
+    /// remapped, its state made in one pass over the stated values (a non-optional null takes
+    /// its default, a to-one is a `.toOne`, a stated to-many starts empty and is an intent).
+    /// The request's snapshot is kept as the statement, its temporary references read through
+    /// ``remapped``.
+    private func applyInsert(_ snapshot: DefaultSnapshot, as id: PersistentIdentifier) throws {
+        let remapped = remapped
+        let reportedID = snapshot.persistentIdentifier
+        do {
+            try validate(snapshot.values.lazy.map { (key: $0.key, value: $0.value.remapping(remapped)) }, of: id, reportedAs: reportedID)
+        } catch {
+            try validate(snapshot.values.sorted(by: { $0.key < $1.key }).map { (key: $0.key, value: $0.value.remapping(remapped)) },
+                         of: id, reportedAs: reportedID)
+            throw error
+        }
+        statements.append((id, snapshot))
+        stated[id] = Set(snapshot.values.keys)
+        if !needsRewriting(snapshot, as: id) {
+            // Every stated value is stored as it is: the state shares the request's values.
+            state[id] = DefaultSnapshot(persistentIdentifier: id, values: snapshot.values)
+            return
+        }
+        var values: [String: PropertyValue] = Dictionary(minimumCapacity: snapshot.values.count)
+        for (name, value) in snapshot.values {
+            switch schema.property(named: name, in: id.entityName) {
+            case .relationship(let r)? where r.isToMany:
+                intents.append((id, r, value.referencedIdentifiers.map { remapped[$0] ?? $0 }, false))
+                values[name] = .toMany([])
+            case .relationship?:
+                values[name] = .toOne(value.referencedIdentifiers.first.map { remapped[$0] ?? $0 })
+            case .attribute(let a)?:
+                values[name] = value.isNull && !a.isOptional ? a.defaultValue ?? value : value.remapping(remapped)
+            case nil:
+                values[name] = value.remapping(remapped)
+            }
+        }
+        state[id] = DefaultSnapshot(persistentIdentifier: id, values: values)
+    }
+
+    /// Whether a new object's stated values (already validated) differ from its state: a
+    /// to-many (an intent; the state's array starts empty), a to-one naming another new object,
+    /// a null (a to-one's is `.toOne(nil)`, a non-optional attribute's its default), an array
+    /// (which may hold identifiers). Read from the values' cases: the schema is asked only
+    /// about nulls.
+    private func needsRewriting(_ snapshot: DefaultSnapshot, as id: PersistentIdentifier) -> Bool {
+        for (name, value) in snapshot.values {
+            switch value {
+            case .toMany, .array: return true
+            case .toOne(let target?): if remapped[target] != nil { return true }
+            case .null:
+                guard case .attribute(let a)? = schema.property(named: name, in: id.entityName) else { return true }
+                if !a.isOptional && a.defaultValue != nil { return true }
+            default: continue
+            }
+        }
+        return false
+    }
+
+    /// The value of `name` in `snapshot`, a state of the save: what it holds, else (a new
+    /// object's property the request left out) the property's default — an attribute's
+    /// default value or null, no target.
+    func value(_ name: String, of snapshot: DefaultSnapshot) -> PropertyValue {
+        if let value = snapshot.values[name] { return value }
+        return schema.attribute(named: name, in: snapshot.persistentIdentifier.entityName)?.defaultValue ?? .null
+    }
+
+    /// The state of `id` whole, as the object is saved: its values, its defaults for the
+    /// properties a new object's state leaves out, and every to-many array.
+    func whole(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+        guard var snapshot = state[id] else { return nil }
+        let properties = schema.allProperties(of: id.entityName)
+        // A state names properties of its entity only: as many as it has, it holds them all.
+        if snapshot.values.count == properties.count { return snapshot }
+        for property in properties where snapshot.values[property.name] == nil {
+            switch property {
+            case .attribute(let a): snapshot.values[a.name] = a.defaultValue ?? .null
+            case .relationship(let r):
+                snapshot.values[r.name] = r.isToMany ? .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder)) : .toOne(nil)
+            }
+        }
+        return snapshot
+    }
+
     /// The statement's values against the schema: known properties, values of the declared
     /// types, non-optional attributes not null, references to objects that exist.
     /// `reportedAs`: the identifier errors name (the one the request holds).
@@ -216,7 +306,7 @@ extension SavePlanner {
         }
     }
 
-    private func validate(
+    func validate(
         _ values: some Sequence<(key: String, value: PropertyValue)>, of id: PersistentIdentifier, reportedAs reportedID: PersistentIdentifier
     ) throws {
         for (name, value) in values {

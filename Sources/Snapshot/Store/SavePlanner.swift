@@ -19,7 +19,9 @@ final class SavePlanner {
     /// The final state of every object whose record the save writes (deleted ones excepted).
     /// To-many arrays are present only for the relationships the save read in full
     /// (*materialized*: stated by the request, or needed whole); the others are unchanged or
-    /// changed through ``linkChanges``.
+    /// changed through ``linkChanges``. A new object's state holds the properties the request
+    /// stated (and those the save changed); the others read their defaults in place
+    /// (``value(_:of:)``, ``whole(_:)``).
     var state: [PersistentIdentifier: DefaultSnapshot] = [:]
     /// Links added to and removed from to-many relationships that are not materialized: the
     /// other end of a link the request states (a tag gaining a post) changes without its other
@@ -44,8 +46,9 @@ final class SavePlanner {
     /// Permanent identifier of a new object → the temporary one the request inserted it under
     /// (the name errors give it: the caller knows no other).
     var temporaries: [PersistentIdentifier: PersistentIdentifier] = [:]
-    /// What the request said of each object it inserts or updates (remapped), and which
-    /// properties it stated; in request order.
+    /// What the request said of each object it inserts or updates, and which properties it
+    /// stated; in request order. Remapped, except a new object's: the request's own snapshot,
+    /// whose references to other new objects are read through ``remapped``.
     var statements: [(id: PersistentIdentifier, snapshot: DefaultSnapshot)] = []
     var stated: [PersistentIdentifier: Set<String>] = [:]
     /// The to-many relationships the request stated: the object, the relationship, its targets,
@@ -244,22 +247,32 @@ final class SavePlanner {
         var result: [PersistentIdentifier: DefaultSnapshot] = [:]
         for (id, partial) in state where !deleted.contains(id) {
             var snapshot = partial
-            for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
-                snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
+            if inserted.contains(id) {
+                // A new object's defaults, read in place so far, are part of what it now is.
+                snapshot = try whole(id) ?? partial
+            } else {
+                for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
+                    snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
+                }
             }
-            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot) }) ?? true {
+            // A new object's statement is the request's snapshot: its references to other new
+            // objects are read remapped.
+            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot, remapping: remapped) }) ?? true {
                 result[id] = snapshot
             }
         }
         return result
     }
 
-    /// Whether `a` and `b` hold the same properties with the same values, to-many arrays in
-    /// any order (compared without copying either).
-    static func holdSameValues(_ a: DefaultSnapshot, _ b: DefaultSnapshot) -> Bool {
+    /// Whether `a` (its references read through `remapping`) and `b` hold the same properties
+    /// with the same values, to-many arrays in any order (compared without copying either).
+    static func holdSameValues(
+        _ a: DefaultSnapshot, _ b: DefaultSnapshot, remapping: [PersistentIdentifier: PersistentIdentifier] = [:]
+    ) -> Bool {
         guard a.values.count == b.values.count else { return false }
-        for (name, value) in a.values {
+        for (name, stated) in a.values {
             guard let other = b.values[name] else { return false }
+            let value = remapping.isEmpty ? stated : stated.remapping(remapping)
             if case .toMany(let x) = value, case .toMany(let y) = other {
                 if x.count != y.count || (x != y && x.sorted(by: RecordMapper.canonicalOrder) != y.sorted(by: RecordMapper.canonicalOrder)) { return false }
             } else if value != other {

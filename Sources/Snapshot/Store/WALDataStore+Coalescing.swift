@@ -5,8 +5,10 @@ import Foundation
 /// that arrive queue; the next writer takes them as one group, plans them one by one in arrival
 /// order — each against the state the earlier ones leave, the group in flight included — and
 /// writes the group in one engine commit, so they share one sync instead of waiting for one
-/// each. Saves of every kind are grouped, when the store keeps no history (each save must be a
-/// transaction of its own there).
+/// each. Saves of every kind are grouped. With history on, each save of a group is still a
+/// transaction of its own: planned after the ones before it, it takes the next token, and its
+/// history record (with what retention deletes) goes into the group's one commit with its
+/// objects, so that after a crash the objects and their history agree.
 ///
 /// The next group is planned while the one before it is being written: its planner reads the
 /// store through the in-flight group's writes (``PendingWrites``). Its commit starts only once
@@ -16,7 +18,7 @@ import Foundation
 extension WALDataStore {
     /// Whether `request` may share a commit with other saves.
     func canShareCommit(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) -> Bool {
-        !isMigrationContext && !configuration.history.isEnabled
+        !isMigrationContext
     }
 
     /// The most groups one leader writes before it releases the store's lock (letting fetches
@@ -45,7 +47,9 @@ extension WALDataStore {
         var rounds = 0
         while true {
             let stop = rounds >= Self.groupsPerLockHold || (done?() ?? false)
-            let next = stop ? nil : coalescer.takeGroup().map { plan($0, over: inFlight?.group.writes() ?? .none) }
+            let next = stop ? nil : coalescer.takeGroup().map {
+                plan($0, over: inFlight?.group.writes() ?? .none, history: inFlight?.group.historyState)
+            }
             var baseFailure: DataStoreError?
             if let (group, commit) = inFlight {
                 let outcome = commit.wait()
@@ -76,13 +80,16 @@ extension WALDataStore {
         do { _ = try engine.commit(batch) } catch { throw Self.wrapped(error, "Saving") }
     }
 
-    /// Plans each save of `group` in order, on top of `base` and of the saves before it.
-    private func plan(_ group: [SaveCoalescer.Pending], over base: PendingWrites) -> PlannedGroup {
-        let planned = PlannedGroup()
+    /// Plans each save of `group` in order, on top of `base` and of the saves before it; with
+    /// history on, each save's transaction follows the history state the one before leaves
+    /// (the first's follows `history`, the state the group in flight leaves, or the installed
+    /// one).
+    private func plan(_ group: [SaveCoalescer.Pending], over base: PendingWrites, history: HistoryState?) -> PlannedGroup {
+        let planned = PlannedGroup(historyState: history)
         var view = base
         for (index, pending) in group.enumerated() {
             do {
-                let save = try planWithoutWriting(pending.request, over: view)
+                let save = try planWithoutWriting(pending.request, over: view, historyBase: planned.historyState)
                 let writes = index < group.count - 1 ? try PlannedGroup.entries(of: save.batch) : []
                 planned.add(pending, save)
                 view = view.adding(writes)
@@ -137,7 +144,16 @@ extension WALDataStore {
 /// leader only, under the store's lock.
 final class PlannedGroup {
     private(set) var saves: [(pending: SaveCoalescer.Pending, save: Result<WALDataStore.PlannedSave, DataStoreError>)] = []
-    func add(_ pending: SaveCoalescer.Pending, _ save: WALDataStore.PlannedSave) { saves.append((pending, .success(save))) }
+    /// The history state once the group is committed: the one its last recorded transaction
+    /// leaves, else the one it was planned after (`nil`: the installed one).
+    private(set) var historyState: HistoryState?
+
+    init(historyState: HistoryState?) { self.historyState = historyState }
+
+    func add(_ pending: SaveCoalescer.Pending, _ save: WALDataStore.PlannedSave) {
+        saves.append((pending, .success(save)))
+        if let recorded = save.historyState { historyState = recorded }
+    }
 
     func add(_ pending: SaveCoalescer.Pending, refusal: DataStoreError) { saves.append((pending, .failure(refusal))) }
 

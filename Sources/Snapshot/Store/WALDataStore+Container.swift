@@ -35,13 +35,16 @@ extension WALDataStore {
     }
 
     /// As ``planWithoutWriting(_:)``, reading `pending` (writes planned and not yet committed: a
-    /// shared commit's earlier saves) on top of the store.
-    func planWithoutWriting(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>, over pending: PendingWrites) throws -> PlannedSave {
+    /// shared commit's earlier saves) on top of the store; its history transaction follows
+    /// `historyBase`, the history state those saves leave (`nil`: the installed one).
+    func planWithoutWriting(
+        _ request: DataStoreSaveChangesRequest<DefaultSnapshot>, over pending: PendingWrites, historyBase: HistoryState? = nil
+    ) throws -> PlannedSave {
         try Self.engineCall("Saving") {
             let planner = SavePlanner(mapper: mapper(over: pending))
             var batch = try planner.plan(request)
             let counted = try counts.planned(planner.countChanges(), over: pending, into: &batch)
-            let (recorded, observed) = try recordChanges(planner, request, into: &batch)
+            let (recorded, observed) = try recordChanges(planner, request, after: historyBase, over: pending, into: &batch)
             return PlannedSave(
                 batch: space.engineBatch(batch),
                 result: DataStoreSaveChangesResult(

@@ -30,10 +30,12 @@ extension WALDataStore {
     /// the same save is not cascaded); an upsert's attributes win, its nil to-one keeps the
     /// stored target and its to-many links are added to the stored ones, never removed.
     ///
-    /// Saves made while another save is being written share the next commit (and its sync)
-    /// when the store keeps no history: they are planned one by one in the order they arrived,
-    /// each against the state the earlier ones leave, as if written one after the other; each
-    /// is still all or nothing, gets its own result or error, and is durable when it returns.
+    /// Saves made while another save is being written share the next commit (and its sync):
+    /// they are planned one by one in the order they arrived, each against the state the
+    /// earlier ones leave, as if written one after the other; each is still all or nothing,
+    /// gets its own result or error, and is durable when it returns. With history on, each is
+    /// still a transaction of its own, with the next token in that order, and its transaction
+    /// is in the commit that writes it.
     /// When that commit fails, every save of it fails (and so does every save planned on top
     /// of it): none of them is written.
     ///

@@ -36,7 +36,7 @@ import Synchronization
 /// **Threads.** Calls are serialised by one lock, so each fetch sees one saved state. The
 /// `async` variants run the same work on the engine's I/O threads. Saves that arrive
 /// while another save is being written wait in a queue and share the next commit and its sync
-/// (in a store without history; see ``save(_:)``).
+/// (see ``save(_:)``).
 public final class WALDataStore: DataStoreBatching {
     /// The snapshots it reads and writes.
     public typealias SnapshotType = DefaultSnapshot
