@@ -76,7 +76,7 @@ extension RecordMapper {
                 for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
                     let prefix = RecordKeys.joinRelationshipPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships)
                     guard scannedJoins.insert(prefix).inserted else { continue }
-                    var found = table.removeValue(forKey: r.name) ?? [:]
+                    var found = table.removeValue(forKey: r.name) ?? Dictionary(minimumCapacity: snapshots.count)
                     defer { table[r.name] = found }
                     var cursor = try engine.scan(prefix: prefix)
                     while let entry = try cursor.next() {
