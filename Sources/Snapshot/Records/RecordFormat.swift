@@ -163,6 +163,9 @@ package struct RecordReader {
         guard let name = String(validating: bytes[nameRange], as: UTF8.self) else { throw reader.failure("an entity name that is not UTF-8") }
         try reader.skip(nameCount)
         var slots: [Slot] = []
+        // Every serial type takes a byte at least: one allocation holds them all (up to 64;
+        // a longer header grows the array as it is read).
+        slots.reserveCapacity(min(headerEnd - reader.offset, 64))
         var bodyOffset = headerEnd
         while reader.offset < headerEnd {
             let serialType = try reader.varint()

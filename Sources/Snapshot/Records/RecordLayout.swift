@@ -186,6 +186,13 @@ struct RecordLayout: Sendable {
         tables.recordFields[entity] ?? RecordFieldList(schema: schema, entity: entity)
     }
 
+    /// The fields of `entity`'s records as ``recordFields(of:)``, or `nil` when the schema has
+    /// no entity `entity` (one lookup: no copy of the entity is made).
+    func recordFieldsIfEntity(_ entity: String) -> RecordFieldList? {
+        if let fields = tables.recordFields[entity] { return fields }
+        return schema.entity(named: entity) != nil ? RecordFieldList(schema: schema, entity: entity) : nil
+    }
+
     /// How the entries of `entity`'s objects are written: worked out once per schema.
     func encoder(of entity: String) -> EntityEncoder {
         tables.encoders[entity] ?? EntityEncoder(layout: self, fieldList: recordFields(of: entity))

@@ -45,10 +45,9 @@ extension RecordMapper {
     /// `root` holding no more fields than the entity has.
     func checkedFields(of record: RecordReader, root: String) throws(RecordDecodingError) -> RecordFieldList {
         let entity = record.entityName
-        guard schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
+        guard let fields = layout.recordFieldsIfEntity(entity), layout.root(of: entity) == root else {
             throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: record.key)
         }
-        let fields = layout.recordFields(of: entity)
         guard record.fieldCount <= fields.count else {
             throw RecordDecodingError("a record of \(record.fieldCount) fields, more than the \(fields.count) of \(entity)", key: record.key)
         }

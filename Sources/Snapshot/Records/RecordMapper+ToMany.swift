@@ -10,10 +10,32 @@ extension RecordMapper {
     /// object: cheaper when the snapshots are a large part of their root's objects.
     func fillToMany(_ snapshots: inout [DefaultSnapshot], bulk: Bool) throws {
         guard !snapshots.isEmpty else { return }
-        let table = bulk ? try allTargets(of: snapshots) : nil
+        guard bulk else {
+            for i in snapshots.indices {
+                for (name, targets) in try toManyValues(of: snapshots[i].persistentIdentifier, from: nil) {
+                    snapshots[i].values[name] = .toMany(targets)
+                }
+            }
+            return
+        }
+        let table = try allTargets(of: snapshots)
+        // Each relationship's column of the table, looked up once per run of snapshots of one
+        // entity rather than once per snapshot.
+        var entity = ""
+        var columns: [(name: String, targets: [UUID: [PersistentIdentifier]])] = []
         for i in snapshots.indices {
-            for (name, targets) in try toManyValues(of: snapshots[i].persistentIdentifier, from: table) {
-                snapshots[i].values[name] = .toMany(targets)
+            let id = snapshots[i].persistentIdentifier
+            if i == 0 || id.entityName != entity {
+                entity = id.entityName
+                columns = layout.toManyRelationships(of: entity).map { ($0.name, table[$0.name] ?? [:]) }
+            }
+            guard let pk = Self.primaryKey(of: id) else {
+                for column in columns { snapshots[i].values[column.name] = .toMany([]) }
+                continue
+            }
+            for column in columns {
+                let found = column.targets[pk] ?? []
+                snapshots[i].values[column.name] = .toMany(found.count > 1 ? found.sorted(by: Self.canonicalOrder) : found)
             }
         }
     }
@@ -54,7 +76,7 @@ extension RecordMapper {
                 for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
                     let prefix = RecordKeys.joinRelationshipPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships)
                     guard scannedJoins.insert(prefix).inserted else { continue }
-                    var found = table.removeValue(forKey: r.name) ?? [:]
+                    var found = table.removeValue(forKey: r.name) ?? Dictionary(minimumCapacity: snapshots.count)
                     defer { table[r.name] = found }
                     var cursor = try engine.scan(prefix: prefix)
                     while let entry = try cursor.next() {

@@ -62,15 +62,20 @@ struct FetchWindow<Element> {
 
     /// The window, in order.
     func window() -> [Element] {
-        let ordered = entries.sorted { precedes($0, $1) }
+        // The entries' positions are sorted by their keys, not the entries: neither a move nor
+        // a comparison copies a match (a record's bytes, its key and its values).
+        let keys = entries.map(\.key)
+        let ordered = keys.indices.sorted { precedes(keys[$0], keys[$1]) }
         let start = min(offset, ordered.count)
         let end = limit.map { start + min($0, ordered.count - start) } ?? ordered.count
-        return ordered[start..<end].map(\.element)
+        return ordered[start..<end].map { entries[$0].element }
     }
 
-    private func precedes(_ a: Entry, _ b: Entry) -> Bool {
-        let c = a.key.compare(b.key, descriptors)
-        return c != 0 ? c < 0 : a.key.primaryKey.ordering(comparedTo: b.key.primaryKey) < 0
+    private func precedes(_ a: Entry, _ b: Entry) -> Bool { precedes(a.key, b.key) }
+
+    private func precedes(_ a: SortKey, _ b: SortKey) -> Bool {
+        let c = a.compare(b, descriptors)
+        return c != 0 ? c < 0 : a.primaryKey.ordering(comparedTo: b.primaryKey) < 0
     }
 
     private mutating func siftUp(_ start: Int) {
