@@ -28,9 +28,60 @@ final class FetchRunner {
         return loaded
     }
 
+    /// The snapshots of `ids` (to-many arrays rebuilt when `toMany`), `nil` for an object the
+    /// store does not hold (of that entity): what ``RecordMapper/load(_:toMany:)`` returns for
+    /// each, their records read in one batch.
+    private func loadAll(_ ids: [PersistentIdentifier], toMany: Bool) throws -> [(PersistentIdentifier, DefaultSnapshot?)] {
+        var wanted: [(id: PersistentIdentifier, root: String, primaryKey: UUID, key: [UInt8])] = []
+        var result: [(PersistentIdentifier, DefaultSnapshot?)] = []
+        for id in ids {
+            guard id.storeIdentifier == mapper.storeIdentifier, let pk = RecordMapper.primaryKey(of: id), schema.entity(named: id.entityName) != nil else {
+                result.append((id, nil))
+                continue
+            }
+            let root = mapper.layout.root(of: id.entityName)
+            wanted.append((id, root, pk, RecordKeys.record(root: root, primaryKey: pk)))
+        }
+        let records = try mapper.engine.values(forKeys: wanted.map(\.key))
+        for (item, bytes) in zip(wanted, records) {
+            guard let bytes else {
+                result.append((item.id, nil))
+                continue
+            }
+            mapper.countRecordRead()
+            let snapshot = try mapper.snapshot(ofRecord: bytes, key: item.key, primaryKey: item.primaryKey, root: item.root, toMany: toMany)
+            result.append((item.id, snapshot.persistentIdentifier.entityName == item.id.entityName ? snapshot : nil))
+        }
+        return result
+    }
+
+    /// Loads, in one batch, the objects the first relationship of each prefetch path names from
+    /// `snapshots` and that are not loaded yet, so that following the paths reads no record
+    /// one at a time for that step.
+    private func preloadTargets(of snapshots: [DefaultSnapshot], through paths: [PropertyPath]) throws {
+        var ids: [PersistentIdentifier] = []
+        var seen = Set<PersistentIdentifier>()
+        func want(_ id: PersistentIdentifier) {
+            if cache[id] == nil, seen.insert(id).inserted { ids.append(id) }
+        }
+        for path in paths {
+            guard let first = path.components.first else { continue }
+            for snapshot in snapshots {
+                switch snapshot.values[first] {
+                case .toOne(let id?)?: want(id)
+                case .toMany(let targets)?: targets.forEach(want)
+                default: break
+                }
+            }
+        }
+        guard !ids.isEmpty else { return }
+        for (id, snapshot) in try loadAll(ids, toMany: true) { cache[id] = .some(snapshot) }
+    }
+
     func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
         let descriptor = request.descriptor
         let selected = try select(descriptor, toMany: true)
+        try preloadTargets(of: selected, through: descriptor.relationshipKeyPathsForPrefetching)
         let related = try evaluator.related(to: selected, through: descriptor.relationshipKeyPathsForPrefetching)
         return DataStoreFetchResult(
             descriptor: descriptor, fetchedSnapshots: selected.map { $0.keeping(descriptor.propertiesToFetch) }, relatedSnapshots: related)
@@ -219,8 +270,8 @@ final class FetchRunner {
             // The fetch SwiftData makes to resolve models: one point read per identifier, never a
             // scan of the entity.
             var candidates: [DefaultSnapshot] = []
-            for id in wanted {
-                guard let snapshot = try mapper.load(id, toMany: toMany) else { continue }
+            for (_, snapshot) in try loadAll(Array(wanted), toMany: toMany) {
+                guard let snapshot else { continue }
                 guard isFetched(snapshot.persistentIdentifier.entityName, descriptor),
                     try evaluator.evaluate(descriptor.predicate!, on: snapshot)
                 else { continue }
@@ -292,39 +343,67 @@ final class FetchRunner {
             let rootOnly = schema.subentities(of: root).isEmpty
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
-            walk: for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
+            // Without sub-entities to tell apart, the entity tests hold for every entry or none.
+            let skipsWalk = rootOnly ? try !passesEntityTests(root, descriptor.predicate) : false
+            /// One index entry read, whose record is read with its step's others.
+            struct Found {
+                let indexKey: [UInt8]
+                let primaryKey: UUID
+                let key: [UInt8]
+            }
+            // Records are read a step at a time, in one batched read each: a top-k walk asks
+            // first for what the window still needs, then for twice as many each step.
+            var stepSize = plan.topK.map { min(max($0.needed, 16), 512) } ?? 256
+            walk: for range in skipsWalk ? [] : plan.reverse ? plan.ranges.reversed() : plan.ranges {
                 var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
-                while let entry = try cursor.next() {
-                    // Past the window's last value (read from the key, not the record): done.
-                    if let boundaryKey, !entry.key.starts(with: boundaryKey) { break walk }
-                    guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
-                    if !rootOnly {
-                        guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
-                            throw RecordDecodingError("a malformed index entry", key: entry.key)
+                var exhausted = false
+                var pastBoundary = false
+                while !exhausted {
+                    var step: [Found] = []
+                    while step.count < stepSize {
+                        guard let entry = try cursor.next() else {
+                            exhausted = true
+                            break
                         }
-                        guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                    } else if try !passesEntityTests(root, descriptor.predicate) {
-                        break walk
-                    }
-                    let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                    let key = RecordKeys.record(root: root, primaryKey: pk)
-                    guard let bytes = try mapper.engine.value(forKey: key) else {
-                        throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
-                    }
-                    mapper.countRecordRead()
-                    guard let found = try examine(bytes, key: key, primaryKey: pk) else { continue }
-                    if let topK = plan.topK {
-                        let value = found.sortValues[0]
-                        if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
-                        offer(found)
-                        if boundary == nil && matches.count == topK.needed {
-                            boundary = value
-                            // -0.0 and 0.0 tie with two encodings: compare those by reading records.
-                            if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                        // Past the window's last value (read from the key, not the record): done.
+                        if let boundaryKey, !entry.key.starts(with: boundaryKey) {
+                            pastBoundary = true
+                            exhausted = true
+                            break
                         }
-                    } else {
-                        offer(found)
+                        guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
+                        if !rootOnly {
+                            guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
+                                throw RecordDecodingError("a malformed index entry", key: entry.key)
+                            }
+                            guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
+                        }
+                        let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
+                        step.append(Found(indexKey: entry.key, primaryKey: pk, key: RecordKeys.record(root: root, primaryKey: pk)))
                     }
+                    stepSize = min(stepSize * 2, 4096)
+                    let records = try mapper.engine.values(forKeys: step.map(\.key))
+                    for (item, bytes) in zip(step, records) {
+                        if let boundaryKey, !item.indexKey.starts(with: boundaryKey) { break walk }
+                        guard let bytes else {
+                            throw RecordDecodingError("an index entry of a record that is missing", key: item.indexKey)
+                        }
+                        mapper.countRecordRead()
+                        guard let found = try examine(bytes, key: item.key, primaryKey: item.primaryKey) else { continue }
+                        if let topK = plan.topK {
+                            let value = found.sortValues[0]
+                            if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
+                            offer(found)
+                            if boundary == nil && matches.count == topK.needed {
+                                boundary = value
+                                // -0.0 and 0.0 tie with two encodings: compare those by reading records.
+                                if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                            }
+                        } else {
+                            offer(found)
+                        }
+                    }
+                    if pastBoundary { break walk }
                 }
             }
         } else {
