@@ -351,9 +351,19 @@ final class FetchRunner {
                 let primaryKey: UUID
                 let key: [UInt8]
             }
-            // Records are read a step at a time, in one batched read each: a top-k walk asks
-            // first for what the window still needs, then for twice as many each step.
+            // Records are read a step at a time, in one batched read each. A top-k walk asks
+            // first for what the window needs, then for what it still needs at the rate of
+            // matches seen so far (twice as many while none matched), then, past the window's
+            // last value, a few at a time for its ties.
             var stepSize = plan.topK.map { min(max($0.needed, 16), 512) } ?? 256
+            var recordsRead = 0
+            func nextStepSize() -> Int {
+                guard let topK = plan.topK else { return 256 }
+                if boundary != nil { return 16 }
+                guard matches.count > 0 else { return min(stepSize * 2, 4096) }
+                let remaining = max(topK.needed - matches.count, 1)
+                return min(max(remaining * recordsRead / matches.count + 8, 16), 4096)
+            }
             walk: for range in skipsWalk ? [] : plan.reverse ? plan.ranges.reversed() : plan.ranges {
                 var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
                 var exhausted = false
@@ -381,8 +391,8 @@ final class FetchRunner {
                         let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
                         step.append(Found(indexKey: entry.key, primaryKey: pk, key: RecordKeys.record(root: root, primaryKey: pk)))
                     }
-                    stepSize = min(stepSize * 2, 4096)
                     let records = try mapper.engine.values(forKeys: step.map(\.key))
+                    recordsRead += step.count
                     for (item, bytes) in zip(step, records) {
                         if let boundaryKey, !item.indexKey.starts(with: boundaryKey) { break walk }
                         guard let bytes else {
@@ -404,6 +414,7 @@ final class FetchRunner {
                         }
                     }
                     if pastBoundary { break walk }
+                    stepSize = nextStepSize()
                 }
             }
         } else {
