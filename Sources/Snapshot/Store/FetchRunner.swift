@@ -343,78 +343,39 @@ final class FetchRunner {
             let rootOnly = schema.subentities(of: root).isEmpty
             var boundary: PropertyValue?
             var boundaryKey: [UInt8]?
-            // Without sub-entities to tell apart, the entity tests hold for every entry or none.
-            let skipsWalk = rootOnly ? try !passesEntityTests(root, descriptor.predicate) : false
-            /// One index entry read, whose record is read with its step's others.
-            struct Found {
-                let indexKey: [UInt8]
-                let primaryKey: UUID
-                let key: [UInt8]
-            }
-            // Records are read a step at a time, in one batched read each. A top-k walk asks
-            // first for what the window needs, then for what it still needs at the rate of
-            // matches seen so far (twice as many while none matched), then, past the window's
-            // last value, a few at a time for its ties.
-            var stepSize = plan.topK.map { min(max($0.needed, 16), 512) } ?? 256
-            var recordsRead = 0
-            func nextStepSize() -> Int {
-                guard let topK = plan.topK else { return 256 }
-                if boundary != nil { return 16 }
-                guard matches.count > 0 else { return min(stepSize * 2, 4096) }
-                let remaining = max(topK.needed - matches.count, 1)
-                return min(max(remaining * recordsRead / matches.count + 8, 16), 4096)
-            }
-            walk: for range in skipsWalk ? [] : plan.reverse ? plan.ranges.reversed() : plan.ranges {
+            walk: for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
                 var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
-                var exhausted = false
-                var pastBoundary = false
-                while !exhausted {
-                    var step: [Found] = []
-                    while step.count < stepSize {
-                        guard let entry = try cursor.next() else {
-                            exhausted = true
-                            break
+                while let entry = try cursor.next() {
+                    // Past the window's last value (read from the key, not the record): done.
+                    if let boundaryKey, !entry.key.starts(with: boundaryKey) { break walk }
+                    guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
+                    if !rootOnly {
+                        guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
+                            throw RecordDecodingError("a malformed index entry", key: entry.key)
                         }
-                        // Past the window's last value (read from the key, not the record): done.
-                        if let boundaryKey, !entry.key.starts(with: boundaryKey) {
-                            pastBoundary = true
-                            exhausted = true
-                            break
-                        }
-                        guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
-                        if !rootOnly {
-                            guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
-                                throw RecordDecodingError("a malformed index entry", key: entry.key)
-                            }
-                            guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                        }
-                        let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                        step.append(Found(indexKey: entry.key, primaryKey: pk, key: RecordKeys.record(root: root, primaryKey: pk)))
+                        guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
+                    } else if try !passesEntityTests(root, descriptor.predicate) {
+                        break walk
                     }
-                    let records = try mapper.engine.values(forKeys: step.map(\.key))
-                    recordsRead += step.count
-                    for (item, bytes) in zip(step, records) {
-                        if let boundaryKey, !item.indexKey.starts(with: boundaryKey) { break walk }
-                        guard let bytes else {
-                            throw RecordDecodingError("an index entry of a record that is missing", key: item.indexKey)
-                        }
-                        mapper.countRecordRead()
-                        guard let found = try examine(bytes, key: item.key, primaryKey: item.primaryKey) else { continue }
-                        if let topK = plan.topK {
-                            let value = found.sortValues[0]
-                            if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
-                            offer(found)
-                            if boundary == nil && matches.count == topK.needed {
-                                boundary = value
-                                // -0.0 and 0.0 tie with two encodings: compare those by reading records.
-                                if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
-                            }
-                        } else {
-                            offer(found)
-                        }
+                    let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
+                    let key = RecordKeys.record(root: root, primaryKey: pk)
+                    guard let bytes = try mapper.engine.value(forKey: key) else {
+                        throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
                     }
-                    if pastBoundary { break walk }
-                    stepSize = nextStepSize()
+                    mapper.countRecordRead()
+                    guard let found = try examine(bytes, key: key, primaryKey: pk) else { continue }
+                    if let topK = plan.topK {
+                        let value = found.sortValues[0]
+                        if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
+                        offer(found)
+                        if boundary == nil && matches.count == topK.needed {
+                            boundary = value
+                            // -0.0 and 0.0 tie with two encodings: compare those by reading records.
+                            if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                        }
+                    } else {
+                        offer(found)
+                    }
                 }
             }
         } else {
