@@ -32,6 +32,9 @@ import Testing
             var answers: [[TableEntry?]] = [try table.entries(), try table.entries(reverse: true)]
             answers.append(try table.entries(in: .init(lower: .exclusive(probes[3])), limit: 5))
             answers.append(try probes.map { key throws(EngineError) in try table.entry(forKey: key) })
+            // The batched lookup, over the same keys in ascending order.
+            let sorted = Array(Set(probes)).sorted { compareBytes($0, $1) < 0 }
+            answers.append(try table.entriesAfterFilter(forSortedKeys: sorted))
             return answers
         }
     }

@@ -153,4 +153,36 @@ import Testing
         }
         #expect(decided > 8_000)
     }
+
+    /// Random ASCII texts over a small alphabet (so needles often occur, in either case, near
+    /// the ends and overlapping): the byte search answers every string operation as the
+    /// evaluator does.
+    @Test func theByteSearchAnswersAsTheEvaluatorOnRandomASCII() throws {
+        let evaluator = PredicateEvaluator(schema: Self.schema) { _ in nil }
+        let alphabet = Array("abAB sS.")
+        var random = SystemRandomNumberGenerator()
+        var decided = 0
+        for _ in 0..<300 {
+            let string = String((0..<Int.random(in: 0...24, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            let id = try PersistentIdentifier.identifier(for: Self.store, entityName: "Item", primaryKey: UUID())
+            let snapshot = DefaultSnapshot(persistentIdentifier: id, values: ["name": .string(string)])
+            let record = RecordWriter.record(of: snapshot, fields: RecordFieldList(schema: Self.schema, entity: "Item"))
+            guard case .uuid(let pk) = id.primaryKey else { continue }
+            for _ in 0..<20 {
+                let needle = String((0..<Int.random(in: 0...4, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+                for operation in [FetchPredicate.StringOperation.contains, .beginsWith, .endsWith] {
+                    for options in [FetchPredicate.StringOptions(), .caseInsensitive] {
+                        let predicate = FetchPredicate.string(path: "name", operation, needle: needle, options: options)
+                        let answer = try RecordMatcher.answer(predicate, schema: Self.schema, entity: "Item", record: record, primaryKey: pk, storeIdentifier: Self.store)
+                        let expected = try evaluator.evaluate(predicate, on: snapshot)
+                        if let answer {
+                            decided += 1
+                            #expect(answer == expected, "\(predicate) on \(string.debugDescription)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(decided > 30_000, "the ASCII texts are decided on the bytes")
+    }
 }

@@ -301,6 +301,33 @@ struct TableReader: Sendable {
         return nil
     }
 
+    /// The entries for `keys` (ascending, without repeats) when the caller has already consulted
+    /// the filter for each: `nil` where the table holds none. The index is searched once per key,
+    /// and each data block is read (or taken from the cache) and its restart array checked once
+    /// for all the keys it can hold, not once per key.
+    func entriesAfterFilter(forSortedKeys keys: [[UInt8]]) throws(EngineError) -> [TableEntry?] {
+        var result = [TableEntry?](repeating: nil, count: keys.count)
+        guard !keys.isEmpty else { return result }
+        let loaded = try metadataLoaded()
+        var current: (index: Int, block: Block)?
+        for (position, key) in keys.enumerated() {
+            guard let blockIndex = firstBlock(atOrAbove: key, in: loaded) else { break }
+            let block: Block
+            if let current, current.index == blockIndex {
+                block = current.block
+            } else {
+                block = try dataBlock(loaded.handles[blockIndex])
+                current = (blockIndex, block)
+            }
+            guard let interval = try block.interval(atOrBefore: key) else { continue }
+            for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
+                if entry.key == key { result[position] = try decode(entry, in: block) }
+                break
+            }
+        }
+        return result
+    }
+
     private func decode(_ entry: Block.Entry, in block: Block) throws(EngineError) -> TableEntry {
         guard let decoded = TableEntry.decode(key: entry.key, value: block.value(entry)) else {
             throw .corruption("table entry's value is not a value, a tombstone or a blob reference", path: path, offset: block.offset)

@@ -1,4 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A ``FetchPredicate`` compiled for the records (format 2) of one concrete entity: it answers
 /// on a record's bytes, through ``RecordReader`` (each field's serial type and body found from
@@ -190,26 +197,49 @@ package struct RecordMatcher {
         }
     }
 
-    /// The string rule on ASCII without `\r` (each byte one `Character`).
+    /// The string rule on ASCII without `\r` (each byte one `Character`): a byte search over
+    /// the record's bytes in place. When case counts, `memchr` finds each occurrence of the
+    /// needle's first byte and `memcmp` compares the rest; else each byte is compared with the
+    /// needle's first in both cases before the rest is compared folded.
     private static func matches(_ haystack: ArraySlice<UInt8>, _ operation: FetchPredicate.StringOperation, _ needle: [UInt8], foldingCase: Bool) -> Bool {
         if needle.isEmpty { return true }
         guard needle.count <= haystack.count else { return false }
         @inline(__always) func fold(_ b: UInt8) -> UInt8 { foldingCase && b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
-        func equal(at start: Int) -> Bool {
-            var j = start
-            for n in needle {
-                if fold(haystack[j]) != fold(n) { return false }
-                j += 1
+        return haystack.withUnsafeBufferPointer { h in
+            needle.withUnsafeBufferPointer { n in
+                guard let hBase = h.baseAddress, let nBase = n.baseAddress else { return false }
+                let count = n.count
+                @inline(__always) func equal(at start: Int) -> Bool {
+                    for j in 0..<count where fold(hBase[start + j]) != fold(nBase[j]) { return false }
+                    return true
+                }
+                switch operation {
+                case .beginsWith: return equal(at: 0)
+                case .endsWith: return equal(at: h.count - count)
+                case .contains:
+                    let last = h.count - count
+                    if !foldingCase {
+                        var start = 0
+                        while start <= last {
+                            guard let found = memchr(hBase + start, Int32(nBase[0]), last - start + 1) else { return false }
+                            let at = hBase.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                            if memcmp(hBase + at, nBase, count) == 0 { return true }
+                            start = at + 1
+                        }
+                        return false
+                    }
+                    let first = fold(nBase[0])
+                    // The first byte in both cases, when it is a letter.
+                    let other = first >= 0x61 && first <= 0x7A ? first & ~0x20 : first
+                    var start = 0
+                    while start <= last {
+                        let b = hBase[start]
+                        if (b == first || b == other) && equal(at: start) { return true }
+                        start += 1
+                    }
+                    return false
+                }
             }
-            return true
-        }
-        let first = haystack.startIndex
-        switch operation {
-        case .beginsWith: return equal(at: first)
-        case .endsWith: return equal(at: haystack.endIndex - needle.count)
-        case .contains:
-            for start in first...(haystack.endIndex - needle.count) where equal(at: start) { return true }
-            return false
         }
     }
 }

@@ -59,6 +59,26 @@ struct RecordSpace: Sendable {
         }
     }
 
+    /// ``value(forKey:)`` for each of `keys`, in order: the pending writes answer first, the
+    /// rest is one batched engine read (``LogStore/values(forKeys:)``).
+    func values(forKeys keys: [[UInt8]]) throws(EngineError) -> [[UInt8]?] {
+        var values = [[UInt8]?](repeating: nil, count: keys.count)
+        var asked: [Int] = []
+        var engineKeys: [[UInt8]] = []
+        for (position, key) in keys.enumerated() {
+            let key = engineKey(key)
+            switch pending.value(forKey: key) {
+            case .put(let value, _)?: values[position] = value
+            case .deleted?: break
+            case nil:
+                asked.append(position)
+                engineKeys.append(key)
+            }
+        }
+        for (position, value) in zip(asked, try engine.values(forKeys: engineKeys)) { values[position] = value }
+        return values
+    }
+
     func commit(_ batch: WriteBatch) throws(EngineError) {
         _ = try engine.commit(engineBatch(batch))
     }
