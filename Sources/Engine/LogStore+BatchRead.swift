@@ -47,23 +47,11 @@ extension LogStore {
         let tables = try state.withLock { s throws(EngineError) -> [StoreTable] in
             guard !s.closed else { throw Self.closedError }
             for (position, key) in keys.enumerated() {
-                guard let location = s.index[key] else {
+                guard let version = try tailVersion(of: key, in: &s) else {
                     missing.append(position)
                     continue
                 }
-                if location.isTombstone { continue }
-                if location.isBlob {
-                    guard let blob = s.index.blob(forKey: key) else {
-                        throw .corruption("the tail's index names a blob it does not hold", path: path, offset: 0)
-                    }
-                    versions[position] = .blob(blob)
-                } else if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) {
-                    versions[position] = .cached(cached)
-                } else if let file = s.files[location.segment] {
-                    versions[position] = .inline(location, file)
-                } else {
-                    throw .corruption("the tail's index names segment \(location.segment), which is not open", path: path, offset: 0)
-                }
+                versions[position] = version
             }
             return s.tables
         }
@@ -81,24 +69,13 @@ extension LogStore {
         for table in tables {
             guard !pending.isEmpty else { break }
             var asked: [Int] = []
-            for (index, item) in pending.enumerated() where table.covers(item.key) {
-                tableFilterChecks.add(1, ordering: .relaxed)
-                if try table.reader.filter.mayContain(item.key) {
-                    asked.append(index)
-                } else {
-                    tableFilterNegatives.add(1, ordering: .relaxed)
-                }
-            }
+            for (index, item) in pending.enumerated() where try mayHold(table, item.key) { asked.append(index) }
             guard !asked.isEmpty else { continue }
             let entries = try table.reader.entriesAfterFilter(forSortedKeys: asked.map { pending[$0].key })
             var answered = Set<Int>()
             for (index, entry) in zip(asked, entries) {
                 guard let entry else { continue }
-                let version: Version? = switch entry.value {
-                case .value(let bytes): .cached(bytes)
-                case .blob(let reference): .blob(reference)
-                case .tombstone: nil
-                }
+                let version = entry.version
                 for position in pending[index].positions { versions[position] = version }
                 answered.insert(index)
             }

@@ -135,31 +135,50 @@ extension LogStore {
         }
         let found = try state.withLock { s throws(EngineError) -> Found in
             guard !s.closed else { throw Self.closedError }
-            guard let location = s.index[key] else { return .tables(s.tables) }
-            if location.isTombstone { return .tail(nil) }
-            if location.isBlob { return .tail(.blob(s.index.blob(forKey: key)!)) }
-            if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) { return .tail(.cached(cached)) }
-            return .tail(.inline(location, s.files[location.segment]!))
+            guard let version = try tailVersion(of: key, in: &s) else { return .tables(s.tables) }
+            return .tail(version)
         }
         switch found {
         case .tail(let version):
             return version
         case .tables(let tables):
-            for table in tables where table.covers(key) {
-                tableFilterChecks.add(1, ordering: .relaxed)
-                guard try table.reader.filter.mayContain(key) else {
-                    tableFilterNegatives.add(1, ordering: .relaxed)
-                    continue
-                }
+            for table in tables where try mayHold(table, key) {
                 guard let entry = try table.reader.entryAfterFilter(forKey: key) else { continue }
-                switch entry.value {
-                case .value(let bytes): return .cached(bytes)
-                case .blob(let reference): return .blob(reference)
-                case .tombstone: return nil
-                }
+                return entry.version
             }
             return nil
         }
+    }
+
+    /// What the tail's index says of `key`, read under the index lock (`s`, whose value cache a hit refreshes): `nil` when the
+    /// tail does not hold it (the tables decide), `.some(nil)` for its tombstone, else where its
+    /// current version is.
+    func tailVersion(of key: [UInt8], in s: inout ReaderState) throws(EngineError) -> Version?? {
+        guard let location = s.index[key] else { return nil }
+        if location.isTombstone { return .some(nil) }
+        if location.isBlob {
+            guard let blob = s.index.blob(forKey: key) else {
+                throw .corruption("the tail's index names a blob it does not hold", path: path, offset: 0)
+            }
+            return .blob(blob)
+        }
+        if let cached = s.cache.value(forKey: HashedKey(key), tag: location.sequence) { return .cached(cached) }
+        guard let file = s.files[location.segment] else {
+            throw .corruption("the tail's index names segment \(location.segment), which is not open", path: path, offset: 0)
+        }
+        return .inline(location, file)
+    }
+
+    /// Whether `table` may hold `key`: within its key range and passed by its Bloom filter
+    /// (counted in the statistics).
+    func mayHold(_ table: StoreTable, _ key: [UInt8]) throws(EngineError) -> Bool {
+        guard table.covers(key) else { return false }
+        tableFilterChecks.add(1, ordering: .relaxed)
+        guard try table.reader.filter.mayContain(key) else {
+            tableFilterNegatives.add(1, ordering: .relaxed)
+            return false
+        }
+        return true
     }
 
     /// Opens blob `reference`, checking its header and chunk table.
@@ -252,6 +271,17 @@ public struct ValueStream: Sendable {
             if index + 1 == reader.chunks.count { try reader.verifyContent(digest) }
             source = .blob(reader, next: index + 1, digest: digest)
             return chunk
+        }
+    }
+}
+
+extension TableEntry {
+    /// The version a read finds in this entry: `nil` for a tombstone.
+    var version: LogStore.Version? {
+        switch value {
+        case .value(let bytes): .cached(bytes)
+        case .blob(let reference): .blob(reference)
+        case .tombstone: nil
         }
     }
 }

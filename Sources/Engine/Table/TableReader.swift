@@ -292,7 +292,11 @@ struct TableReader: Sendable {
     func entryAfterFilter(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
         let loaded = try metadataLoaded()
         guard let blockIndex = firstBlock(atOrAbove: key, in: loaded) else { return nil }
-        let block = try dataBlock(loaded.handles[blockIndex])
+        return try entry(forKey: key, in: try dataBlock(loaded.handles[blockIndex]))
+    }
+
+    /// The entry for `key` in `block` (the one data block that may hold it), `nil` if none.
+    private func entry(forKey key: [UInt8], in block: Block) throws(EngineError) -> TableEntry? {
         guard let interval = try block.interval(atOrBefore: key) else { return nil }
         for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
             guard entry.key == key else { return nil }
@@ -319,11 +323,7 @@ struct TableReader: Sendable {
                 block = try dataBlock(loaded.handles[blockIndex])
                 current = (blockIndex, block)
             }
-            guard let interval = try block.interval(atOrBefore: key) else { continue }
-            for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
-                if entry.key == key { result[position] = try decode(entry, in: block) }
-                break
-            }
+            result[position] = try entry(forKey: key, in: block)
         }
         return result
     }

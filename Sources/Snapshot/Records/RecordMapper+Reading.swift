@@ -13,10 +13,37 @@ extension RecordMapper {
     /// The full snapshot of `id` (to-many arrays rebuilt when `toMany`), or `nil` when the store
     /// holds no such object (of that entity).
     func load(_ id: PersistentIdentifier, toMany: Bool = true) throws -> DefaultSnapshot? {
+        guard let record = record(of: id), let bytes = try readRecord(root: record.root, primaryKey: record.primaryKey) else { return nil }
+        return try snapshot(of: id, fromRecord: bytes, record, toMany: toMany)
+    }
+
+    /// ``load(_:toMany:)`` for each of `ids`, in order, the records read in one batch
+    /// (``RecordSpace/values(forKeys:)``).
+    func loadAll(_ ids: [PersistentIdentifier], toMany: Bool) throws -> [(PersistentIdentifier, DefaultSnapshot?)] {
+        let records = ids.map(record(of:))
+        let found = try engine.values(forKeys: records.compactMap { $0?.key })
+        var next = found.makeIterator()
+        return try zip(ids, records).map { id, record in
+            guard let record, let bytes = next.next() ?? nil else { return (id, nil) }
+            countRecordRead()
+            return (id, try snapshot(of: id, fromRecord: bytes, record, toMany: toMany))
+        }
+    }
+
+    /// Where the record of `id` is: its root, primary key and key; `nil` when `id` cannot name
+    /// an object of this store.
+    private func record(of id: PersistentIdentifier) -> (root: String, primaryKey: UUID, key: [UInt8])? {
         guard id.storeIdentifier == storeIdentifier, let pk = Self.primaryKey(of: id), schema.entity(named: id.entityName) != nil else { return nil }
         let root = layout.root(of: id.entityName)
-        guard let bytes = try readRecord(root: root, primaryKey: pk) else { return nil }
-        let snapshot = try self.snapshot(ofRecord: bytes, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: toMany)
+        return (root, pk, RecordKeys.record(root: root, primaryKey: pk))
+    }
+
+    /// The snapshot of `id` from its record's `bytes`: `nil` when the record is of another
+    /// entity than `id` names.
+    private func snapshot(
+        of id: PersistentIdentifier, fromRecord bytes: [UInt8], _ record: (root: String, primaryKey: UUID, key: [UInt8]), toMany: Bool
+    ) throws -> DefaultSnapshot? {
+        let snapshot = try self.snapshot(ofRecord: bytes, key: record.key, primaryKey: record.primaryKey, root: record.root, toMany: toMany)
         return snapshot.persistentIdentifier.entityName == id.entityName ? snapshot : nil
     }
 

@@ -28,33 +28,6 @@ final class FetchRunner {
         return loaded
     }
 
-    /// The snapshots of `ids` (to-many arrays rebuilt when `toMany`), `nil` for an object the
-    /// store does not hold (of that entity): what ``RecordMapper/load(_:toMany:)`` returns for
-    /// each, their records read in one batch.
-    private func loadAll(_ ids: [PersistentIdentifier], toMany: Bool) throws -> [(PersistentIdentifier, DefaultSnapshot?)] {
-        var wanted: [(id: PersistentIdentifier, root: String, primaryKey: UUID, key: [UInt8])] = []
-        var result: [(PersistentIdentifier, DefaultSnapshot?)] = []
-        for id in ids {
-            guard id.storeIdentifier == mapper.storeIdentifier, let pk = RecordMapper.primaryKey(of: id), schema.entity(named: id.entityName) != nil else {
-                result.append((id, nil))
-                continue
-            }
-            let root = mapper.layout.root(of: id.entityName)
-            wanted.append((id, root, pk, RecordKeys.record(root: root, primaryKey: pk)))
-        }
-        let records = try mapper.engine.values(forKeys: wanted.map(\.key))
-        for (item, bytes) in zip(wanted, records) {
-            guard let bytes else {
-                result.append((item.id, nil))
-                continue
-            }
-            mapper.countRecordRead()
-            let snapshot = try mapper.snapshot(ofRecord: bytes, key: item.key, primaryKey: item.primaryKey, root: item.root, toMany: toMany)
-            result.append((item.id, snapshot.persistentIdentifier.entityName == item.id.entityName ? snapshot : nil))
-        }
-        return result
-    }
-
     /// Loads, in one batch, the objects the first relationship of each prefetch path names from
     /// `snapshots` and that are not loaded yet, so that following the paths reads no record
     /// one at a time for that step.
@@ -75,7 +48,7 @@ final class FetchRunner {
             }
         }
         guard !ids.isEmpty else { return }
-        for (id, snapshot) in try loadAll(ids, toMany: true) { cache[id] = .some(snapshot) }
+        for (id, snapshot) in try mapper.loadAll(ids, toMany: true) { cache[id] = .some(snapshot) }
     }
 
     func fetch(_ request: DataStoreFetchRequest) throws -> DataStoreFetchResult<DefaultSnapshot> {
@@ -270,7 +243,7 @@ final class FetchRunner {
             // The fetch SwiftData makes to resolve models: one point read per identifier, never a
             // scan of the entity.
             var candidates: [DefaultSnapshot] = []
-            for (_, snapshot) in try loadAll(Array(wanted), toMany: toMany) {
+            for (_, snapshot) in try mapper.loadAll(Array(wanted), toMany: toMany) {
                 guard let snapshot else { continue }
                 guard isFetched(snapshot.persistentIdentifier.entityName, descriptor),
                     try evaluator.evaluate(descriptor.predicate!, on: snapshot)

@@ -189,7 +189,7 @@ extension SavePlanner {
                     if case .relationship(let r)? = schema.property(named: name, in: id.entityName), !r.isToMany { statement.values[name] = nil }
                 }
             }
-            try validate(statement, reportedAs: snapshot.persistentIdentifier)
+            try validate(statement.values, of: statement.persistentIdentifier, reportedAs: snapshot.persistentIdentifier)
             statements.append((id, statement))
             stated[id, default: []].formUnion(statement.values.keys)
             let base = try current(id) ?? emptySnapshot(id)
@@ -218,13 +218,7 @@ extension SavePlanner {
     private func applyInsert(_ snapshot: DefaultSnapshot, as id: PersistentIdentifier) throws {
         let remapped = remapped
         let reportedID = snapshot.persistentIdentifier
-        do {
-            try validate(snapshot.values.lazy.map { (key: $0.key, value: $0.value.remapping(remapped)) }, of: id, reportedAs: reportedID)
-        } catch {
-            try validate(snapshot.values.sorted(by: { $0.key < $1.key }).map { (key: $0.key, value: $0.value.remapping(remapped)) },
-                         of: id, reportedAs: reportedID)
-            throw error
-        }
+        try validate(snapshot.values, of: id, reportedAs: reportedID, remapping: remapped)
         statements.append((id, snapshot))
         stated[id] = Set(snapshot.values.keys)
         if !needsRewriting(snapshot, as: id) {
@@ -296,17 +290,25 @@ extension SavePlanner {
     /// The statement's values against the schema: known properties, values of the declared
     /// types, non-optional attributes not null, references to objects that exist.
     /// `reportedAs`: the identifier errors name (the one the request holds).
-    private func validate(_ statement: DefaultSnapshot, reportedAs reportedID: PersistentIdentifier) throws {
+    /// `remapping`: how the values' references are read (a new object's statement keeps the
+    /// request's temporary identifiers).
+    private func validate(
+        _ values: [String: PropertyValue], of id: PersistentIdentifier, reportedAs reportedID: PersistentIdentifier,
+        remapping: [PersistentIdentifier: PersistentIdentifier] = [:]
+    ) throws {
+        func read(_ entry: (key: String, value: PropertyValue)) -> (key: String, value: PropertyValue) {
+            remapping.isEmpty ? entry : (entry.key, entry.value.remapping(remapping))
+        }
         do {
-            try validate(statement.values, of: statement.persistentIdentifier, reportedAs: reportedID)
+            try validate(values.lazy.map(read), of: id, reportedAs: reportedID)
         } catch {
             // The error names the first property in name order, whatever the dictionary's order.
-            try validate(statement.values.sorted(by: { $0.key < $1.key }), of: statement.persistentIdentifier, reportedAs: reportedID)
+            try validate(values.sorted(by: { $0.key < $1.key }).lazy.map(read), of: id, reportedAs: reportedID)
             throw error
         }
     }
 
-    func validate(
+    private func validate(
         _ values: some Sequence<(key: String, value: PropertyValue)>, of id: PersistentIdentifier, reportedAs reportedID: PersistentIdentifier
     ) throws {
         for (name, value) in values {
