@@ -87,6 +87,45 @@ import Testing
         #expect(try reopened.all("Page").count == 2, "pages are not deleted with the link")
     }
 
+    @Test func aCloudKitExportSendsEachLinkOfARelationshipThatIsItsOwnInverseOnce() throws {
+        let home = WALHome(Self.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        let ann = Self.person("Ann"), bo = Self.person("Bo"), cy = Self.person("Cy")
+        var annWithFriends = ann
+        // Ann's friends: Bo, Cy and Ann herself (a link from an object to itself).
+        annWithFriends["friends"] = .toMany([bo.persistentIdentifier, cy.persistentIdentifier, ann.persistentIdentifier])
+        let saved = try store.save(DataStoreSaveChangesRequest(inserted: [annWithFriends, bo, cy]))
+        let a = try #require(saved.remappedIdentifiers[ann.persistentIdentifier])
+        #expect(try store.snapshot(a)?["friends"]?.referencedIdentifiers.count == 3, "Ann lists herself once")
+        #expect(try store.all("Person").first { $0.persistentIdentifier == a }?["friends"]?.referencedIdentifiers.count == 3)
+
+        var linkNames: [String] = []
+        try CloudKitExport(store: store).forEachRecord { record, _ in
+            if record.recordType == CloudKitRecord.linkRecordType { linkNames.append(record.recordName) }
+        }
+        #expect(linkNames.count == 3, "Ann–Bo, Ann–Cy and Ann–Ann, each once: \(linkNames)")
+        #expect(Set(linkNames).count == linkNames.count, "no link record is sent twice")
+
+        let export = home.temporary.path + "/export", copyPath = home.temporary.path + "/copy"
+        let summary = try CloudKitExport(store: store).write(to: export)
+        #expect(summary.links == 3)
+        try store.close()
+        let imported = try CloudKitImport.makeStore(from: export, at: copyPath)
+        #expect(imported.links == 3)
+        let copy = try WALDataStore(WALStoreConfiguration(name: "Blog", schema: Self.schema, path: copyPath))
+        defer { try? copy.close() }
+        // The import is a new store: its objects are named by their names here.
+        let people = try copy.all("Person")
+        var names: [PersistentIdentifier: String] = [:]
+        for person in people { if case .string(let name)? = person["name"] { names[person.persistentIdentifier] = name } }
+        var friends: [String: [String]] = [:]
+        for person in people {
+            friends[names[person.persistentIdentifier] ?? "?"] = (person["friends"]?.referencedIdentifiers ?? []).map { names[$0] ?? "?" }.sorted()
+        }
+        #expect(friends == ["Ann": ["Ann", "Bo", "Cy"], "Bo": ["Ann"], "Cy": ["Ann"]])
+    }
+
     @Test func aManyToManyThatIsItsOwnInverseIsSymmetric() throws {
         let home = WALHome(Self.schema)
         defer { home.temporary.remove() }

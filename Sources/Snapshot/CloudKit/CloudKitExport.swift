@@ -109,7 +109,11 @@ public struct CloudKitExport {
             guard entities.contains(where: { !(joins[$0] ?? []).isEmpty }) else { continue }
             try inspector.forEachIdentifier(root: entity.name) { id in
                 for relationship in joins[id.entityName] ?? [] {
+                    let symmetric = inspector.isSymmetric(relationship, of: id.entityName)
                     for target in try inspector.targets(of: id, through: relationship) {
+                        // A relationship that is its own inverse lists each link at both ends:
+                        // the link is one record, sent from the end whose name comes first.
+                        if symmetric && StoreInspector.recordName(of: target) < StoreInspector.recordName(of: id) { continue }
                         try body(linkRecord(from: id, through: relationship, to: target))
                     }
                 }

@@ -314,7 +314,11 @@ public enum CloudKitImport {
             guard names.count == 2, rels.count == 2, let a = objects[names[0]], let b = objects[names[1]] else {
                 throw refuse("CD_recordNames \(recordNames) does not name two records of the export")
             }
-            for (here, there, hereName, thereName, rel) in [(a, b, names[0], names[1], rels[0]), (b, a, names[1], names[0], rels[1])] where !rel.isEmpty {
+            // A link of an object to itself through a relationship that is its own inverse
+            // names one end twice: it is one target.
+            let ends = names[0] == names[1] && rels[0] == rels[1] ? [(a, b, names[0], names[1], rels[0])]
+                : [(a, b, names[0], names[1], rels[0]), (b, a, names[1], names[0], rels[1])]
+            for (here, there, hereName, thereName, rel) in ends where !rel.isEmpty {
                 guard let relationship = schema.relationship(named: rel, in: here.entity), relationship.isToMany, isA(there.entity, relationship.destination) else {
                     throw refuse("\(here.entity) has no to-many relationship \(rel) to \(there.entity)")
                 }

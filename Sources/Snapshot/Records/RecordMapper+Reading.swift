@@ -155,6 +155,9 @@ extension RecordMapper {
                 var cursor = try engine.scan(prefix: prefix)
                 while let entry = try cursor.next() {
                     let (entity, other) = try joinTarget(entry.key, objectPrefixLength: prefix.count)
+                    // A link of an object to itself is both keys of a relationship that is its
+                    // own inverse: listed once.
+                    if mirror && join.isSymmetric && other == pk { continue }
                     result.append(try identifier(entity: entity, primaryKey: other))
                 }
             }

@@ -81,6 +81,8 @@ extension RecordMapper {
                     var cursor = try engine.scan(prefix: prefix)
                     while let entry = try cursor.next() {
                         let (here, otherEntity, other) = try joinComponents(entry.key, prefixLength: prefix.count)
+                        // A link of an object to itself (own inverse): listed once.
+                        if mirror && join.isSymmetric && here == other { continue }
                         found[here, default: []].append(try identifier(entity: otherEntity, primaryKey: other))
                     }
                 }

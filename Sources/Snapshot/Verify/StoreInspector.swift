@@ -156,6 +156,12 @@ package struct StoreInspector {
         layout.usesJoinRecords(relationship) && layout.writesJoinRecords(relationship, of: entity)
     }
 
+    /// Whether `relationship` of `entity` is its own inverse (`Person.friends` ↔ `friends`):
+    /// each of its links is one join record, listed among the targets of both its ends.
+    package func isSymmetric(_ relationship: Schema.Relationship, of entity: String) -> Bool {
+        layout.join(relationship, of: entity).isSymmetric
+    }
+
     /// The `CDMR` fields of the link from `source` through `relationship` to `target`:
     /// `CD_entityNames`, `CD_recordNames`, `CD_relationships` (FORMAT.md §19, "join record").
     package func joinFields(
