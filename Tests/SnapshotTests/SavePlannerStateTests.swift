@@ -10,6 +10,12 @@ import Testing
 @Suite struct SavePlannerStateTests {
     typealias F = MigrationFixture
 
+    /// The blog model with a non-optional `rank` (default 7) after Tag's last field: a
+    /// header-only migration, its stored tags' records one field short.
+    static func ranked() throws -> Schema {
+        try F.blog { $0[named: "Tag"].attributes.append(.init("rank", .int, defaultValue: .int(7))) }
+    }
+
     @Test func planningInsertsUpdatesAndDeletesBuildsNoSnapshotByNameUntilTheCallerAsks() throws {
         let (_, store, post, tags) = try EntityEncoderTests.store()
         // Inserts stating a to-many of stored and new tags, a null for an optional attribute.
@@ -43,7 +49,7 @@ import Testing
         defer { home.temporary.remove() }
         try home.filled()
         // Tag's fields are name, colour: "rank" comes last, its records keep two fields.
-        let added = try F.blog { $0[named: "Tag"].attributes.append(.init("rank", .int, defaultValue: .int(7))) }
+        let added = try Self.ranked()
         let store = try home.open(added)
         let tag = try #require(try store.all("Tag").first)
         _ = try store.save(DataStoreSaveChangesRequest(updated: [DefaultSnapshot(persistentIdentifier: tag.persistentIdentifier, values: ["colour": .string("teal")])]))
@@ -60,7 +66,7 @@ import Testing
     @Test func insertsStatingToManysNewObjectsAndNullsWriteTheRecordsAndLinksOfTheirValues() throws {
         let home = MigrationHome()
         defer { home.temporary.remove() }
-        let schema = try F.blog { $0[named: "Tag"].attributes.append(.init("rank", .int, defaultValue: .int(7))) }
+        let schema = try Self.ranked()
         var store = try home.open(schema)
         var tag = BlogModel.tag(name: "t")
         tag["rank"] = .null
