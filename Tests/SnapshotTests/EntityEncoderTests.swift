@@ -44,7 +44,7 @@ import Testing
                 chosen.append(value)
             }
             let snapshot = DefaultSnapshot(persistentIdentifier: id, values: values)
-            let encoded = encoder.encode(snapshot, primaryKey: pk, assetThreshold: .max, layout: layout)
+            let encoded = encoder.encode(encoder.state(of: snapshot), primaryKey: pk, assetThreshold: .max, layout: layout)
             #expect(encoded.record == RecordFormatTests.record(chosen))
             #expect(!encoded.holdsAsset)
         }

@@ -40,8 +40,8 @@ extension SavePlanner {
 
     /// The names of the properties whose stored value differs, sorted: attributes (ephemeral
     /// ones are never stored, so never compared), to-one targets, and to-many sets of targets
-    /// (of the arrays both snapshots hold).
-    private func changedProperties(_ old: DefaultSnapshot, _ new: DefaultSnapshot) -> [String] {
+    /// (of the arrays both states hold).
+    private func changedProperties(_ old: ObjectState, _ new: ObjectState) -> [String] {
         var names: [String] = []
         for property in schema.allProperties(of: new.persistentIdentifier.entityName) {
             let name = property.name
@@ -61,7 +61,7 @@ extension SavePlanner {
     }
 
     /// The deleted object's attributes marked to be preserved, with their last stored values.
-    private func tombstone(of old: DefaultSnapshot) -> [HistoryRecord.TombstoneField] {
+    private func tombstone(of old: ObjectState) -> [HistoryRecord.TombstoneField] {
         var fields: [HistoryRecord.TombstoneField] = []
         for property in schema.allProperties(of: old.persistentIdentifier.entityName) {
             guard case .attribute(let a) = property, a.options.contains(.preserveValueOnDeletion) else { continue }

@@ -6,8 +6,8 @@ import Foundation
 /// fields it reads; for each to-one, the parts of its back reference; for each to-many, whether
 /// this entity writes its links.
 ///
-/// Encoding reads each stored property of a snapshot once, in field order; index and uniqueness
-/// keys then read the values already read.
+/// Encoding reads an object's state (``ObjectState``) slot by slot, in field order, without a
+/// name lookup; index and uniqueness keys then read the values already read.
 struct EntityEncoder: Sendable {
     /// One record field.
     struct Field: Sendable {
@@ -24,7 +24,7 @@ struct EntityEncoder: Sendable {
     }
 
     /// One index or uniqueness rule: its key prefix, and where each of its properties' values
-    /// is read (a field index, or `nil` for a property without field: read from the snapshot).
+    /// is read (a field index, or `nil` for a property without field: read from the state).
     struct Rule: Sendable {
         let prefix: [UInt8]
         let properties: [String]
@@ -41,6 +41,8 @@ struct EntityEncoder: Sendable {
     /// Whether every index and uniqueness rule reads only record fields: then two objects with
     /// the same record bytes have the same index and uniqueness entries.
     let rulesReadFieldsOnly: Bool
+    /// Where each property of the entity's objects sits in an ``ObjectState``.
+    let slots: SlotTable
     private let entityName: [UInt8]
 
     init(layout: RecordLayout, fieldList: RecordFieldList) {
@@ -48,6 +50,7 @@ struct EntityEncoder: Sendable {
         self.entity = entity
         self.root = layout.root(of: entity)
         self.entityName = Array(entity.utf8)
+        self.slots = SlotTable(schema: layout.schema, fieldList: fieldList)
         self.fields = fieldList.fields.map { field in
             switch field.kind {
             case .attribute(let a):
@@ -72,7 +75,10 @@ struct EntityEncoder: Sendable {
         }
     }
 
-    /// The record of `snapshot` alone, and its field values: what ``entries(of:primaryKey:mapper:)``
+    /// The state of `snapshot` in this entity's slots (for callers holding a snapshot by name).
+    func state(of snapshot: DefaultSnapshot) -> ObjectState { ObjectState(snapshot, table: slots) }
+
+    /// The record of a state alone, and its field values: what ``entries(of:_:primaryKey:mapper:)``
     /// builds first.
     struct Encoded {
         /// The record value's bytes.
@@ -85,16 +91,17 @@ struct EntityEncoder: Sendable {
         var fieldEntries: [(key: [UInt8], entry: StoredEntry)]
     }
 
-    /// The record of `snapshot` (primary key `pk`), read once per field from its values; a
-    /// field it leaves out reads the field's default in place.
-    func encode(_ snapshot: DefaultSnapshot, primaryKey pk: UUID, assetThreshold: Int, layout: RecordLayout) -> Encoded {
+    /// The record of `state` (primary key `pk`, its table this encoder's ``slots``), read once
+    /// per field from slot *i* for field *i*; a field it leaves out reads the field's default
+    /// in place.
+    func encode(_ state: ObjectState, primaryKey pk: UUID, assetThreshold: Int, layout: RecordLayout) -> Encoded {
         var writer = RecordWriter(entityName: entity)
         var values: [PropertyValue] = []
         values.reserveCapacity(fields.count)
         var fieldEntries: [(key: [UInt8], entry: StoredEntry)] = []
         var holdsAsset = false
-        for field in fields {
-            let value = snapshot.values[field.name] ?? field.fallback
+        for (i, field) in fields.enumerated() {
+            let value = state.slot(i) ?? field.fallback
             values.append(value)
             if let attribute = field.attribute {
                 if !value.isNull, field.isExternal || FieldValueCoding.encodedCount(value) > assetThreshold {
@@ -122,27 +129,27 @@ struct EntityEncoder: Sendable {
         return Encoded(record: writer.encoded(), holdsAsset: holdsAsset, values: values, fieldEntries: fieldEntries)
     }
 
-    /// Every entry of `snapshot` (primary key `pk`), its record already encoded as `encoded`:
+    /// Every entry of `state` (primary key `pk`), its record already encoded as `encoded`:
     /// the assets and back references of its fields, the links of the to-many arrays it
     /// holds, its record, its index and uniqueness entries.
-    func entries(of snapshot: DefaultSnapshot, _ encoded: Encoded, primaryKey pk: UUID, mapper: RecordMapper) -> [(key: [UInt8], entry: StoredEntry)] {
+    func entries(of state: ObjectState, _ encoded: Encoded, primaryKey pk: UUID, mapper: RecordMapper) -> [(key: [UInt8], entry: StoredEntry)] {
         var result = encoded.fieldEntries
-        linkEntries(of: snapshot, mapper: mapper, into: &result)
+        linkEntries(of: state, mapper: mapper, into: &result)
         result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(encoded.record)))
-        ruleEntries(encoded.values, of: snapshot, primaryKey: pk, into: &result)
+        ruleEntries(encoded.values, of: state, primaryKey: pk, into: &result)
         return result
     }
 
     /// The index and uniqueness entries of an object of field values `values` (and, for a rule
-    /// property without field, `snapshot`'s value).
+    /// property without field, `state`'s value).
     func ruleEntries(
-        _ values: [PropertyValue], of snapshot: DefaultSnapshot, primaryKey pk: UUID, into result: inout [(key: [UInt8], entry: StoredEntry)]
+        _ values: [PropertyValue], of state: ObjectState, primaryKey pk: UUID, into result: inout [(key: [UInt8], entry: StoredEntry)]
     ) {
         func ruleValues(_ rule: Rule) -> [PropertyValue] {
             var out: [PropertyValue] = []
             out.reserveCapacity(rule.properties.count)
             for (i, name) in rule.properties.enumerated() {
-                if let index = rule.fieldIndices[i], index < values.count { out.append(values[index]) } else { out.append(snapshot.values[name] ?? .null) }
+                if let index = rule.fieldIndices[i], index < values.count { out.append(values[index]) } else { out.append(state[name] ?? .null) }
             }
             return out
         }
@@ -157,12 +164,12 @@ struct EntityEncoder: Sendable {
         }
     }
 
-    /// The links of the to-many arrays `snapshot` holds, for the relationships this entity
+    /// The links of the to-many arrays `state` holds, for the relationships this entity
     /// writes links of.
-    func linkEntries(of snapshot: DefaultSnapshot, mapper: RecordMapper, into result: inout [(key: [UInt8], entry: StoredEntry)]) {
-        let id = snapshot.persistentIdentifier
+    func linkEntries(of state: ObjectState, mapper: RecordMapper, into result: inout [(key: [UInt8], entry: StoredEntry)]) {
+        let id = state.persistentIdentifier
         for relationship in linkWriting {
-            guard let value = snapshot.values[relationship.name] else { continue }
+            guard let value = state[relationship.name] else { continue }
             for target in value.referencedIdentifiers {
                 result += mapper.joinEntries(of: id, through: relationship, to: target)
             }

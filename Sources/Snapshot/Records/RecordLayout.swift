@@ -198,6 +198,12 @@ struct RecordLayout: Sendable {
         tables.encoders[entity] ?? EntityEncoder(layout: self, fieldList: recordFields(of: entity))
     }
 
+    /// Where each property of `entity`'s objects sits in an ``ObjectState``: worked out once
+    /// per schema.
+    func slotTable(of entity: String) -> SlotTable {
+        tables.encoders[entity]?.slots ?? SlotTable(schema: schema, fieldList: recordFields(of: entity))
+    }
+
     /// The to-many relationships of `entity` (declared or inherited), in property order: the
     /// relationships that have no field.
     func toManyRelationships(of entity: String) -> [Schema.Relationship] {

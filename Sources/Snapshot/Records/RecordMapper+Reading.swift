@@ -83,22 +83,13 @@ extension RecordMapper {
 
     /// As ``snapshot(ofRecord:key:primaryKey:root:toMany:only:)``, from a parsed record.
     func snapshot(of record: RecordReader, primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
-        let key = record.key
         let entity = record.entityName
         let fields = try checkedFields(of: record, root: root)
         let id = try identifier(entity: entity, primaryKey: pk)
         var values: [String: PropertyValue] = Dictionary(minimumCapacity: fields.count)
         for field in fields.fields {
             if let only, !only.contains(field.name) { continue }
-            if record.isAsset(field.index) {
-                guard case .attribute(let attribute) = field.kind else {
-                    throw RecordDecodingError("the to-one \(field.name) marked as held in an asset", key: key)
-                }
-                values[field.name] = try readAsset(
-                    RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name), type: attribute.valueType, record: key)
-            } else {
-                values[field.name] = try record.value(of: field, storeIdentifier: storeIdentifier)
-            }
+            values[field.name] = try value(of: field, in: record, primaryKey: pk, root: root)
         }
         if toMany {
             for relationship in layout.toManyRelationships(of: entity) {
@@ -107,6 +98,16 @@ extension RecordMapper {
             }
         }
         return DefaultSnapshot(persistentIdentifier: id, values: values)
+    }
+
+    /// The value of `field` in `record` (of primary key `pk`, in `root`): its asset read back
+    /// when the record marks it held in one.
+    func value(of field: RecordField, in record: RecordReader, primaryKey pk: UUID, root: String) throws -> PropertyValue {
+        guard record.isAsset(field.index) else { return try record.value(of: field, storeIdentifier: storeIdentifier) }
+        guard case .attribute(let attribute) = field.kind else {
+            throw RecordDecodingError("the to-one \(field.name) marked as held in an asset", key: record.key)
+        }
+        return try readAsset(RecordKeys.asset(root: root, primaryKey: pk, attribute: attribute.name), type: attribute.valueType, record: record.key)
     }
 
     func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {

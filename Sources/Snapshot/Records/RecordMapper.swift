@@ -55,11 +55,16 @@ struct RecordMapper {
     /// arrays it holds), index and uniqueness entries. A key repeats only when an array lists a
     /// target twice.
     func entries(of snapshot: DefaultSnapshot) -> [(key: [UInt8], entry: StoredEntry)] {
-        let id = snapshot.persistentIdentifier
+        entries(of: layout.encoder(of: snapshot.persistentIdentifier.entityName).state(of: snapshot))
+    }
+
+    /// The entries of `snapshot`'s object, as above, from its state.
+    func entries(of state: ObjectState) -> [(key: [UInt8], entry: StoredEntry)] {
+        let id = state.persistentIdentifier
         guard let pk = Self.primaryKey(of: id) else { return [] }
         let encoder = layout.encoder(of: id.entityName)
-        let encoded = encoder.encode(snapshot, primaryKey: pk, assetThreshold: assetThreshold, layout: layout)
-        return encoder.entries(of: snapshot, encoded, primaryKey: pk, mapper: self)
+        let encoded = encoder.encode(state, primaryKey: pk, assetThreshold: assetThreshold, layout: layout)
+        return encoder.entries(of: state, encoded, primaryKey: pk, mapper: self)
     }
 
     /// The link and its mirror that store the link from `id` to `target` through the to-many
@@ -91,6 +96,28 @@ struct RecordMapper {
         return snapshot.persistentIdentifier.entityName == id.entityName ? (snapshot, bytes) : nil
     }
 
+    /// The stored object `id` as an ``ObjectState`` (without its to-many arrays), decoded from
+    /// its record's fields by index into slots, with its record's bytes as stored; `nil` when
+    /// the store holds no such object (of that entity). The same checks and errors as
+    /// ``loadRecord(_:)``.
+    func loadState(_ id: PersistentIdentifier) throws -> (state: ObjectState, bytes: [UInt8])? {
+        if format == .format1 {
+            // Only while a store of header version 3 or older is upgraded.
+            return try loadRecord(id).map { (layout.encoder(of: id.entityName).state(of: $0.snapshot), $0.bytes) }
+        }
+        guard id.storeIdentifier == storeIdentifier, let pk = Self.primaryKey(of: id), schema.entity(named: id.entityName) != nil else { return nil }
+        let root = layout.root(of: id.entityName)
+        guard let bytes = try readRecord(root: root, primaryKey: pk) else { return nil }
+        let record = try RecordReader(bytes, key: RecordKeys.record(root: root, primaryKey: pk))
+        let fields = try checkedFields(of: record, root: root)
+        let stateID = try identifier(entity: record.entityName, primaryKey: pk)
+        var state = ObjectState(stateID, table: layout.slotTable(of: record.entityName))
+        for field in fields.fields {
+            state.values.slots[field.index] = try value(of: field, in: record, primaryKey: pk, root: root)
+        }
+        return record.entityName == id.entityName ? (state, bytes) : nil
+    }
+
     /// The index entries' keys of `snapshot` (of primary key `pk`), one per index covering its
     /// entity, with strings normalized as `normalization` says.
     func indexKeys(of snapshot: DefaultSnapshot, primaryKey pk: UUID, _ normalization: OrderedValueEncoding.Normalization = .canonical) -> [[UInt8]] {
@@ -106,11 +133,23 @@ struct RecordMapper {
     ///
     /// `fallback` gives the value of a property `snapshot` leaves out (a new object's default).
     func uniqueKeys(
-        of snapshot: DefaultSnapshot, _ normalization: OrderedValueEncoding.Normalization = .canonical,
-        fallback: ((String) -> PropertyValue)? = nil
+        of snapshot: DefaultSnapshot, _ normalization: OrderedValueEncoding.Normalization = .canonical
     ) -> [([UInt8], [String])] {
-        layout.uniquenessConstraints(of: snapshot.persistentIdentifier.entityName).compactMap { constraint in
-            let values = constraint.properties.map { snapshot.values[$0] ?? fallback?($0) ?? .null }
+        uniqueKeys(of: snapshot.persistentIdentifier.entityName, normalization) { snapshot.values[$0] ?? .null }
+    }
+
+    /// The uniqueness entries of an object, as above, from its state; `fallback` gives
+    /// the value of a property `state` leaves out (a new object's default).
+    func uniqueKeys(of state: ObjectState, fallback: ((String) -> PropertyValue)? = nil) -> [([UInt8], [String])] {
+        uniqueKeys(of: state.persistentIdentifier.entityName, .canonical) { state[$0] ?? fallback?($0) ?? .null }
+    }
+
+    /// The uniqueness entries of an object of `entity` whose property values `value` reads.
+    private func uniqueKeys(
+        of entity: String, _ normalization: OrderedValueEncoding.Normalization, _ value: (String) -> PropertyValue
+    ) -> [([UInt8], [String])] {
+        layout.uniquenessConstraints(of: entity).compactMap { constraint in
+            let values = constraint.properties.map(value)
             if values.contains(where: \.isNull) { return nil }
             return (RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
                                       values: OrderedValueEncoding.encoded(values, normalization)), constraint.properties)

@@ -79,7 +79,7 @@ extension SavePlanner {
     }
 
     /// Puts the to-many arrays of `snapshot` in canonical order (changing only those out of order).
-    static func makeCanonical(_ snapshot: inout DefaultSnapshot) {
+    static func makeCanonical(_ snapshot: inout ObjectState) {
         for (name, value) in snapshot.values {
             guard case .toMany(let ids) = value, ids.count > 1 else { continue }
             let sorted = ids.sorted(by: RecordMapper.canonicalOrder)

@@ -69,17 +69,17 @@ extension SavePlanner {
     }
 
     /// A new object's values: its defaults, null attributes, no targets.
-    func emptySnapshot(_ id: PersistentIdentifier) -> DefaultSnapshot {
-        if let values = emptyValuesByEntity[id.entityName] { return DefaultSnapshot(persistentIdentifier: id, values: values) }
-        var values: [String: PropertyValue] = [:]
+    func emptyState(_ id: PersistentIdentifier) -> ObjectState {
+        if let values = emptyValuesByEntity[id.entityName] { return ObjectState(id, table: values.table, slots: values.slots) }
+        var state = ObjectState(id, table: slotTable(of: id.entityName))
         for property in schema.allProperties(of: id.entityName) {
             switch property {
-            case .attribute(let a): values[a.name] = a.defaultValue ?? .null
-            case .relationship(let r): values[r.name] = r.isToMany ? .toMany([]) : .toOne(nil)
+            case .attribute(let a): state[a.name] = a.defaultValue ?? .null
+            case .relationship(let r): state[r.name] = r.isToMany ? .toMany([]) : .toOne(nil)
             }
         }
-        emptyValuesByEntity[id.entityName] = values
-        return DefaultSnapshot(persistentIdentifier: id, values: values)
+        emptyValuesByEntity[id.entityName] = state.values
+        return state
     }
 
     /// Permanent identifiers for the inserts: a new UUID, or the identifier of the stored object
@@ -101,7 +101,7 @@ extension SavePlanner {
         for snapshot in request.updated {
             let id = snapshot.persistentIdentifier
             guard var merged = try stored(id) else { continue }
-            for (name, value) in snapshot.values { merged.values[name] = value }
+            for (name, value) in snapshot.values { merged[name] = value }
             for (key, _) in mapper.uniqueKeys(of: merged) { heldByUpdate[key] = id }
         }
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
@@ -182,19 +182,24 @@ extension SavePlanner {
                 try applyInsert(snapshot, as: id)
                 continue
             }
-            var statement = snapshot.copy(persistentIdentifier: id, remappedIdentifiers: remapped)
             let isUpsert = snapshot.persistentIdentifier.isTemporary && upserts.contains(id)
+            // An update's statement is the request's snapshot, its references to new objects
+            // read through ``remapped``; an upsert's is a copy without the to-ones it leaves nil.
+            var statement = snapshot
+            var remapping = remapped
             if isUpsert {
+                statement = snapshot.copy(persistentIdentifier: id, remappedIdentifiers: remapped)
+                remapping = [:]
                 for (name, value) in statement.values where value.referencedIdentifiers.isEmpty {
                     if case .relationship(let r)? = schema.property(named: name, in: id.entityName), !r.isToMany { statement.values[name] = nil }
                 }
             }
-            try validate(statement.values, of: statement.persistentIdentifier, reportedAs: snapshot.persistentIdentifier)
+            try validate(statement.values, of: id, reportedAs: snapshot.persistentIdentifier, remapping: remapping)
             statements.append((id, statement))
             stated[id, default: []].formUnion(statement.values.keys)
-            let base = try current(id) ?? emptySnapshot(id)
-            var merged = base
-            for (name, value) in statement.values {
+            var merged = try current(id) ?? emptyState(id)
+            for (name, said) in statement.values {
+                let value = remapping.isEmpty ? said : said.remapping(remapping)
                 guard case .relationship(let r)? = schema.property(named: name, in: id.entityName) else {
                     let attribute = schema.attribute(named: name, in: id.entityName)
                     merged.values[name] = value.isNull && attribute?.isOptional == false ? attribute?.defaultValue ?? value : value
@@ -221,26 +226,27 @@ extension SavePlanner {
         try validate(snapshot.values, of: id, reportedAs: reportedID, remapping: remapped)
         statements.append((id, snapshot))
         stated[id] = Set(snapshot.values.keys)
+        var state = ObjectState(id, table: slotTable(of: id.entityName))
         if !needsRewriting(snapshot, as: id) {
-            // Every stated value is stored as it is: the state shares the request's values.
-            state[id] = DefaultSnapshot(persistentIdentifier: id, values: snapshot.values)
+            // Every stated value is stored as it is: placed in its slot unchanged.
+            for (name, value) in snapshot.values { state[name] = value }
+            self.state[id] = state
             return
         }
-        var values: [String: PropertyValue] = Dictionary(minimumCapacity: snapshot.values.count)
         for (name, value) in snapshot.values {
             switch schema.property(named: name, in: id.entityName) {
             case .relationship(let r)? where r.isToMany:
                 intents.append((id, r, value.referencedIdentifiers.map { remapped[$0] ?? $0 }, false))
-                values[name] = .toMany([])
+                state[name] = .toMany([])
             case .relationship?:
-                values[name] = .toOne(value.referencedIdentifiers.first.map { remapped[$0] ?? $0 })
+                state[name] = .toOne(value.referencedIdentifiers.first.map { remapped[$0] ?? $0 })
             case .attribute(let a)?:
-                values[name] = value.isNull && !a.isOptional ? a.defaultValue ?? value : value.remapping(remapped)
+                state[name] = value.isNull && !a.isOptional ? a.defaultValue ?? value : value.remapping(remapped)
             case nil:
-                values[name] = value.remapping(remapped)
+                state[name] = value.remapping(remapped)
             }
         }
-        state[id] = DefaultSnapshot(persistentIdentifier: id, values: values)
+        self.state[id] = state
     }
 
     /// Whether a new object's stated values (already validated) differ from its state: a
@@ -262,17 +268,32 @@ extension SavePlanner {
         return false
     }
 
-    /// The value of `name` in `snapshot`, a state of the save: what it holds, else (a new
+    /// The value of `name` in `state`, a state of the save: what it holds, else (a new
     /// object's property the request left out) the property's default — an attribute's
     /// default value or null, no target.
+    func value(_ name: String, of state: ObjectState) -> PropertyValue {
+        state[name] ?? defaultValue(name, in: state.persistentIdentifier.entityName)
+    }
+
+    /// The value of `name` in a new object's statement `snapshot`, read as a state's is.
     func value(_ name: String, of snapshot: DefaultSnapshot) -> PropertyValue {
-        if let value = snapshot.values[name] { return value }
-        return schema.attribute(named: name, in: snapshot.persistentIdentifier.entityName)?.defaultValue ?? .null
+        snapshot.values[name] ?? defaultValue(name, in: snapshot.persistentIdentifier.entityName)
+    }
+
+    /// The value a new object's property `name` the request left out reads.
+    private func defaultValue(_ name: String, in entity: String) -> PropertyValue {
+        schema.attribute(named: name, in: entity)?.defaultValue ?? .null
+    }
+
+    /// The state of `id` whole, as the object is saved, as a snapshot by name (an output:
+    /// for observers): see ``wholeState(_:)``.
+    func whole(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+        try wholeState(id).map(snapshot(of:))
     }
 
     /// The state of `id` whole, as the object is saved: its values, its defaults for the
     /// properties a new object's state leaves out, and every to-many array.
-    func whole(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+    func wholeState(_ id: PersistentIdentifier) throws -> ObjectState? {
         guard var snapshot = state[id] else { return nil }
         let properties = schema.allProperties(of: id.entityName)
         // A state names properties of its entity only: as many as it has, it holds them all.

@@ -4,14 +4,20 @@ import Foundation
 /// One save, worked out before anything is written: the checks, the permanent identifiers,
 /// the final state of every object the save touches, and the engine batch that stores it.
 ///
+/// Each object's state is an ``ObjectState``: one slot per property of its entity, in the
+/// entity's slot order (record fields first), filled from the request's values or decoded
+/// from the stored record's fields by index. No object's state is a dictionary by name: the
+/// only snapshots by name the planner builds are its outputs (``whole(_:)``,
+/// ``snapshotsToReregister()``), counted by ``snapshotsBuilt``.
+///
 /// Used only under the store's lock, on one thread.
 final class SavePlanner {
     let mapper: RecordMapper
     var schema: Schema { mapper.schema }
     var layout: RecordLayout { mapper.layout }
 
-    /// Stored snapshots without their to-many arrays, read on demand (`nil`: not stored).
-    private var storedCache: [PersistentIdentifier: DefaultSnapshot?] = [:]
+    /// Stored objects without their to-many arrays, read on demand (`nil`: not stored).
+    private var storedCache: [PersistentIdentifier: ObjectState?] = [:]
     /// The stored record bytes of the objects in ``storedCache``.
     private var storedRecords: [PersistentIdentifier: [UInt8]] = [:]
     /// Stored to-many targets, per object and relationship, read on demand.
@@ -22,7 +28,7 @@ final class SavePlanner {
     /// changed through ``linkChanges``. A new object's state holds the properties the request
     /// stated (and those the save changed); the others read their defaults in place
     /// (``value(_:of:)``, ``whole(_:)``).
-    var state: [PersistentIdentifier: DefaultSnapshot] = [:]
+    var state: [PersistentIdentifier: ObjectState] = [:]
     /// Links added to and removed from to-many relationships that are not materialized: the
     /// other end of a link the request states (a tag gaining a post) changes without its other
     /// links being read.
@@ -47,8 +53,9 @@ final class SavePlanner {
     /// (the name errors give it: the caller knows no other).
     var temporaries: [PersistentIdentifier: PersistentIdentifier] = [:]
     /// What the request said of each object it inserts or updates, and which properties it
-    /// stated; in request order. Remapped, except a new object's: the request's own snapshot,
-    /// whose references to other new objects are read through ``remapped``.
+    /// stated; in request order. The request's own snapshots (no copy per object), whose
+    /// references to new objects are read through ``remapped``; an upsert's is a remapped copy
+    /// without the to-ones it leaves nil.
     var statements: [(id: PersistentIdentifier, snapshot: DefaultSnapshot)] = []
     var stated: [PersistentIdentifier: Set<String>] = [:]
     /// The to-many relationships the request stated: the object, the relationship, its targets,
@@ -58,7 +65,8 @@ final class SavePlanner {
     /// Per entity: its relationships, and the values a new object starts with (worked out once
     /// per save, not once per object).
     var relationshipsByEntity: [String: [Schema.Relationship]] = [:]
-    var emptyValuesByEntity: [String: [String: PropertyValue]] = [:]
+    var emptyValuesByEntity: [String: ObjectState.Values] = [:]
+    var slotTablesByEntity: [String: SlotTable] = [:]
 
     /// The links one to-many relationship of one object gains and loses in the save.
     struct LinkChange {
@@ -80,16 +88,33 @@ final class SavePlanner {
     /// How many updated objects' records the batch found byte-identical to the stored ones
     /// (their record, index and uniqueness entries not derived again).
     private(set) var unchangedRecords = 0
+    /// How many snapshots by name (dictionaries) the planner built from its states: outputs
+    /// only (``whole(_:)``, ``snapshotsToReregister()``), none while planning and encoding.
+    private(set) var snapshotsBuilt = 0
 
     init(mapper: RecordMapper) { self.mapper = mapper }
 
-    /// The stored object, without its to-many arrays.
-    func stored(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+    /// Where each property of `entity`'s objects sits in their state.
+    func slotTable(of entity: String) -> SlotTable {
+        if let found = slotTablesByEntity[entity] { return found }
+        let found = layout.slotTable(of: entity)
+        slotTablesByEntity[entity] = found
+        return found
+    }
+
+    /// The stored object, without its to-many arrays: decoded from its record into slots.
+    func stored(_ id: PersistentIdentifier) throws -> ObjectState? {
         if let cached = storedCache[id] { return cached }
-        let loaded = try mapper.loadRecord(id)
-        storedCache[id] = .some(loaded?.snapshot)
+        let loaded = try mapper.loadState(id)
+        storedCache[id] = .some(loaded?.state)
         storedRecords[id] = loaded?.bytes
-        return loaded?.snapshot
+        return loaded?.state
+    }
+
+    /// `state` as a snapshot by name: an output of the save (counted by ``snapshotsBuilt``).
+    func snapshot(of state: ObjectState) -> DefaultSnapshot {
+        snapshotsBuilt += 1
+        return state.snapshot
     }
 
     /// Records that the store holds no object `id` (a new object's fresh primary key), so that
@@ -109,7 +134,7 @@ final class SavePlanner {
     }
 
     /// The stored object with every to-many array.
-    func storedWhole(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+    func storedWhole(_ id: PersistentIdentifier) throws -> ObjectState? {
         guard var snapshot = try stored(id) else { return nil }
         for r in relationships(of: id.entityName) where r.isToMany { snapshot.values[r.name] = .toMany(try storedTargets(id, r)) }
         return snapshot
@@ -123,7 +148,7 @@ final class SavePlanner {
     }
 
     /// The object's state as the save has it so far (to-many arrays as in ``state``).
-    func current(_ id: PersistentIdentifier) throws -> DefaultSnapshot? {
+    func current(_ id: PersistentIdentifier) throws -> ObjectState? {
         if deleted.contains(id) { return nil }
         return try state[id] ?? stored(id)
     }
@@ -131,7 +156,7 @@ final class SavePlanner {
     /// Changes the state of `id` (read from the store first when the save has not touched it);
     /// nothing for an object that is deleted or does not exist. A to-many array `body` reads
     /// must be materialized first (``materialize(_:_:)``).
-    func modify(_ id: PersistentIdentifier, _ body: (inout DefaultSnapshot) -> Void) throws {
+    func modify(_ id: PersistentIdentifier, _ body: (inout ObjectState) -> Void) throws {
         guard var snapshot = try current(id) else { return }
         body(&snapshot)
         state[id] = snapshot
@@ -249,7 +274,7 @@ final class SavePlanner {
             var snapshot = partial
             if inserted.contains(id) {
                 // A new object's defaults, read in place so far, are part of what it now is.
-                snapshot = try whole(id) ?? partial
+                snapshot = try wholeState(id) ?? partial
             } else {
                 for r in relationships(of: id.entityName) where r.isToMany && snapshot.values[r.name] == nil {
                     snapshot.values[r.name] = .toMany(try targets(id, r).sorted(by: RecordMapper.canonicalOrder))
@@ -257,8 +282,8 @@ final class SavePlanner {
             }
             // A new object's statement is the request's snapshot: its references to other new
             // objects are read remapped.
-            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot, remapping: remapped) }) ?? true {
-                result[id] = snapshot
+            if upserted.contains(id) || said[id].map({ !Self.holdSameValues($0, snapshot.values, remapping: remapped) }) ?? true {
+                result[id] = self.snapshot(of: snapshot)
             }
         }
         return result
@@ -267,11 +292,11 @@ final class SavePlanner {
     /// Whether `a` (its references read through `remapping`) and `b` hold the same properties
     /// with the same values, to-many arrays in any order (compared without copying either).
     static func holdSameValues(
-        _ a: DefaultSnapshot, _ b: DefaultSnapshot, remapping: [PersistentIdentifier: PersistentIdentifier] = [:]
+        _ a: DefaultSnapshot, _ b: ObjectState.Values, remapping: [PersistentIdentifier: PersistentIdentifier] = [:]
     ) -> Bool {
-        guard a.values.count == b.values.count else { return false }
+        guard a.values.count == b.count else { return false }
         for (name, stated) in a.values {
-            guard let other = b.values[name] else { return false }
+            guard let other = b[name] else { return false }
             let value = remapping.isEmpty ? stated : stated.remapping(remapping)
             if case .toMany(let x) = value, case .toMany(let y) = other {
                 if x.count != y.count || (x != y && x.sorted(by: RecordMapper.canonicalOrder) != y.sorted(by: RecordMapper.canonicalOrder)) { return false }
