@@ -113,6 +113,8 @@ struct GenerationRewriter {
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         /// Objects written per new entity.
         var counts: [String: UInt64] = [:]
+        /// The current object's new asset keys → the old ones their bytes are read from.
+        var carried: [[UInt8]: [UInt8]] = [:]
         func flush() throws {
             guard let destination, !batch.isEmpty, findings.isEmpty else { return }
             try destination.commit(batch)
@@ -141,7 +143,7 @@ struct GenerationRewriter {
                 }
                 let snapshot = try transform(
                     old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,
-                    findings: &findings)
+                    findings: &findings, carried: &carried)
                 counts[rewrite.entity, default: 0] += 1
                 for (key, stored) in newMapper.entries(of: snapshot) {
                     if key.first == RecordKeys.uniqueTag {
@@ -154,10 +156,16 @@ struct GenerationRewriter {
                         batch.put(key, value)
                         bytes += key.count + value.count
                     case .external(let value):
-                        batch.putExternal(key, value)
-                        bytes += key.count + value.count
+                        if let blob = try carriedBlob(key, of: value, from: carried) {
+                            batch.put(key, storedBlob: blob)
+                            bytes += key.count
+                        } else {
+                            batch.putExternal(key, value)
+                            bytes += key.count + value.count
+                        }
                     }
                 }
+                carried.removeAll(keepingCapacity: true)
                 if batch.count >= Self.chunkOperations || bytes >= Self.chunkBytes { try flush() }
             }
         }
@@ -166,6 +174,18 @@ struct GenerationRewriter {
             for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { batch.put(RecordKeys.count(entity: entity), EntityCounts.encode(count)) }
         }
         try flush()
+    }
+
+    /// The blob file the source generation holds `value` in for the new asset key `key`, when
+    /// `carried` names the old key it was read from and that key's value is a blob of the same
+    /// length: the new key is pointed at that file rather than written anew (FORMAT.md,
+    /// "Migrations"). The old key still references the blob when the commit applies, since the
+    /// old generation is only swept after the switch.
+    private func carriedBlob(_ key: [UInt8], of value: [UInt8], from carried: [[UInt8]: [UInt8]]) throws -> StoredBlob? {
+        guard let old = carried[key], let blob = try source.engine.storedBlob(forKey: source.engineKey(old)),
+            blob.length == UInt64(value.count)
+        else { return nil }
+        return blob
     }
 
     /// Notes a uniqueness entry another object of the new generation already holds.
@@ -190,10 +210,12 @@ struct GenerationRewriter {
     }
 
     /// `old` (of primary key `primaryKey`) in the new schema, following `rewrite`; its join
-    /// targets come from `cursors`, which must be asked in ascending primary-key order.
+    /// targets come from `cursors`, which must be asked in ascending primary-key order. Each
+    /// attribute value read from an asset of `old` adds the new asset key it would be written
+    /// to → the old asset key to `carried` (the bytes are the same: values do not change type).
     func transform(
         _ old: OldObject, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper,
-        findings: inout Findings
+        findings: inout Findings, carried: inout [[UInt8]: [UInt8]]
     ) throws -> DefaultSnapshot {
         let oldID = old.id
         let entity = rewrite.entity
@@ -217,6 +239,9 @@ struct GenerationRewriter {
                     } else {
                         findings.missingValue(entity, a.name, oldID)
                     }
+                }
+                if !value.isNull, let oldName, let oldKey = old.assetKey(oldName, type: a.valueType) {
+                    carried[RecordKeys.asset(root: newMapper.layout.root(of: entity), primaryKey: pk, attribute: a.name)] = oldKey
                 }
                 values[a.name] = value
             case let .toOne(name, oldName):
@@ -280,5 +305,14 @@ struct OldObject {
                 RecordKeys.asset(root: root, primaryKey: primaryKey, attribute: attribute.name), type: attribute.valueType, record: record.key)
         }
         return try record.value(of: field, storeIdentifier: mapper.storeIdentifier)
+    }
+
+    /// The key of the asset the old attribute `name` is held in, when its record says it is
+    /// held in one and its type is `type` (records format 2; `nil` otherwise).
+    func assetKey(_ name: String, type: Schema.Attribute.ValueType) -> [UInt8]? {
+        guard let record, let field = fields?.field(named: name), record.isAsset(field.index),
+            case .attribute(let attribute) = field.kind, attribute.valueType == type
+        else { return nil }
+        return RecordKeys.asset(root: root, primaryKey: primaryKey, attribute: attribute.name)
     }
 }
