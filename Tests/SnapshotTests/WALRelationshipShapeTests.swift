@@ -36,6 +36,18 @@ import Testing
             .merging(extra) { _, new in new })
     }
 
+    /// Saves Ann, Bo and Cy, Ann listing Bo and Cy (and herself, when `herself`) as friends;
+    /// their permanent identifiers.
+    static func saveAnnWithFriends(
+        in store: WALDataStore, herself: Bool
+    ) throws -> (PersistentIdentifier, PersistentIdentifier, PersistentIdentifier) {
+        let ann = person("Ann"), bo = person("Bo"), cy = person("Cy")
+        var annWithFriends = ann
+        annWithFriends["friends"] = .toMany([bo.persistentIdentifier, cy.persistentIdentifier] + (herself ? [ann.persistentIdentifier] : []))
+        let m = try store.save(DataStoreSaveChangesRequest(inserted: [annWithFriends, bo, cy])).remappedIdentifiers
+        return (try #require(m[ann.persistentIdentifier]), try #require(m[bo.persistentIdentifier]), try #require(m[cy.persistentIdentifier]))
+    }
+
     @Test func aOneToOneMovesItsInverseAndTheOtherEndLetsGo() throws {
         let home = WALHome(Self.schema)
         defer { home.temporary.remove() }
@@ -91,12 +103,8 @@ import Testing
         let home = WALHome(Self.schema)
         defer { home.temporary.remove() }
         let store = try home.open()
-        let ann = Self.person("Ann"), bo = Self.person("Bo"), cy = Self.person("Cy")
-        var annWithFriends = ann
         // Ann's friends: Bo, Cy and Ann herself (a link from an object to itself).
-        annWithFriends["friends"] = .toMany([bo.persistentIdentifier, cy.persistentIdentifier, ann.persistentIdentifier])
-        let saved = try store.save(DataStoreSaveChangesRequest(inserted: [annWithFriends, bo, cy]))
-        let a = try #require(saved.remappedIdentifiers[ann.persistentIdentifier])
+        let (a, _, _) = try Self.saveAnnWithFriends(in: store, herself: true)
         #expect(try store.snapshot(a)?["friends"]?.referencedIdentifiers.count == 3, "Ann lists herself once")
         #expect(try store.all("Person").first { $0.persistentIdentifier == a }?["friends"]?.referencedIdentifiers.count == 3)
 
@@ -130,12 +138,7 @@ import Testing
         let home = WALHome(Self.schema)
         defer { home.temporary.remove() }
         let store = try home.open()
-        let ann = Self.person("Ann"), bo = Self.person("Bo"), cy = Self.person("Cy")
-        var annWithFriends = ann
-        annWithFriends["friends"] = .toMany([bo.persistentIdentifier, cy.persistentIdentifier])
-        let saved = try store.save(DataStoreSaveChangesRequest(inserted: [annWithFriends, bo, cy]))
-        let m = saved.remappedIdentifiers
-        let (a, b, c) = (m[ann.persistentIdentifier]!, m[bo.persistentIdentifier]!, m[cy.persistentIdentifier]!)
+        let (a, b, c) = try Self.saveAnnWithFriends(in: store, herself: false)
         #expect(try store.snapshot(b)?["friends"]?.referencedIdentifiers == [a], "a friendship shows from both ends")
         #expect(try store.snapshot(c)?["friends"]?.referencedIdentifiers == [a])
 
