@@ -6,26 +6,29 @@ import Testing
 /// to-many without an inverse, and a many-to-many that is its own inverse. Each is kept in step
 /// by saves (both ends, inverses moved), survives a reopen, and loses a deleted object.
 @Suite struct WALRelationshipShapeTests {
-    static let schema: Schema = {
+    static let schema = makeSchema(person: "Person")
+
+    /// The schema with its person entity named `person` (renamed from `Person` when it differs).
+    static func makeSchema(person: String) -> Schema {
         do {
             return try Schema([
                 .init(
-                    "Person",
+                    person,
                     attributes: [.init("name", .string)],
                     relationships: [
                         .init("passport", destination: "Passport", .toOne, inverse: "holder"),
                         .init("bookmarks", destination: "Page", .toMany),
-                        .init("friends", destination: "Person", .toMany, inverse: "friends"),
-                    ]),
+                        .init("friends", destination: person, .toMany, inverse: "friends"),
+                    ], originalName: person == "Person" ? nil : "Person"),
                 .init(
                     "Passport", attributes: [.init("number", .string)],
-                    relationships: [.init("holder", destination: "Person", .toOne, inverse: "passport")]),
+                    relationships: [.init("holder", destination: person, .toOne, inverse: "passport")]),
                 .init("Page", attributes: [.init("url", .string)]),
             ])
         } catch {
             preconditionFailure("a fixed, consistent schema: \(error)")
         }
-    }()
+    }
 
     static func make(_ entity: String, _ values: [String: PropertyValue]) -> DefaultSnapshot {
         DefaultSnapshot(persistentIdentifier: .temporary(entityName: entity), values: values)
@@ -132,6 +135,22 @@ import Testing
             friends[names[person.persistentIdentifier] ?? "?"] = (person["friends"]?.referencedIdentifiers ?? []).map { names[$0] ?? "?" }.sorted()
         }
         #expect(friends == ["Ann": ["Ann", "Bo", "Cy"], "Bo": ["Ann"], "Cy": ["Ann"]])
+    }
+
+    @Test func aMigrationRewriteKeepsALinkOfAnObjectToItselfOnce() throws {
+        let home = WALHome(Self.schema)
+        defer { home.temporary.remove() }
+        let store = try home.open()
+        _ = try Self.saveAnnWithFriends(in: store, herself: true)
+        try store.close()
+        // Renaming the entity rewrites every record and link into a new generation.
+        let renamed = try WALDataStore(WALStoreConfiguration(name: "Blog", schema: Self.makeSchema(person: "Human"), path: home.path))
+        defer { try? renamed.close() }
+        let people = try renamed.all("Human")
+        let ann = try #require(people.first { $0["name"] == .string("Ann") })
+        let friends = ann["friends"]?.referencedIdentifiers ?? []
+        #expect(friends.count == 3, "Bo, Cy and Ann herself, each once: \(friends)")
+        #expect(Set(friends) == Set(people.map(\.persistentIdentifier)))
     }
 
     @Test func aManyToManyThatIsItsOwnInverseIsSymmetric() throws {
