@@ -71,7 +71,7 @@ extension SavePlanner {
     /// A new object's values: its defaults, null attributes, no targets.
     func emptyState(_ id: PersistentIdentifier) -> ObjectState {
         if let values = emptyValuesByEntity[id.entityName] { return ObjectState(id, table: values.table, slots: values.slots) }
-        var state = ObjectState(id, table: slotTable(of: id.entityName))
+        var state = ObjectState(id, table: layout.slotTable(of: id.entityName))
         for property in schema.allProperties(of: id.entityName) {
             switch property {
             case .attribute(let a): state[a.name] = a.defaultValue ?? .null
@@ -226,7 +226,7 @@ extension SavePlanner {
         try validate(snapshot.values, of: id, reportedAs: reportedID, remapping: remapped)
         statements.append((id, snapshot))
         stated[id] = Set(snapshot.values.keys)
-        var state = ObjectState(id, table: slotTable(of: id.entityName))
+        var state = ObjectState(id, table: layout.slotTable(of: id.entityName))
         if !needsRewriting(snapshot, as: id) {
             // Every stated value is stored as it is: placed in its slot unchanged.
             for (name, value) in snapshot.values { state[name] = value }

@@ -66,7 +66,6 @@ final class SavePlanner {
     /// per save, not once per object).
     var relationshipsByEntity: [String: [Schema.Relationship]] = [:]
     var emptyValuesByEntity: [String: ObjectState.Values] = [:]
-    var slotTablesByEntity: [String: SlotTable] = [:]
 
     /// The links one to-many relationship of one object gains and loses in the save.
     struct LinkChange {
@@ -93,14 +92,6 @@ final class SavePlanner {
     private(set) var snapshotsBuilt = 0
 
     init(mapper: RecordMapper) { self.mapper = mapper }
-
-    /// Where each property of `entity`'s objects sits in their state.
-    func slotTable(of entity: String) -> SlotTable {
-        if let found = slotTablesByEntity[entity] { return found }
-        let found = layout.slotTable(of: entity)
-        slotTablesByEntity[entity] = found
-        return found
-    }
 
     /// The stored object, without its to-many arrays: decoded from its record into slots.
     func stored(_ id: PersistentIdentifier) throws -> ObjectState? {
