@@ -60,8 +60,15 @@ enum MigrationFixture {
         return lines.sorted()
     }
 
-    /// How many engine keys of each first byte the store holds (the header included).
+    /// How many engine keys of each first byte the store holds (the header included), once the
+    /// sweep of the generations its header does not name has run.
     static func keyKinds(_ store: WALDataStore) throws -> [UInt8: Int] {
+        store.sweepGenerations()
+        return try storedKeyKinds(store)
+    }
+
+    /// How many engine keys of each first byte the store holds now (the header included).
+    static func storedKeyKinds(_ store: WALDataStore) throws -> [UInt8: Int] {
         var kinds: [UInt8: Int] = [:]
         var cursor = try store.engine.scan(prefix: [])
         while let entry = try cursor.next() { kinds[entry.key[0], default: 0] += 1 }
@@ -74,8 +81,9 @@ struct MigrationHome {
     let temporary = TemporaryDirectory("walstore-migration")
     var path: String { temporary.path + "/store" }
 
-    func open(_ schema: Schema, plan: (any SchemaMigrationPlan.Type)? = nil) throws -> WALDataStore {
-        try WALDataStore(MigrationFixture.configuration(schema, path: path), migrationPlan: plan)
+    func open(_ schema: Schema, plan: (any SchemaMigrationPlan.Type)? = nil, sweepsInBackground: Bool = true) throws -> WALDataStore {
+        try WALDataStore(
+            MigrationFixture.configuration(schema, path: path), migrationPlan: plan, fileSystem: PosixFileSystem(), sweepsInBackground: sweepsInBackground)
     }
 
     /// A store of the blog model holding ``MigrationFixture/fill(_:)``'s objects, closed; its dump.

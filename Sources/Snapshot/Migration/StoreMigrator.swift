@@ -2,14 +2,16 @@ import Engine
 import Foundation
 
 /// What opening a ``WALDataStore`` does with its header (FORMAT.md, "Migrations"): make it in
-/// a new store, sweep generations an interrupted migration left, and, when the configured
-/// schema is not the stored one, migrate — all of it or none of it.
+/// a new store, and, when the configured schema is not the stored one, migrate — all of it or
+/// none of it (first sweeping the generations an interrupted migration left, so that the new
+/// ones start empty).
 ///
 /// A migration never changes the live generation: each step that rewrites records writes a new
 /// generation; custom closures work on a copy; only the final commit of the header (one key)
-/// makes the new generation live. Then the old generations are deleted. A crash or an error
-/// before that commit leaves the store as it was (what the migration wrote is swept at the next
-/// open); after it, the migration is complete.
+/// makes the new generation live. The old generations are deleted after that, in the
+/// background, once the store is open (``BackgroundSweep``). A crash or an error before that
+/// commit leaves the store as it was (what the migration wrote is swept at the next open);
+/// after it, the migration is complete.
 ///
 /// Nothing is written (not even the sweep of generations an earlier, interrupted migration
 /// left, nor of their blobs) until the open is known to go ahead: every refusal the stored data
@@ -53,13 +55,11 @@ struct StoreMigrator {
                     .schemaMismatch,
                     "The store was written with a schema it did not record (a version-1 header), and the configured schema's fingerprint differs; open it once with the schema it was written with, then migrate.")
             }
-            try GenerationSweeper.discardAll(except: header.generation, in: engine)
             header = try StoreHeader(identifier: header.identifier, generation: header.generation, version: targetVersion, schema: target)
             try write(header)
             return header
         }
         if stored == target {
-            try GenerationSweeper.discardAll(except: header.generation, in: engine)
             if let targetVersion, header.version != targetVersion {
                 header.version = targetVersion
                 try write(header)
@@ -92,7 +92,7 @@ struct StoreMigrator {
     /// A header of version 3 (records format 1), with its live generation rewritten in records
     /// format 2 and the header in version 4: the rewrite path of a lightweight migration from
     /// the stored schema to itself (a new generation written in format 2, then the header's
-    /// switch to it, then the sweep of the old one), so a crash at any point leaves either the
+    /// switch to it; the old one is swept once the store is open), so a crash at any point leaves either the
     /// old store whole (what the rewrite wrote is swept at the next open, which upgrades again)
     /// or the upgraded one. A header without a schema is returned as it is (refused below).
     private func upgradeRecords(_ header: StoreHeader) throws -> StoreHeader {
@@ -117,7 +117,6 @@ struct StoreMigrator {
         upgraded.generation = destination
         upgraded.formatVersion = StoreHeader.currentVersion
         try write(upgraded)
-        try GenerationSweeper.discardAll(except: destination, in: engine)
         return upgraded
     }
 
@@ -260,7 +259,6 @@ struct StoreMigrator {
         // The switch: one key, one commit.
         let switched = try StoreHeader(identifier: header.identifier, generation: current, version: version, schema: target)
         try write(switched)
-        try GenerationSweeper.discardAll(except: current, in: engine)
         return switched
     }
 

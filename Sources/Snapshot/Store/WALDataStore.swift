@@ -67,6 +67,9 @@ public final class WALDataStore: DataStoreBatching {
     let observers = ObserverRegistry()
     /// How many objects of each entity its generation holds (the `C` keys).
     let counts: EntityCounts
+    /// The background sweep of the generations the header does not name (`nil` in a custom
+    /// migration stage's store).
+    let sweep: BackgroundSweep?
     private let recordsReadCounter = Atomic<Int>(0)
 
     /// Opens (creating if needed) the store `configuration` describes, migrating it when it
@@ -79,7 +82,9 @@ public final class WALDataStore: DataStoreBatching {
     /// given, else by a lightweight migration (``SchemaChange`` lists what it can do). A
     /// migration is all or nothing: when it throws, or the power goes before it returns, the
     /// store is as it was under its old schema; once the header names the new schema, all of it
-    /// is there.
+    /// is there. The generation of records a migration replaced is deleted after this returns,
+    /// in the background, while the store serves calls; ``close()`` stops that, and the next
+    /// open goes on with it.
     ///
     /// A refused open (a schema no migration can reach, a store version the plan does not
     /// list, data a migration step cannot bring into the new schema, a damaged header or
@@ -115,8 +120,13 @@ public final class WALDataStore: DataStoreBatching {
         try self.init(configuration, migrationPlan: migrationPlan, fileSystem: PosixFileSystem())
     }
 
-    /// Opens the store on `fileSystem` (tests inject faults through it).
-    package init(_ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, fileSystem: any FileSystem) throws {
+    /// Opens the store on `fileSystem` (tests inject faults through it). With `sweepsInBackground`
+    /// false, the sweep of other generations waits for ``sweepGenerations()`` (tests run it at
+    /// the point they choose).
+    package init(
+        _ configuration: WALStoreConfiguration, migrationPlan: (any SchemaMigrationPlan.Type)? = nil, fileSystem: any FileSystem,
+        sweepsInBackground: Bool = true
+    ) throws {
         guard let schema = configuration.schema else {
             throw DataStoreError(.invalidRequest, "A WALDataStore needs a schema; pass one in its configuration.")
         }
@@ -148,12 +158,15 @@ public final class WALDataStore: DataStoreBatching {
         self.space = RecordSpace(engine: engine, generation: header.generation)
         self.isMigrationContext = false
         self.counts = EntityCounts(space: space, schema: schema)
+        self.sweep = BackgroundSweep(engine: engine, live: header.generation)
         do {
             self.history = try Self.engineCall("Opening the store's history") {
                 try HistoryLog(engine: engine, settings: configuration.history, storeIdentifier: header.identifier)
             }
             // A store written before counts were kept is counted here, once.
             try Self.engineCall("Reading the store's counts") { try counts.load() }
+            // The open goes ahead: the generations the header does not name may go.
+            if sweepsInBackground { try Self.engineCall("Looking for generations to sweep") { try sweep?.start() } }
         } catch {
             try? engine.close()
             throw error
@@ -174,6 +187,7 @@ public final class WALDataStore: DataStoreBatching {
         self.space = space
         self.isMigrationContext = true
         self.counts = EntityCounts(space: space, schema: schema)
+        self.sweep = nil
         self.history = HistoryLog(recordingNothingOn: engine, storeIdentifier: identifier)
     }
 
@@ -184,11 +198,14 @@ public final class WALDataStore: DataStoreBatching {
     func countRecordRead() { recordsReadCounter.add(1, ordering: .relaxed) }
 
     /// Closes the engine store; later calls throw ``DataStoreError/Code/closed``. Everything
-    /// saved is already durable (in the durable sync mode) when its save returned. (The store a
-    /// custom migration stage is given is not closed: the migration goes on with its engine.)
+    /// saved is already durable (in the durable sync mode) when its save returned. A sweep of
+    /// the generation a migration replaced that is still going stops first; the next open goes
+    /// on with it. (The store a custom migration stage is given is not closed: the migration
+    /// goes on with its engine.)
     public func close() throws {
         guard !isMigrationContext else { return }
         defer { observers.removeAll() }
+        sweep?.stop()
         try gate.withLock { try Self.engineCall("Closing the store") { try engine.close() } }
     }
 
