@@ -119,3 +119,34 @@ import Testing
         try store.close()
     }
 }
+
+/// A rewrite commits each batch on another thread while it builds the next; a uniqueness entry
+/// is found taken wherever the first claim is: in the batch being built, in the one being
+/// committed, or in one committed before.
+@Suite struct MigrationPipelinedCommitTests {
+    typealias F = MigrationFixture
+
+    @Test func aRewriteInManySmallCommitsNamesEveryObjectOfEveryCollision() throws {
+        let home = MigrationHome()
+        let store = try home.open(BlogModel.schema)
+        // 30 posts, each title held by 3 of them; records are read in primary-key order, so the
+        // claims of one title fall in the same, the adjacent and earlier commits.
+        let posts = (0..<30).map { BlogModel.post(title: "title \($0 % 10)", content: nil, date: F.epoch.addingTimeInterval(Double($0))) }
+        let saved = try store.save(DataStoreSaveChangesRequest(inserted: posts))
+        let ids = Set(posts.map { saved.remappedIdentifiers[$0.persistentIdentifier]! })
+        let header = try #require(try StoreHeader.read(from: store.engine))
+        let unique = try F.blog { $0[named: "Post"].uniquenessConstraints = [.init(["title"])] }
+        var rewriter = GenerationRewriter(
+            mapping: SchemaMapping(from: BlogModel.schema, to: unique), source: RecordSpace(engine: store.engine, generation: header.generation),
+            destination: RecordSpace(engine: store.engine, generation: header.generation + 1), storeIdentifier: header.identifier,
+            assetThreshold: store.engine.options.blobThreshold)
+        rewriter.operationsPerCommit = 2
+        var refusal: DataStoreError?
+        do { try rewriter.run() } catch let error as DataStoreError { refusal = error }
+        let error = try #require(refusal)
+        #expect(error.code == .uniqueness && error.constraint == ["title"])
+        let named = [error.identifier].compactMap { $0 } + error.relatedIdentifiers
+        #expect(Set(named) == ids && named.count == 30, "every claimant of every title, once: \(named.count)")
+        try store.close()
+    }
+}

@@ -25,6 +25,10 @@ struct EntityRewrite {
     /// The new entity's name.
     let entity: String
     let sources: [Source]
+    /// The new entity's slot table, and the slot each of ``sources`` fills (``ObjectState``;
+    /// every property has one, those without a field after the fields).
+    let table: SlotTable
+    let slots: [Int?]
     /// The join-record prefixes (``RecordKeys/joinRelationshipPrefix(mirror:entities:relationships:)``)
     /// the old entity's to-many targets are read from; a ``Source/joinedToMany(name:cursors:)``
     /// indexes into this.
@@ -67,5 +71,7 @@ struct EntityRewrite {
         }
         self.sources = sources
         self.joinPrefixes = prefixes
+        table = newLayout.slotTable(of: entity)
+        slots = mapping.new.allProperties(of: entity).map { [table] in table.index(of: $0.name) }
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 /// (``JoinCursor``), walked in step with the records, not one scan per object. Identities stay
 /// (same primary keys; a renamed entity's objects get identifiers of the new name); values follow the ``SchemaMapping``; every entry of the
 /// new generation — records, assets, back references, join records, index and uniqueness
-/// entries — is derived anew, as a save would write it, and its last commit puts the count key
+/// entries — is derived anew, as a save would write it (each commit made on another thread while
+/// the next batch is built: ``PipelinedCommits``), and its last commit puts the count key
 /// of every entity it holds objects of (FORMAT.md, "Per-entity counts"), so the open that
 /// follows reads the counts rather than counting the records.
 ///
@@ -28,6 +29,8 @@ struct GenerationRewriter {
     let assetThreshold: Int
     /// The records format of `source` (the destination is written in format 2).
     var sourceFormat: RecordsFormat = .format2
+    /// The operations a commit holds at most (``chunkOperations``; tests make it small).
+    var operationsPerCommit = Self.chunkOperations
 
     /// Commits of at most this many operations… (each commit is synced: fewer, larger ones
     /// save syncs, while a commit's batch stays a few MiB)
@@ -108,19 +111,25 @@ struct GenerationRewriter {
         var batch = WriteBatch()
         var bytes = 0
         var findings = Findings()
-        /// Uniqueness entries written by this run and not yet committed (all of them in a dry
-        /// run), with the old identifier of the object that claimed each.
+        /// Uniqueness entries of the batch being built (all of them in a dry run), and of the
+        /// batch being committed, with the old identifier of the object that claimed each.
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
+        var claimedInFlight: [[UInt8]: PersistentIdentifier] = [:]
         /// Objects written per new entity.
         var counts: [String: UInt64] = [:]
         /// The current object's new asset keys → the old ones their bytes are read from.
         var carried: [[UInt8]: [UInt8]] = [:]
+        // Each batch is committed on another thread while the next one is built.
+        let commits = destination.map { PipelinedCommits(into: $0) }
+        defer { try? commits?.finish() }
         func flush() throws {
-            guard let destination, !batch.isEmpty, findings.isEmpty else { return }
-            try destination.commit(batch)
+            guard let commits, !batch.isEmpty, findings.isEmpty else { return }
+            try commits.submit(batch)
+            // The batch before is committed now: its claims are found in the destination.
+            swap(&claimed, &claimedInFlight)
+            claimed.removeAll(keepingCapacity: true)
             batch = WriteBatch()
             bytes = 0
-            claimed.removeAll(keepingCapacity: true)
         }
         /// Old entity → how its objects are rewritten (`nil`: removed).
         var rewrites: [String: EntityRewrite?] = [:]
@@ -141,13 +150,15 @@ struct GenerationRewriter {
                 if cursors[oldEntity] == nil {
                     cursors[oldEntity] = try rewrite.joinPrefixes.map { try JoinCursor(oldMapper, relationshipPrefix: $0, entity: oldEntity) }
                 }
-                let snapshot = try transform(
+                let state = try transform(
                     old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,
                     findings: &findings, carried: &carried)
                 counts[rewrite.entity, default: 0] += 1
-                for (key, stored) in newMapper.entries(of: snapshot) {
+                for (key, stored) in newMapper.entries(of: state) {
                     if key.first == RecordKeys.uniqueTag {
-                        try claim(key, for: snapshot, old: old, claimed: &claimed, findings: &findings, oldMapper: oldMapper, newMapper: newMapper)
+                        try claim(
+                            key, for: state, old: old, claimed: &claimed, inFlight: claimedInFlight, findings: &findings, oldMapper: oldMapper,
+                            newMapper: newMapper)
                     }
                     // Once the run is to be refused, nothing more is written (it reads on, to name every object).
                     guard destination != nil, findings.isEmpty else { continue }
@@ -166,7 +177,7 @@ struct GenerationRewriter {
                     }
                 }
                 carried.removeAll(keepingCapacity: true)
-                if batch.count >= Self.chunkOperations || bytes >= Self.chunkBytes { try flush() }
+                if batch.count >= operationsPerCommit || bytes >= Self.chunkBytes { try flush() }
             }
         }
         if let refusal = findings.refusal() { throw refusal }
@@ -174,6 +185,7 @@ struct GenerationRewriter {
             for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { batch.put(RecordKeys.count(entity: entity), EntityCounts.encode(count)) }
         }
         try flush()
+        try commits?.finish()
     }
 
     /// The blob file the source generation holds `value` in for the new asset key `key`, when
@@ -188,13 +200,14 @@ struct GenerationRewriter {
         return blob
     }
 
-    /// Notes a uniqueness entry another object of the new generation already holds.
+    /// Notes a uniqueness entry another object of the new generation already holds: in the
+    /// batch being built (`claimed`), in the one being committed (`inFlight`), or committed.
     private func claim(
-        _ key: [UInt8], for snapshot: DefaultSnapshot, old: OldObject, claimed: inout [[UInt8]: PersistentIdentifier],
-        findings: inout Findings, oldMapper: RecordMapper, newMapper: RecordMapper
+        _ key: [UInt8], for state: ObjectState, old: OldObject, claimed: inout [[UInt8]: PersistentIdentifier],
+        inFlight: [[UInt8]: PersistentIdentifier], findings: inout Findings, oldMapper: RecordMapper, newMapper: RecordMapper
     ) throws {
         let oldID = old.id
-        var other = claimed[key]
+        var other = claimed[key] ?? inFlight[key]
         if other == nil, let destination, let bytes = try destination.value(forKey: key), bytes.count > 16,
             let entity = String(validating: bytes[16...], as: UTF8.self)
         {
@@ -202,21 +215,22 @@ struct GenerationRewriter {
             other = try oldMapper.identifier(entity: mapping.oldEntity[entity] ?? entity, primaryKey: RecordKeys.uuid(from: Array(bytes[..<16])))
         }
         if let other, other != oldID {
-            let rule = newMapper.uniqueKeys(of: snapshot).first { $0.0 == key }?.1 ?? []
-            findings.collision(key, entity: snapshot.persistentIdentifier.entityName, rule: rule, first: other, other: oldID)
+            let rule = newMapper.uniqueKeys(of: state).first { $0.0 == key }?.1 ?? []
+            findings.collision(key, entity: state.persistentIdentifier.entityName, rule: rule, first: other, other: oldID)
             return
         }
         claimed[key] = oldID
     }
 
-    /// `old` (of primary key `primaryKey`) in the new schema, following `rewrite`; its join
+    /// `old` (of primary key `primaryKey`) in the new schema, following `rewrite`, as the
+    /// state a save encodes (each value put in its slot: no dictionary by name); its join
     /// targets come from `cursors`, which must be asked in ascending primary-key order. Each
     /// attribute value read from an asset of `old` adds the new asset key it would be written
     /// to → the old asset key to `carried` (the bytes are the same: values do not change type).
     func transform(
         _ old: OldObject, primaryKey pk: UUID, rewrite: EntityRewrite, cursors: inout [JoinCursor], oldMapper: RecordMapper, newMapper: RecordMapper,
         findings: inout Findings, carried: inout [[UInt8]: [UInt8]]
-    ) throws -> DefaultSnapshot {
+    ) throws -> ObjectState {
         let oldID = old.id
         let entity = rewrite.entity
         let id = try newMapper.identifier(entity: entity, primaryKey: pk)
@@ -228,8 +242,9 @@ struct GenerationRewriter {
             guard let tpk = RecordMapper.primaryKey(of: target) else { return nil }
             return try renamed(target.entityName, tpk)
         }
-        var values: [String: PropertyValue] = Dictionary(minimumCapacity: rewrite.sources.count)
-        for source in rewrite.sources {
+        var slots = [PropertyValue?](repeating: nil, count: rewrite.table.names.count)
+        for (source, slot) in zip(rewrite.sources, rewrite.slots) {
+            guard let slot else { continue }
             switch source {
             case let .attribute(a, oldName, fallback):
                 var value = try oldName.flatMap { try old.value($0) } ?? fallback ?? .null
@@ -243,25 +258,25 @@ struct GenerationRewriter {
                 if !value.isNull, let oldName, let oldKey = old.assetKey(oldName, type: a.valueType) {
                     carried[RecordKeys.asset(root: newMapper.layout.root(of: entity), primaryKey: pk, attribute: a.name)] = oldKey
                 }
-                values[a.name] = value
-            case let .toOne(name, oldName):
+                slots[slot] = value
+            case let .toOne(_, oldName):
                 let target = try oldName.flatMap { try old.value($0) }?.referencedIdentifiers.first
-                values[name] = .toOne(try target.flatMap(renamed))
-            case let .joinedToMany(name, indices):
+                slots[slot] = .toOne(try target.flatMap(renamed))
+            case let .joinedToMany(_, indices):
                 var targets: [PersistentIdentifier] = []
                 for i in indices {
                     for (e, tpk) in try cursors[i].targets(of: pk) {
                         if let target = try renamed(e, tpk) { targets.append(target) }
                     }
                 }
-                values[name] = .toMany(targets.count > 1 ? targets.sorted(by: RecordMapper.canonicalOrder) : targets)
-            case let .readToMany(name, relationship):
-                values[name] = .toMany(try oldMapper.targets(of: oldID, through: relationship).compactMap(renamed))
-            case .emptyToMany(let name):
-                values[name] = .toMany([])
+                slots[slot] = .toMany(targets.count > 1 ? targets.sorted(by: RecordMapper.canonicalOrder) : targets)
+            case let .readToMany(_, relationship):
+                slots[slot] = .toMany(try oldMapper.targets(of: oldID, through: relationship).compactMap(renamed))
+            case .emptyToMany:
+                slots[slot] = .toMany([])
             }
         }
-        return DefaultSnapshot(persistentIdentifier: id, values: values)
+        return ObjectState(id, table: rewrite.table, slots: slots)
     }
 }
 
