@@ -120,18 +120,19 @@ import Testing
     }
 }
 
-/// A rewrite commits each batch on another thread while it builds the next; a uniqueness entry
-/// is found taken wherever the first claim is: in the batch being built, in the one being
-/// committed, or in one committed before.
+/// A rewrite writes each group of objects on another thread while it maps the next; a
+/// uniqueness entry is found taken wherever the first claim is: in the group being mapped, in
+/// the one being written, or in one committed before.
 @Suite struct MigrationPipelinedCommitTests {
     typealias F = MigrationFixture
 
-    @Test func aRewriteInManySmallCommitsNamesEveryObjectOfEveryCollision() throws {
+    /// Posts of the given titles, rewritten under a new uniqueness rule on the title in groups
+    /// of `group` objects and commits of 2 operations: the refusal, and the posts saved.
+    static func rewrite(titles: [String], group: Int) throws -> (DataStoreError?, Set<PersistentIdentifier>) {
         let home = MigrationHome()
         let store = try home.open(BlogModel.schema)
-        // 30 posts, each title held by 3 of them; records are read in primary-key order, so the
-        // claims of one title fall in the same, the adjacent and earlier commits.
-        let posts = (0..<30).map { BlogModel.post(title: "title \($0 % 10)", content: nil, date: F.epoch.addingTimeInterval(Double($0))) }
+        defer { try? store.close() }
+        let posts = titles.enumerated().map { BlogModel.post(title: $1, content: nil, date: F.epoch.addingTimeInterval(Double($0))) }
         let saved = try store.save(DataStoreSaveChangesRequest(inserted: posts))
         let ids = Set(posts.map { saved.remappedIdentifiers[$0.persistentIdentifier]! })
         let header = try #require(try StoreHeader.read(from: store.engine))
@@ -140,13 +141,27 @@ import Testing
             mapping: SchemaMapping(from: BlogModel.schema, to: unique), source: RecordSpace(engine: store.engine, generation: header.generation),
             destination: RecordSpace(engine: store.engine, generation: header.generation + 1), storeIdentifier: header.identifier,
             assetThreshold: store.engine.options.blobThreshold)
+        rewriter.objectsPerGroup = group
         rewriter.operationsPerCommit = 2
-        var refusal: DataStoreError?
-        do { try rewriter.run() } catch let error as DataStoreError { refusal = error }
+        do { try rewriter.run() } catch let error as DataStoreError { return (error, ids) }
+        return (nil, ids)
+    }
+
+    @Test func aRewriteInManySmallCommitsNamesEveryObjectOfEveryCollision() throws {
+        // 30 posts, each title held by 3 of them; records are read in primary-key order, so the
+        // claims of one title fall in the same, the adjacent and earlier groups.
+        let (refusal, ids) = try Self.rewrite(titles: (0..<30).map { "title \($0 % 10)" }, group: 2)
         let error = try #require(refusal)
         #expect(error.code == .uniqueness && error.constraint == ["title"])
         let named = [error.identifier].compactMap { $0 } + error.relatedIdentifiers
         #expect(Set(named) == ids && named.count == 30, "every claimant of every title, once: \(named.count)")
-        try store.close()
+    }
+
+    @Test func aRewriteFindsTheFirstClaimInTheGroupBeingWritten() throws {
+        // One object per group: the second post's claim is checked while the first one's group
+        // is being written (its commit is synced), before it is committed.
+        let (refusal, ids) = try Self.rewrite(titles: ["same", "same"], group: 1)
+        let error = try #require(refusal)
+        #expect(error.code == .uniqueness && Set([error.identifier].compactMap { $0 } + error.relatedIdentifiers) == ids)
     }
 }

@@ -106,30 +106,39 @@ struct GenerationRewriter {
         }
     }
 
+    /// Objects a group handed to the committing thread holds at most (tests make it small).
+    var objectsPerGroup = 4096
+
     func run() throws {
         let oldMapper = self.oldMapper, newMapper = self.newMapper
-        var batch = WriteBatch()
-        var bytes = 0
         var findings = Findings()
-        /// Uniqueness entries of the batch being built (all of them in a dry run), and of the
-        /// batch being committed, with the old identifier of the object that claimed each.
+        /// Uniqueness entries of the group being built (all of them in a dry run), and of the
+        /// group being written, with the old identifier of the object that claimed each.
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         var claimedInFlight: [[UInt8]: PersistentIdentifier] = [:]
         /// Objects written per new entity.
         var counts: [String: UInt64] = [:]
-        /// The current object's new asset keys → the old ones their bytes are read from.
+        /// The objects mapped and not yet handed over, each with its new asset keys → the old
+        /// ones their bytes are read from.
+        var group: [GenerationWriter.Object] = []
         var carried: [[UInt8]: [UInt8]] = [:]
-        // Each batch is committed on another thread while the next one is built.
-        let commits = destination.map { PipelinedCommits(into: $0) }
+        // Each group is encoded and committed on another thread while the next one is mapped.
+        let writer = destination.map {
+            GenerationWriter(
+                layout: newMapper.layout, source: source, destination: $0, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+                operationsPerCommit: operationsPerCommit)
+        }
+        let commits = destination.map { _ in PipelinedCommits() }
         defer { try? commits?.finish() }
-        func flush() throws {
-            guard let commits, !batch.isEmpty, findings.isEmpty else { return }
-            try commits.submit(batch)
-            // The batch before is committed now: its claims are found in the destination.
+        func flush(counts: [(String, UInt64)] = []) throws {
+            // Once the run is to be refused, nothing more is written (it reads on, to name every object).
+            guard let writer, let commits, findings.isEmpty else { return }
+            let objects = group
+            group.removeAll(keepingCapacity: true)
+            try commits.submit { try writer.write(objects, counts: counts) }
+            // The group before is committed now: its claims are found in the destination.
             swap(&claimed, &claimedInFlight)
             claimed.removeAll(keepingCapacity: true)
-            batch = WriteBatch()
-            bytes = 0
         }
         /// Old entity → how its objects are rewritten (`nil`: removed).
         var rewrites: [String: EntityRewrite?] = [:]
@@ -154,57 +163,25 @@ struct GenerationRewriter {
                     old, primaryKey: pk, rewrite: rewrite, cursors: &cursors[oldEntity, default: []], oldMapper: oldMapper, newMapper: newMapper,
                     findings: &findings, carried: &carried)
                 counts[rewrite.entity, default: 0] += 1
-                for (key, stored) in newMapper.entries(of: state) {
-                    if key.first == RecordKeys.uniqueTag {
-                        try claim(
-                            key, for: state, old: old, claimed: &claimed, inFlight: claimedInFlight, findings: &findings, oldMapper: oldMapper,
-                            newMapper: newMapper)
-                    }
-                    // Once the run is to be refused, nothing more is written (it reads on, to name every object).
-                    guard destination != nil, findings.isEmpty else { continue }
-                    switch stored {
-                    case .inline(let value):
-                        batch.put(key, value)
-                        bytes += key.count + value.count
-                    case .external(let value):
-                        if let blob = try carriedBlob(key, of: value, from: carried) {
-                            batch.put(key, storedBlob: blob)
-                            bytes += key.count
-                        } else {
-                            batch.putExternal(key, value)
-                            bytes += key.count + value.count
-                        }
-                    }
+                for (key, rule) in newMapper.uniqueKeys(of: state) {
+                    try claim(key, rule: rule, for: state, old: old, claimed: &claimed, inFlight: claimedInFlight, findings: &findings, oldMapper: oldMapper)
                 }
+                if writer != nil && findings.isEmpty { group.append(GenerationWriter.Object(state: state, carried: carried)) }
                 carried.removeAll(keepingCapacity: true)
-                if batch.count >= operationsPerCommit || bytes >= Self.chunkBytes { try flush() }
+                if group.count >= objectsPerGroup { try flush() }
             }
         }
         if let refusal = findings.refusal() { throw refusal }
-        if destination != nil {
-            for (entity, count) in counts.sorted(by: { $0.key < $1.key }) { batch.put(RecordKeys.count(entity: entity), EntityCounts.encode(count)) }
-        }
-        try flush()
+        try flush(counts: counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         try commits?.finish()
     }
 
-    /// The blob file the source generation holds `value` in for the new asset key `key`, when
-    /// `carried` names the old key it was read from and that key's value is a blob of the same
-    /// length: the new key is pointed at that file rather than written anew (FORMAT.md,
-    /// "Migrations"). The old key still references the blob when the commit applies, since the
-    /// old generation is only swept after the switch.
-    private func carriedBlob(_ key: [UInt8], of value: [UInt8], from carried: [[UInt8]: [UInt8]]) throws -> StoredBlob? {
-        guard let old = carried[key], let blob = try source.engine.storedBlob(forKey: source.engineKey(old)),
-            blob.length == UInt64(value.count)
-        else { return nil }
-        return blob
-    }
-
-    /// Notes a uniqueness entry another object of the new generation already holds: in the
-    /// batch being built (`claimed`), in the one being committed (`inFlight`), or committed.
+    /// Notes a uniqueness entry (of the rule `rule`) another object of the new generation
+    /// already holds: in the group being built (`claimed`), in the one being written
+    /// (`inFlight`), or committed.
     private func claim(
-        _ key: [UInt8], for state: ObjectState, old: OldObject, claimed: inout [[UInt8]: PersistentIdentifier],
-        inFlight: [[UInt8]: PersistentIdentifier], findings: inout Findings, oldMapper: RecordMapper, newMapper: RecordMapper
+        _ key: [UInt8], rule: [String], for state: ObjectState, old: OldObject, claimed: inout [[UInt8]: PersistentIdentifier],
+        inFlight: [[UInt8]: PersistentIdentifier], findings: inout Findings, oldMapper: RecordMapper
     ) throws {
         let oldID = old.id
         var other = claimed[key] ?? inFlight[key]
@@ -215,7 +192,6 @@ struct GenerationRewriter {
             other = try oldMapper.identifier(entity: mapping.oldEntity[entity] ?? entity, primaryKey: RecordKeys.uuid(from: Array(bytes[..<16])))
         }
         if let other, other != oldID {
-            let rule = newMapper.uniqueKeys(of: state).first { $0.0 == key }?.1 ?? []
             findings.collision(key, entity: state.persistentIdentifier.entityName, rule: rule, first: other, other: oldID)
             return
         }
