@@ -148,15 +148,20 @@ struct KeyDirectory {
     /// has changed the key since): true when dropped. Its blob, if any, is not retired: the
     /// table references it now.
     mutating func dropFlushed(_ key: [UInt8], at location: Location) -> Bool {
+        key.withUnsafeBytes { dropFlushed($0, at: location) }
+    }
+
+    /// The same, for the key whose bytes are `key`.
+    mutating func dropFlushed(_ key: UnsafeRawBufferPointer, at location: Location) -> Bool {
         mergePending()
         let (position, found) = table.find(key)
         guard found, slots.location(table.value(at: position)) == location else { return false }
-        let old = table.removeValue(forKey: key)!
+        let old = table.remove(at: position)
         slots.release(old)
         keyBytes -= key.count
         if old.isTombstone { tombstoneCount -= 1 }
         usage[location.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
-        if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { blobBytes -= blob.fileLength }
+        if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(Array(key))) { blobBytes -= blob.fileLength }
         return true
     }
 

@@ -373,14 +373,17 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     /// Where `key` is, or where it would go (normalized), and whether it is there.
     func find(_ key: [UInt8]) -> (Position, Bool) {
+        key.withUnsafeBytes { find($0) }
+    }
+
+    /// The same, for the key whose bytes are `key`.
+    func find(_ key: UnsafeRawBufferPointer) -> (Position, Bool) {
         guard !chunks.isEmpty else { return (end, false) }
-        return key.withUnsafeBytes { bytes in
-            let prefix = KeyOrder.prefix(bytes)
-            let tail = KeyOrder.tail(bytes)
-            let c = chunkIndex(prefix, tail)
-            let (index, found) = chunks[c].lowerBound(prefix, tail)
-            return (normalized(Position(chunk: c, index: index)), found)
-        }
+        let prefix = KeyOrder.prefix(key)
+        let tail = KeyOrder.tail(key)
+        let c = chunkIndex(prefix, tail)
+        let (index, found) = chunks[c].lowerBound(prefix, tail)
+        return (normalized(Position(chunk: c, index: index)), found)
     }
 
     private func normalized(_ position: Position) -> Position {
