@@ -82,9 +82,13 @@ struct GatheredEntries {
         }
     }
 
-    /// Calls `body` with the bytes of entry `entry`'s key.
-    func withKey<R>(_ entry: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        keyBytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[keyStarts[entry]..<keyStarts[entry + 1]])) }
+    /// Calls `body` with the key (its bytes) and location of each of `entries`, in their order.
+    func withKeys<R>(
+        of entries: ArraySlice<Int>, _ body: ([(key: UnsafeRawBufferPointer, location: Location)]) -> R
+    ) -> R {
+        keyBytes.withUnsafeBytes { bytes in
+            body(entries.map { (UnsafeRawBufferPointer(rebasing: bytes[keyStarts[$0]..<keyStarts[$0 + 1]]), locations[$0]) })
+        }
     }
 
     /// Entry `entry` as a table writes it.

@@ -234,10 +234,8 @@ extension LogStore {
             var start = 0
             while start < run.order.count {
                 let end = min(start + Self.moveBatchSize, run.order.count)
-                state.withLock { s in
-                    for entry in run.order[start..<end] {
-                        _ = run.withKey(entry) { key in s.index.dropFlushed(key, at: run.locations[entry]) }
-                    }
+                run.withKeys(of: run.order[start..<end]) { keys in
+                    _ = state.withLock { s in s.index.dropFlushed(ascending: keys) }
                 }
                 start = end
                 // A mutex does not queue: released and retaken at once, it would stay with this
