@@ -181,7 +181,8 @@ extension LogStore {
         // 1–2. For each run of segments: gather their current entries, write them as a table.
         let groupBytes = UInt64(max(options.compaction.flushBytes, options.segmentSize))
         var written: [(record: Manifest.Table, table: StoreTable)] = []
-        var flushed: [(key: [UInt8], location: Location)] = []
+        // The keys and locations of every run, kept until the resident index drops them.
+        var flushed: [GatheredEntries] = []
         var kept = 0
         do throws(EngineError) {
             var start = 0
@@ -192,18 +193,19 @@ extension LogStore {
                     bytes += sizes[end]
                     end += 1
                 }
-                let gathered = try gatherCurrent(of: inputs[start..<end])
-                flushed += gathered.map { ($0.entry.key, $0.location) }
+                var gathered = try gatherCurrent(of: inputs[start..<end])
                 // A tombstone is written only while an older table (or an older run of this
                 // flush) may hold its key; it leaves the resident index either way.
                 let keepTombstones = olderTablesExist || !written.isEmpty
-                let entries = gathered.lazy.filter { keepTombstones || !$0.location.isTombstone }.map(\.entry)
+                let entries = gathered.order.lazy.filter { keepTombstones || !gathered.locations[$0].isTombstone }
                 if !entries.isEmpty {
                     written.append(try writeTable(level: 0) { (writer: inout TableWriter) throws(EngineError) in
-                        for entry in entries { try writer.add(entry) }
+                        for entry in entries { try writer.add(gathered.entry(entry)) }
                     })
                     kept += Int(written.last!.record.entryCount)
                 }
+                gathered.dropValues()
+                flushed.append(gathered)
                 start = end
             }
             // A record left out because a later commit replaced it must not go with its segment
@@ -228,16 +230,18 @@ extension LogStore {
 
         // 4. The tables answer for the flushed keys before they leave the resident index.
         state.withLock { s in s.tables.insert(contentsOf: written.reversed().map(\.table), at: 0) }
-        var start = 0
-        while start < flushed.count {
-            let end = min(start + Self.moveBatchSize, flushed.count)
-            state.withLock { s in
-                for i in start..<end { _ = s.index.dropFlushed(flushed[i].key, at: flushed[i].location) }
+        for run in flushed {
+            var start = 0
+            while start < run.order.count {
+                let end = min(start + Self.moveBatchSize, run.order.count)
+                run.withKeys(of: run.order[start..<end]) { keys in
+                    _ = state.withLock { s in s.index.dropFlushed(ascending: keys) }
+                }
+                start = end
+                // A mutex does not queue: released and retaken at once, it would stay with this
+                // thread while a committer or reader waits. Step aside so the waiters get it.
+                Syscall.pause(microseconds: Self.batchPauseMicroseconds)
             }
-            start = end
-            // A mutex does not queue: released and retaken at once, it would stay with this
-            // thread while a committer or reader waits. Step aside so the waiters get it.
-            Syscall.pause(microseconds: Self.batchPauseMicroseconds)
         }
         let inputNumbers = inputs.map(\.key)
         state.withLock { s in
@@ -263,8 +267,8 @@ extension LogStore {
     /// order, each key once.
     private func gatherCurrent(
         of segments: ArraySlice<(key: UInt64, value: any StoreFile)>
-    ) throws(EngineError) -> [(entry: TableEntry, location: Location)] {
-        var gathered: [(entry: TableEntry, location: Location)] = []
+    ) throws(EngineError) -> GatheredEntries {
+        var gathered = GatheredEntries()
         for (number, file) in segments {
             try checkStopping()
             var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
@@ -280,14 +284,8 @@ extension LogStore {
                 }
             }
         }
-        gathered.sort { compareBytes($0.entry.key, $1.entry.key) < 0 }
-        // A commit that deletes a key twice holds two records its tombstone matches: keep one.
-        var unique = 0
-        for item in gathered where unique == 0 || gathered[unique - 1].entry.key != item.entry.key {
-            gathered[unique] = item
-            unique += 1
-        }
-        gathered.removeLast(gathered.count - unique)
+        // A commit that deletes a key twice holds two records its tombstone matches: one is kept.
+        gathered.sortByKey()
         return gathered
     }
 
@@ -295,7 +293,7 @@ extension LogStore {
     /// `sequence`) that the resident index still names as their key's current version.
     private func gatherCurrent(
         raw: [UInt8], records: ArraySlice<RecordPlacement>, segment: UInt64, blockOffset: UInt64, sequence: UInt64,
-        into gathered: inout [(entry: TableEntry, location: Location)]
+        into gathered: inout GatheredEntries
     ) {
         state.withLock { s in
             for record in records {
@@ -304,14 +302,15 @@ extension LogStore {
                 }
                 if record.valueLength == nil {
                     guard location.isTombstone else { continue }
-                    gathered.append((TableEntry(key: record.key, sequence: sequence, value: .tombstone), location))
+                    gathered.appendTombstone(key: record.key, location: location)
                 } else if location.blockOffset == blockOffset, location.valueOffset == UInt32(record.valueOffset) {
-                    let value: TableEntry.Value = if let blob = record.blob {
-                        .blob(blob)
+                    if let blob = record.blob {
+                        gathered.append(key: record.key, location: location, blob: blob)
                     } else {
-                        .value(Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]))
+                        gathered.append(
+                            key: record.key, location: location,
+                            value: raw[record.valueOffset..<record.valueOffset + record.valueLength!])
                     }
-                    gathered.append((TableEntry(key: record.key, sequence: sequence, value: value), location))
                 }
             }
         }

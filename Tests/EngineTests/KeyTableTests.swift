@@ -174,6 +174,48 @@ import Testing
         for key in keys.suffix(500) { #expect(table[key] == 1) }
     }
 
+    /// Batches of ascending positions, as a flush drops them: a stretch removed whole, keys
+    /// spread over many chunks, a lone key; the table keeps every other key, in order, and
+    /// chunks merge as single removals merge them.
+    @Test func removingBatchesOfAscendingPositionsKeepsTheRestAndMergesChunks() {
+        var random = SeededGenerator(seed: 8)
+        var table = KeyTable<UInt64>()
+        var reference: [[UInt8]: UInt64] = [:]
+        for _ in 0..<8_000 {
+            let key = random.bytes(Int.random(in: 4...20, using: &random))
+            let value = random.next()
+            table.updateValue(value, forKey: key)
+            reference[key] = value
+        }
+        let full = table.chunks.count
+        var batches = 0
+        while reference.count > 300 {
+            let keys = Self.sorted(reference.keys)
+            var batch = [keys.randomElement(using: &random)!]
+            if batches % 3 == 0 {
+                let length = min(400, keys.count / 2)
+                batch = Array(keys[Int.random(in: 0...keys.count - length, using: &random)...].prefix(length))
+            } else if batches % 3 == 1 {
+                batch = keys.filter { _ in Int.random(in: 0..<4, using: &random) == 0 }
+            }
+            let positions = batch.map { key in
+                let (position, found) = table.find(key)
+                #expect(found)
+                return position
+            }
+            table.remove(at: positions)
+            for key in batch { reference[key] = nil }
+            batches += 1
+        }
+        #expect(table.count == reference.count)
+        let all = table.positions(in: .all, after: nil, reverse: false, limit: .max)
+        #expect(all.map(table.key(at:)) == Self.sorted(reference.keys))
+        for (key, value) in reference { #expect(table[key] == value) }
+        let quarter = KeyTable<UInt64>.chunkCapacity / 4
+        #expect(table.chunks.allSatisfy { $0.count > 0 })
+        #expect(table.chunks.count <= 2 * reference.count / quarter + 1, "\(table.chunks.count) chunks of \(full)")
+    }
+
     @Test func keysInsertedInAscendingOrderFillChunksAsABulkLoadDoes() {
         var table = KeyTable<Int>()
         let keys = (0..<10_000).map { bytes("user/" + String(100_000 + $0)) }
@@ -285,6 +327,18 @@ import Testing
         }
     }
 
+    /// Calls `body` with the bytes of each of `keys`.
+    static func withBytes<R>(of keys: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+        let flat = keys.flatMap { $0 }
+        return flat.withUnsafeBytes { bytes in
+            var start = 0
+            return body(keys.map { key in
+                defer { start += key.count }
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<start + key.count])
+            })
+        }
+    }
+
     static func location(_ random: inout SeededGenerator, file: UInt64, blob: Bool) -> Location {
         // Now and then an offset that does not pack (the overflow list).
         let offset = Int.random(in: 0..<20, using: &random) == 0 ? (1 << 40) + random.next() % 1000 : random.next() % 100_000
@@ -379,11 +433,27 @@ import Testing
                 let sequence = UInt64(step)
                 index.delete(key, tombstoneIn: file, recordSize: 9, sequence: sequence)
                 reference.delete(key, segment: file, recordSize: 9, sequence: sequence)
-            default:
+            case 7..<9:
                 let current = Bool.random(using: &random) ? reference.locations[key] : nil
                 let at = current ?? Self.location(&random, file: file, blob: false)
                 let dropped = index.dropFlushed(key, at: at)
                 #expect(dropped == reference.dropFlushed(key, at: at))
+            default:
+                // A flush's batch: ascending keys, most still current, some changed since, some
+                // absent.
+                var batch = Array(KeyTableTests.sorted(reference.locations.keys).shuffled(using: &random).prefix(40))
+                batch += (0..<5).map { _ in KeyTableTests.key(&random) }
+                batch = KeyTableTests.sorted(Set(batch))
+                // Now and then out of order, which costs more but drops the same.
+                if Int.random(in: 0..<4, using: &random) == 0 { batch.reverse() }
+                let flushed = batch.map { key in
+                    let current = Int.random(in: 0..<4, using: &random) > 0 ? reference.locations[key] : nil
+                    return (key: key, location: current ?? Self.location(&random, file: file, blob: false))
+                }
+                let dropped = Self.withBytes(of: flushed.map(\.key)) { keys in
+                    index.dropFlushed(ascending: Array(zip(keys, flushed.map(\.location))))
+                }
+                #expect(dropped == flushed.filter { reference.dropFlushed($0.key, at: $0.location) }.count)
             }
             if step % 1000 == 999 {
                 let range = KeyTableTests.randomRange(&random)

@@ -148,16 +148,37 @@ struct KeyDirectory {
     /// has changed the key since): true when dropped. Its blob, if any, is not retired: the
     /// table references it now.
     mutating func dropFlushed(_ key: [UInt8], at location: Location) -> Bool {
+        key.withUnsafeBytes { dropFlushed(ascending: [($0, location)]) } == 1
+    }
+
+    /// ``dropFlushed(_:at:)`` for each of `flushed`, whose keys ascend, at once: the table loses
+    /// the keys dropped in one pass (a key below the one before costs a pass of its own). Returns
+    /// how many were dropped.
+    mutating func dropFlushed(ascending flushed: [(key: UnsafeRawBufferPointer, location: Location)]) -> Int {
         mergePending()
-        let (position, found) = table.find(key)
-        guard found, slots.location(table.value(at: position)) == location else { return false }
-        let old = table.removeValue(forKey: key)!
-        slots.release(old)
-        keyBytes -= key.count
-        if old.isTombstone { tombstoneCount -= 1 }
-        usage[location.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
-        if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { blobBytes -= blob.fileLength }
-        return true
+        var positions: [KeyTable<PackedLocation>.Position] = []
+        var dropped = 0
+        for (key, location) in flushed {
+            var (position, found) = table.find(key, after: positions.last)
+            if found, let last = positions.last, position <= last {
+                // Keys out of order: the removals so far go first, so that positions ascend.
+                table.remove(at: positions)
+                positions = []
+                (position, found) = table.find(key)
+            }
+            guard found else { continue }
+            let old = table.value(at: position)
+            guard slots.location(old) == location else { continue }
+            positions.append(position)
+            dropped += 1
+            slots.release(old)
+            keyBytes -= key.count
+            if old.isTombstone { tombstoneCount -= 1 }
+            usage[location.segment, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
+            if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(Array(key))) { blobBytes -= blob.fileLength }
+        }
+        table.remove(at: positions)
+        return dropped
     }
 
     /// Forgets the byte counts of files that compaction has removed.

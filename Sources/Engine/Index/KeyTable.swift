@@ -373,14 +373,31 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     /// Where `key` is, or where it would go (normalized), and whether it is there.
     func find(_ key: [UInt8]) -> (Position, Bool) {
+        key.withUnsafeBytes { find($0) }
+    }
+
+    /// The same, for the key whose bytes are `key`.
+    func find(_ key: UnsafeRawBufferPointer) -> (Position, Bool) {
         guard !chunks.isEmpty else { return (end, false) }
-        return key.withUnsafeBytes { bytes in
-            let prefix = KeyOrder.prefix(bytes)
-            let tail = KeyOrder.tail(bytes)
-            let c = chunkIndex(prefix, tail)
-            let (index, found) = chunks[c].lowerBound(prefix, tail)
-            return (normalized(Position(chunk: c, index: index)), found)
+        let prefix = KeyOrder.prefix(key)
+        let tail = KeyOrder.tail(key)
+        let c = chunkIndex(prefix, tail)
+        let (index, found) = chunks[c].lowerBound(prefix, tail)
+        return (normalized(Position(chunk: c, index: index)), found)
+    }
+
+    /// Like ``find(_:)``, trying first the position right after `hint` (that of a smaller key):
+    /// keys looked up in ascending order are often neighbours.
+    func find(_ key: UnsafeRawBufferPointer, after hint: Position?) -> (Position, Bool) {
+        if let hint {
+            let next = position(after: hint)
+            if next.chunk < chunks.count,
+                chunks[next.chunk].compare(next.index, KeyOrder.prefix(key), KeyOrder.tail(key)) == 0
+            {
+                return (next, true)
+            }
         }
+        return find(key)
     }
 
     private func normalized(_ position: Position) -> Position {
@@ -474,6 +491,36 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
             }
         }
         return value
+    }
+
+    /// Removes the keys at `positions` (strictly ascending, found in the table as it is) at once:
+    /// each chunk loses its keys, then, in one move of the chunk list, the chunks of the stretch
+    /// they span (and its two neighbours) that emptied are dropped and one under a quarter full
+    /// joins a neighbour that has room (at most 3/4 full after), as removing them one at a time
+    /// would leave them.
+    mutating func remove(at positions: [Position]) {
+        guard let first = positions.first?.chunk, let last = positions.last?.chunk else { return }
+        // Highest first, so that each index still names its key.
+        for position in positions.reversed() { _ = chunks[position.chunk].remove(at: position.index) }
+        count -= positions.count
+        let stretch = max(first - 1, 0)...min(last + 1, chunks.count - 1)
+        let (quarter, limit) = (Self.chunkCapacity / 4, Self.chunkCapacity * 3 / 4)
+        // Chunks kept are moved down to `kept` (the last one kept so far), in place.
+        var kept = stretch.lowerBound - 1
+        for c in stretch where chunks[c].count > 0 {
+            if kept >= stretch.lowerBound, chunks[kept].count < quarter || chunks[c].count < quarter,
+                chunks[kept].count + chunks[c].count <= limit
+            {
+                let next = chunks[c]
+                chunks[kept].append(contentsOf: next)
+            } else {
+                kept += 1
+                if kept != c { chunks.swapAt(kept, c) }
+            }
+            lastPrefixes[kept] = chunks[kept].prefix(chunks[kept].count - 1)
+        }
+        chunks.removeSubrange(kept + 1..<stretch.upperBound + 1)
+        lastPrefixes.removeSubrange(kept + 1..<stretch.upperBound + 1)
     }
 
     private mutating func mergeWithNext(_ c: Int) {
