@@ -123,9 +123,11 @@ struct GenerationRewriter {
         var group: [GenerationWriter.Object] = []
         var carried: [[UInt8]: [UInt8]] = [:]
         // Each group is encoded and committed on another thread while the next one is mapped.
+        // The writer has a layout of its own: sharing this one's would have both threads retain
+        // and release the same objects per entry, which measured slower.
         let writer = destination.map {
             GenerationWriter(
-                layout: newMapper.layout, source: source, destination: $0, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+                layout: RecordLayout(schema: mapping.new), source: source, destination: $0, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
                 operationsPerCommit: operationsPerCommit)
         }
         let commits = destination.map { _ in PipelinedCommits() }
