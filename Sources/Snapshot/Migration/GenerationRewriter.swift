@@ -8,8 +8,9 @@ import Foundation
 /// (``JoinCursor``), walked in step with the records, not one scan per object. Identities stay
 /// (same primary keys; a renamed entity's objects get identifiers of the new name); values follow the ``SchemaMapping``; every entry of the
 /// new generation — records, assets, back references, join records, index and uniqueness
-/// entries — is derived anew, as a save would write it (each commit made on another thread while
-/// the next batch is built: ``PipelinedCommits``), and its last commit puts the count key
+/// entries — is derived anew, as a save would write it (each group of mapped objects encoded and
+/// committed on another thread while the next is mapped: ``GenerationWriter``,
+/// ``PipelinedCommits``), and its last commit puts the count key
 /// of every entity it holds objects of (FORMAT.md, "Per-entity counts"), so the open that
 /// follows reads the counts rather than counting the records.
 ///
@@ -31,6 +32,8 @@ struct GenerationRewriter {
     var sourceFormat: RecordsFormat = .format2
     /// The operations a commit holds at most (``chunkOperations``; tests make it small).
     var operationsPerCommit = Self.chunkOperations
+    /// Objects a group handed to the committing thread holds at most (tests make it small).
+    var objectsPerGroup = 4096
 
     /// Commits of at most this many operations… (each commit is synced: fewer, larger ones
     /// save syncs, while a commit's batch stays a few MiB)
@@ -105,9 +108,6 @@ struct GenerationRewriter {
             return nil
         }
     }
-
-    /// Objects a group handed to the committing thread holds at most (tests make it small).
-    var objectsPerGroup = 4096
 
     func run() throws {
         let oldMapper = self.oldMapper, newMapper = self.newMapper
