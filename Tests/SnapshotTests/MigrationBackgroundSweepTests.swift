@@ -11,15 +11,6 @@ import Testing
 @Suite struct MigrationBackgroundSweepTests {
     typealias F = MigrationFixture
 
-    static func renamed() throws -> Schema {
-        try F.blog {
-            $0[named: "Post"].name = "Article"
-            $0[named: "Article"].originalName = "Post"
-            $0[named: "Attachment"].relationships[0].destination = "Article"
-            $0[named: "Tag"].relationships[0].destination = "Article"
-        }
-    }
-
     /// The keys of generation 0 (the blog model's first layout): record-layer kinds `R A B C M N I U`.
     static func oldGenerationKeys(_ store: WALDataStore) throws -> Int {
         try F.storedKeyKinds(store).filter { $0.key != 0x00 && $0.key != 0x01 }.values.reduce(0, +)
@@ -29,7 +20,7 @@ import Testing
         let home = MigrationHome()
         let old = try home.filled()
         let expected = old.map { $0.replacingOccurrences(of: "Post_", with: "Article_") }.sorted()
-        let store = try home.open(try Self.renamed(), sweepsInBackground: false)
+        let store = try home.open(try F.renamedPost(), sweepsInBackground: false)
         let left = try Self.oldGenerationKeys(store)
         #expect(left > 10, "the open itself swept nothing")
         #expect(try F.dump(store) == expected)
@@ -43,7 +34,7 @@ import Testing
     @Test func aCloseStopsTheSweepAndTheNextOpenGoesOnWithIt() throws {
         let home = MigrationHome()
         try home.filled()
-        let schema = try Self.renamed()
+        let schema = try F.renamedPost()
         let first = try home.open(schema, sweepsInBackground: false)
         let left = try Self.oldGenerationKeys(first)
         try first.close()
@@ -92,7 +83,7 @@ import Testing
     @Test func savesGoOnWhileTheSweepDeletesTheOldGeneration() throws {
         let home = MigrationHome()
         try home.filled()
-        let store = try home.open(try Self.renamed(), sweepsInBackground: false)
+        let store = try home.open(try F.renamedPost(), sweepsInBackground: false)
         // Leftovers of a later generation too, and commits of 50 deletes: the sweep makes many
         // commits, between the saves'.
         try store.engine.write { batch in

@@ -79,12 +79,7 @@ import Testing
     @Test func aRenamedEntityKeepsItsObjectsRelationshipsAndAssets() throws {
         let home = MigrationHome()
         let old = try home.filled()
-        let schema = try F.blog {
-            $0[named: "Post"].name = "Article"
-            $0[named: "Article"].originalName = "Post"
-            $0[named: "Attachment"].relationships[0].destination = "Article"
-            $0[named: "Tag"].relationships[0].destination = "Article"
-        }
+        let schema = try F.renamedPost()
         let store = try home.open(schema)
         let renamed = old.map { $0.replacingOccurrences(of: "Post_", with: "Article_") }.sorted()
         let dumped = try F.dump(store)

@@ -17,6 +17,16 @@ enum MigrationFixture {
         return try Schema(entities)
     }
 
+    /// The blog model with Post renamed to Article (`originalName` Post, references following).
+    static func renamedPost() throws -> Schema {
+        try blog {
+            $0[named: "Post"].name = "Article"
+            $0[named: "Article"].originalName = "Post"
+            $0[named: "Attachment"].relationships[0].destination = "Article"
+            $0[named: "Tag"].relationships[0].destination = "Article"
+        }
+    }
+
     static func configuration(_ schema: Schema, path: String) -> WALStoreConfiguration {
         var options = LogStore.Options()
         options.blobThreshold = 1000
