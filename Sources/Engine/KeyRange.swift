@@ -41,6 +41,24 @@ extension LogStore {
         /// True when `key` lies in the range.
         public func contains(_ key: [UInt8]) -> Bool { isAboveLower(key) && isBelowUpper(key) }
 
+        /// True when `key` (in place) is not below the low end.
+        func isAboveLower(_ key: UnsafeRawBufferPointer) -> Bool {
+            switch lower {
+            case .unbounded: true
+            case .inclusive(let bound): bound.withUnsafeBytes { compareBytes(key, $0) >= 0 }
+            case .exclusive(let bound): bound.withUnsafeBytes { compareBytes(key, $0) > 0 }
+            }
+        }
+
+        /// True when `key` (in place) is not above the high end.
+        func isBelowUpper(_ key: UnsafeRawBufferPointer) -> Bool {
+            switch upper {
+            case .unbounded: true
+            case .inclusive(let bound): bound.withUnsafeBytes { compareBytes(key, $0) <= 0 }
+            case .exclusive(let bound): bound.withUnsafeBytes { compareBytes(key, $0) < 0 }
+            }
+        }
+
         /// True when `key` is not below the low end.
         func isAboveLower(_ key: [UInt8]) -> Bool {
             switch lower {

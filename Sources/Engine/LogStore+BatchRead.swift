@@ -25,6 +25,7 @@ extension LogStore {
             switch version {
             case nil: continue
             case .cached(let value)?: values[position] = value
+            case .table(let view)?: values[position] = Array(view.bytes)
             case .inline(let location, let file)?: values[position] = try readValue(key: keys[position], at: location, from: file)
             case .blob(let reference)?:
                 do {
@@ -36,6 +37,39 @@ extension LogStore {
             }
         }
         return values
+    }
+
+    /// Calls `body` once for each of `keys`, in the order given, with its position and the
+    /// latest committed value's bytes (`nil` for a key that is absent): what
+    /// ``values(forKeys:)`` returns, lent instead of copied. A value in a table is lent in place,
+    /// in its cached block; a tail value or a blob is read first, as ``values(forKeys:)`` reads
+    /// it. The bytes are valid only inside each call of `body`. The keys are looked up as by
+    /// ``values(forKeys:)``.
+    ///
+    /// - Throws: as ``values(forKeys:)``, or what `body` throws (the remaining keys are then not
+    ///   visited).
+    public func withValues(
+        forKeys keys: [[UInt8]], _ body: (_ position: Int, _ value: UnsafeRawBufferPointer?) throws(EngineError) -> Void
+    ) throws(EngineError) {
+        let versions = try currentVersions(of: keys)
+        for (position, version) in versions.enumerated() {
+            switch version {
+            case nil: try body(position, nil)
+            case .table(let view)?: try body(position, view.bytes)
+            case .cached(let value)?: try withBytes(value) { bytes throws(EngineError) in try body(position, bytes) }
+            case .inline(let location, let file)?:
+                let value = try readValue(key: keys[position], at: location, from: file)
+                try withBytes(value) { bytes throws(EngineError) in try body(position, bytes) }
+            case .blob?:
+                // Read as the one-key read does (looking again should the blob have been
+                // collected after an overwrite).
+                guard let value = try value(forKey: keys[position]) else {
+                    try body(position, nil)
+                    continue
+                }
+                try withBytes(value) { bytes throws(EngineError) in try body(position, bytes) }
+            }
+        }
     }
 
     /// The current version of each of `keys` (as ``currentVersion(of:)`` finds it), the tail
@@ -68,18 +102,18 @@ extension LogStore {
         }
         for table in tables {
             guard !pending.isEmpty else { break }
-            var asked: [Int] = []
-            for (index, item) in pending.enumerated() where try mayHold(table, item.key) { asked.append(index) }
-            guard !asked.isEmpty else { continue }
-            let entries = try table.reader.entriesAfterFilter(forSortedKeys: asked.map { pending[$0].key })
-            var answered = Set<Int>()
-            for (index, entry) in zip(asked, entries) {
-                guard let entry else { continue }
-                let version = entry.version
-                for position in pending[index].positions { versions[position] = version }
-                answered.insert(index)
+            var answered = false
+            for index in pending.indices {
+                let found = try withBytes(pending[index].key) { key throws(EngineError) -> Version?? in
+                    guard try mayHold(table, key), let view = try table.reader.get(key) else { return nil }
+                    return .some(try view.version())
+                }
+                guard let found else { continue }
+                for position in pending[index].positions { versions[position] = found }
+                pending[index].positions = []
+                answered = true
             }
-            if !answered.isEmpty { pending = pending.enumerated().filter { !answered.contains($0.offset) }.map(\.element) }
+            if answered { pending.removeAll { $0.positions.isEmpty } }
         }
         return versions
     }

@@ -361,21 +361,24 @@ extension LogStore {
         let droppingTombstones = inputRange.upperBound == tables.count
         try checkStopping()
         var (written, table) = (Manifest.Table?.none, StoreTable?.none)
-        var cursors: [TableCursor] = []
-        for input in inputs { cursors.append(try TableCursor(input)) }
-        var merge = TableMerge(cursors)
-        var first: TableEntry?
-        while let next = try merge.next() {
-            if case .tombstone = next.value, droppingTombstones { continue }
-            first = next
-            break
+        // The newest table's version of a key wins; blocks are read once, not cached.
+        var merge = MergingCursor(tail: nil, tables: inputs.map { $0.reader.cursor(caching: false) }, reverse: false)
+        try merge.seek(.all)
+        func nextKept() throws(EngineError) -> TableEntry? {
+            while merge.isValid {
+                let cursor = merge.tables[merge.source - 1]
+                let dropped = droppingTombstones && cursor.storedValue.load(as: UInt8.self) == TableFormat.kindTombstone
+                let entry = dropped ? nil : try cursor.entry()
+                try merge.advance()
+                if let entry { return entry }
+            }
+            return nil
         }
-        if let first {
+        if let first = try nextKept() {
             (written, table) = try writeTable(level: level) { (writer: inout TableWriter) throws(EngineError) in
                 try writer.add(first)
                 var count = 0
-                while let next = try merge.next() {
-                    if case .tombstone = next.value, droppingTombstones { continue }
+                while let next = try nextKept() {
                     try writer.add(next)
                     count += 1
                     if count % 4096 == 0 { try checkStopping() }
@@ -409,10 +412,11 @@ extension LogStore {
 
     /// True when `table` holds a tombstone: its entries are read front to back until the first.
     private static func holdsTombstone(_ table: StoreTable) throws(EngineError) -> Bool {
-        var cursor = try TableCursor(table)
-        while let entry = cursor.current {
-            if case .tombstone = entry.value { return true }
-            try cursor.advance()
+        var cursor = table.reader.cursor(caching: false)
+        try cursor.seek(to: .unbounded)
+        while cursor.isValid {
+            if cursor.storedValue.load(as: UInt8.self) == TableFormat.kindTombstone { return true }
+            try cursor.next()
         }
         return false
     }

@@ -20,6 +20,7 @@ extension LogStore {
         try withCurrentVersion(of: key) { version throws(EngineError) in
             switch version {
             case .cached(let value): value
+            case .table(let view): Array(view.bytes)
             case .inline(let location, let file): try readValue(key: key, at: location, from: file)
             case .blob(let reference): try openBlob(reference).readAll()
             }
@@ -34,6 +35,7 @@ extension LogStore {
         try withCurrentVersion(of: key) { version throws(EngineError) in
             switch version {
             case .cached(let value): ValueStream(inline: value)
+            case .table(let view): ValueStream(inline: Array(view.bytes))
             case .inline(let location, let file): ValueStream(inline: try readValue(key: key, at: location, from: file))
             case .blob(let reference): ValueStream(blob: try openBlob(reference))
             }
@@ -51,6 +53,7 @@ extension LogStore {
         try withCurrentVersion(of: key) { version throws(EngineError) in
             switch version {
             case .cached(let value): ValueBuffer(copying: value)
+            case .table(let view): ValueBuffer(copying: Array(view.bytes))
             case .inline(let location, let file): ValueBuffer(copying: try readValue(key: key, at: location, from: file))
             case .blob(let reference): try openBlob(reference).readAllIntoBuffer()
             }
@@ -58,7 +61,8 @@ extension LogStore {
     }
 
     /// Calls `body` with the bytes of `key`'s value in memory and returns its result, or returns
-    /// nil when the key is absent. A raw-stored blob is **mapped** (`mmap`), not copied, after
+    /// nil when the key is absent. A value in a table is lent in place, in its cached block (no
+    /// copy, nothing allocated); a raw-stored blob is **mapped** (`mmap`), not copied, after
     /// every chunk's checksum is verified; a compressed blob is inflated into a buffer first. The
     /// bytes are valid only inside `body`. The reads, checks and `body` run on the calling thread.
     ///
@@ -66,7 +70,8 @@ extension LogStore {
     public func withValue<Result>(
         forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
-        try valueBytes(forKey: key)?.withBytes(body)
+        let outcome = try lendValue(forKey: key) { bytes in Swift.Result { try body(bytes) } }
+        return try outcome?.get()
     }
 
     /// ``withValue(forKey:_:)`` with a `body` that cannot fail: the only errors are the engine's,
@@ -74,16 +79,20 @@ extension LogStore {
     public func withValue<Result>(
         forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) -> Result
     ) throws(EngineError) -> Result? {
-        try valueBytes(forKey: key)?.withBytes(body)
+        try lendValue(forKey: key, body)
     }
 
-    /// The verified bytes of `key`'s value for ``withValue(forKey:_:)``.
-    private func valueBytes(forKey key: [UInt8]) throws(EngineError) -> BlobContent? {
+    /// Looks `key` up and lends its value's bytes to `body`: in place for a table's value, from
+    /// the cached array or the block read for a tail value, mapped or inflated for a blob.
+    private func lendValue<Result>(
+        forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(EngineError) -> Result? {
         try withCurrentVersion(of: key) { version throws(EngineError) in
             switch version {
-            case .cached(let value): .bytes(value)
-            case .inline(let location, let file): .bytes(try readValue(key: key, at: location, from: file))
-            case .blob(let reference): try openBlob(reference).content()
+            case .table(let view): body(view.bytes)
+            case .cached(let value): value.withUnsafeBytes(body)
+            case .inline(let location, let file): try readValue(key: key, at: location, from: file).withUnsafeBytes(body)
+            case .blob(let reference): try openBlob(reference).content().withBytes(body)
             }
         }
     }
@@ -101,6 +110,8 @@ extension LogStore {
     /// Where the current version of a key is, as seen under the index lock.
     enum Version {
         case cached([UInt8])
+        /// In a table block, which the view holds.
+        case table(TableEntryView)
         /// The file is held, so a flush that removes it meanwhile cannot pull it away.
         case inline(Location, any StoreFile)
         case blob(BlobReference)
@@ -142,11 +153,17 @@ extension LogStore {
         case .tail(let version):
             return version
         case .tables(let tables):
-            for table in tables where try mayHold(table, key) {
-                guard let entry = try table.reader.entryAfterFilter(forKey: key) else { continue }
-                return entry.version
+            return try withBytes(key) { key throws(EngineError) -> Version? in
+                // (Indexed, not iterated: a point read allocates nothing, in debug builds too.)
+                var index = 0
+                while index < tables.count {
+                    let table = tables[index]
+                    index += 1
+                    guard try mayHold(table, key), let view = try table.reader.get(key) else { continue }
+                    return try view.version()
+                }
+                return nil
             }
-            return nil
         }
     }
 
@@ -171,7 +188,7 @@ extension LogStore {
 
     /// Whether `table` may hold `key`: within its key range and passed by its Bloom filter
     /// (counted in the statistics).
-    func mayHold(_ table: StoreTable, _ key: [UInt8]) throws(EngineError) -> Bool {
+    func mayHold(_ table: StoreTable, _ key: UnsafeRawBufferPointer) throws(EngineError) -> Bool {
         guard table.covers(key) else { return false }
         tableFilterChecks.add(1, ordering: .relaxed)
         guard try table.reader.filter.mayContain(key) else {
@@ -271,17 +288,6 @@ public struct ValueStream: Sendable {
             if index + 1 == reader.chunks.count { try reader.verifyContent(digest) }
             source = .blob(reader, next: index + 1, digest: digest)
             return chunk
-        }
-    }
-}
-
-extension TableEntry {
-    /// The version a read finds in this entry: `nil` for a tombstone.
-    var version: LogStore.Version? {
-        switch value {
-        case .value(let bytes): .cached(bytes)
-        case .blob(let reference): .blob(reference)
-        case .tombstone: nil
         }
     }
 }

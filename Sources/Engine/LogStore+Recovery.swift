@@ -20,7 +20,7 @@ struct RecoveredLog {
     /// The tables it lists, opened, newest first.
     var tables: [StoreTable] = []
     /// The block cache the tables read through.
-    let tableCache: LRUTableBlockCache
+    let tableCache: TableBlockCache
     /// Higher than every table number seen in the directory or the manifest.
     var nextTableNumber: UInt64 = 1
     /// The active segment's first sequence (its header's).
@@ -33,7 +33,7 @@ struct RecoveredLog {
     /// The deletes segment hints hold, applied once every file is loaded (``applyHintTombstones()``).
     private var hintTombstones: [(key: [UInt8], sequence: UInt64, segment: UInt64, size: Int)] = []
 
-    init(tableCache: LRUTableBlockCache) { self.tableCache = tableCache }
+    init(tableCache: TableBlockCache) { self.tableCache = tableCache }
 
     /// Opens the store's files (FORMAT.md, "Open"): reads the manifest (upgrading a format-3
     /// store first), removes what an interrupted flush or merge left, opens each table (its
@@ -45,7 +45,7 @@ struct RecoveredLog {
     /// in the background once open has returned.
     static func recover(
         directory: String, blobDirectory: String, fileSystem: any FileSystem, options: LogStore.Options,
-        tableCache: LRUTableBlockCache
+        tableCache: TableBlockCache
     ) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog(tableCache: tableCache)
         var names = try fileSystem.listDirectory(directory)

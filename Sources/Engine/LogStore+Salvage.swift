@@ -462,7 +462,7 @@ private struct Salvage {
             do throws(EngineError) {
                 let log = try RecoveredLog.recover(
                     directory: directory, blobDirectory: directory + "/" + LogFormat.blobDirectoryName, fileSystem: fileSystem,
-                    options: LogStore.Options(), tableCache: LRUTableBlockCache(capacity: 0))
+                    options: LogStore.Options(), tableCache: TableBlockCache(capacity: 0))
                 return log.lastSequence
             } catch where error.code == .corruption {
                 // Each pass sets aside what the last one named; the same error twice means it could

@@ -2,53 +2,55 @@ extension LogStore {
     /// The keys in `range`, in byte order (descending when `reverse`), at most `limit` of them;
     /// each entry reads its value only when asked.
     ///
-    /// The scan streams a merge of the log's tail and every table, a batch of up to
-    /// ``Scan/batchSize`` keys at a time: the tail's entries for the batch and the set of tables
-    /// are taken under the index lock for that batch only (so commits and reads go on while a
-    /// long scan runs), then each table overlapping the range is read outside it, from the
-    /// batch's first key on, and a key's newest version wins (a delete in the tail or a newer
-    /// table hides it). Its cost follows the keys it returns and the table blocks it touches
-    /// (each batch reads at most ``Scan/batchSize`` entries from the tail and from each table),
-    /// not the size of the store.
+    /// The scan is a merging cursor over the log's tail and every table overlapping the range
+    /// (``MergingCursor``): a key's newest version wins, and a delete in the tail or a newer table
+    /// hides it. The set of tables and the tail's first keys (a batch of up to
+    /// ``Scan/batchSize``, and at most `limit`) are taken under the index lock together, once;
+    /// then the tables are walked outside it, block by block, in place, and the tail is read again
+    /// under the lock only when its batch runs out. When only one source overlaps the range (a
+    /// compacted store) its entries are returned directly, with no merge; otherwise the sources
+    /// are merged k-way by a heap. Its cost follows the entries it passes and the table blocks it
+    /// touches, not the size of the store: it reads ahead at most one block per table.
     ///
     /// What a scan sees when commits run meanwhile:
     /// - keys come in strictly ascending (descending) order, each at most once;
-    /// - each entry is one committed version of its key, the one current when its batch was read,
-    ///   and ``Scan/Entry/value()`` returns that version even if the key has changed since (a blob
-    ///   value excepted, whose file a compaction may collect after an overwrite:
-    ///   ``EngineError/Code/missingBlob``);
+    /// - each entry is one committed version of its key, and ``Scan/Entry/value()`` returns that
+    ///   version even if the key has changed since (a blob value excepted, whose file a
+    ///   compaction may collect after an overwrite: ``EngineError/Code/missingBlob``);
     /// - a key present and unchanged for the whole scan is returned; a key committed or deleted
     ///   while the scan runs may or may not be, depending on whether the scan has passed it;
-    /// - a scan answered by one batch sees one consistent state of the store: every commit that
-    ///   returned before it began, and for each later commit all of it or none. One batch answers
-    ///   a scan whose `limit` (or range) is at most ``Scan/batchSize`` keys, unless deletes in the
-    ///   tail or newer versions of the same keys take up part of the batch: the next batch then
-    ///   sees a later state.
+    /// - a scan whose tail keys fit in its first batch sees one consistent state of the store:
+    ///   every commit that returned before it began, and for each later commit all of it or none.
+    ///   That is every scan whose `limit` (or range) is at most ``Scan/batchSize`` keys, unless
+    ///   deletes in the tail or newer versions of the same keys take up part of the batch: the next
+    ///   batch then sees a later state (and, if a flush or merge replaced tables meanwhile, the
+    ///   scan goes on over the new set from where it was).
     ///
-    /// A scan holds the tables and segments its current batch reads, so a flush or merge that
-    /// removes their files meanwhile does not take its values away. A scan begun before
-    /// ``close()`` still lists its keys afterwards, but reading a value it had not reached by then
-    /// throws ``EngineError/Code/closed``.
+    /// A scan holds the tables it reads and the segments its current tail batch points into, so a
+    /// flush or merge that removes their files meanwhile does not take its values away. A scan
+    /// begun before ``close()`` still lists its keys afterwards, but reading a tail value it had
+    /// not reached by then throws ``EngineError/Code/closed``.
     ///
-    /// The scan is a cursor: ``Scan/next()`` throws when a later batch cannot be read, so damage
-    /// met part-way never looks like the end of the range.
+    /// The scan is a cursor: ``Scan/next()`` throws when a later block cannot be read, so damage
+    /// met part-way never looks like the end of the range. ``Scan/withNext(_:)`` lends each
+    /// entry's key and value in place instead of copying them.
     ///
     /// ```swift
     /// var cursor = try store.scan(prefix: Array("user/".utf8))
     /// while let entry = try cursor.next() { print(entry.key, try entry.value()) }
+    ///
+    /// var count = 0  // borrowed: nothing is copied or allocated for a table's entry
+    /// var scan = try store.scan(prefix: Array("user/".utf8))
+    /// while try scan.withNext({ entry in try entry.withValue { $0.count > 100 } }) != nil { count += 1 }
     /// ```
     ///
     /// - Throws: ``EngineError/Code/closed`` after ``close()``; `limit` must not be negative
     ///   (``EngineError/Code/invalidArgument``); ``EngineError/Code/corruption`` naming the table
-    ///   file when a table block of the first batch fails its checks (a later batch's damage is
-    ///   thrown by ``Scan/next()``).
+    ///   file when a table block the scan's first position reads fails its checks (later damage
+    ///   is thrown by ``Scan/next()`` and ``Scan/withNext(_:)``).
     public func scan(_ range: KeyRange = .all, limit: Int? = nil, reverse: Bool = false) throws(EngineError) -> Scan {
         if let limit, limit < 0 { throw .invalid("scan limit \(limit) is negative") }
-        let limit = limit ?? Int.max
-        let first = try Scan.Batch.read(
-            from: self, range: range, after: nil, reverse: reverse, limit: Swift.min(limit, Scan.batchSize),
-            refusingClosed: true)
-        return Scan(store: self, range: range, limit: limit, reverse: reverse, first: first)
+        return try Scan(store: self, range: range, limit: limit ?? Int.max, reverse: reverse)
     }
 
     /// The keys under `prefix` in byte order (every key for an empty prefix): ``scan(_:limit:reverse:)``
@@ -57,55 +59,190 @@ extension LogStore {
         try scan(.prefix(prefix))
     }
 
-    /// The result of ``LogStore/scan(_:limit:reverse:)``: a cursor over keys in order, read from
-    /// the index in batches as ``next()`` reaches them, values read on demand.
+    /// The result of ``LogStore/scan(_:limit:reverse:)``: a cursor over keys in order, values read
+    /// on demand.
     ///
-    /// It is not a `Sequence`: reading a later batch can fail (a table block that fails its
-    /// checks), and ``next()`` throws that error instead of ending, so no loop over a scan can
-    /// take damage for the end of the range.
+    /// Two ways to step:
+    /// - ``next()`` returns an ``Entry`` that owns its key and reads its value when asked (it can
+    ///   be kept and sent anywhere);
+    /// - ``withNext(_:)`` lends the entry to a closure as a ``BorrowedEntry``: its key and value
+    ///   are views into the store's cached blocks, valid only inside the closure, and nothing is
+    ///   allocated for an entry whose bytes lie in a table. This is the fast path for filters,
+    ///   counts and decoders that copy only what they keep.
     ///
-    /// A batch holds the files its entries point into, so a compaction that runs meanwhile does
-    /// not take an inline value away. A copy of a scan goes on from where the original was when
-    /// it was copied, independently of it.
+    /// It is not a `Sequence`: reading a later block can fail (a table block that fails its
+    /// checks), and stepping throws that error instead of ending, so no loop over a scan can take
+    /// damage for the end of the range.
+    ///
+    /// A scan holds the tables it reads and the tail segments its current batch points into, so a
+    /// compaction that runs meanwhile does not take a value away. A copy of a scan goes on from
+    /// where the original was when it was copied, independently of it.
     public struct Scan: Sendable {
-        /// Keys read from the index in one step (and so seen in one consistent state).
+        /// The most log-tail keys read from the index in one step (and so seen in one state).
         public static let batchSize = 1024
 
         let store: LogStore
         let range: KeyRange
         let limit: Int
         let reverse: Bool
-        private var batch: Batch
-        private var position = 0
-        /// Entries returned before the current batch.
+        private var merge: MergingCursor
+        /// The tables the table cursors read (newest first), as the index lock last showed them.
+        private var tables: [StoreTable]
+        /// The tail segments the current tail batch points into.
+        private var files: [UInt64: any StoreFile]
+        /// True when the tail batch was full: more tail keys may follow it.
+        private var tailMayHaveMore: Bool
+        /// Entries returned so far.
         private var returned = 0
+        /// True once the current entry was returned: the next step first moves past it.
+        private var pendingAdvance = false
+        /// The error a step threw: every later step throws it again (a cursor that failed part
+        /// way through a move is not left to pretend it reached the end).
+        private var failure: EngineError?
 
-        init(store: LogStore, range: KeyRange, limit: Int, reverse: Bool, first: Batch) {
+        init(store: LogStore, range: KeyRange, limit: Int, reverse: Bool) throws(EngineError) {
             self.store = store
             self.range = range
             self.limit = limit
             self.reverse = reverse
-            batch = first
+            let batch = try Self.readTail(
+                from: store, range: range, after: nil, reverse: reverse, limit: Swift.min(limit, Scan.batchSize), refusingClosed: true)
+            tables = batch.tables
+            files = batch.files
+            tailMayHaveMore = batch.full
+            merge = MergingCursor(
+                tail: batch.cursor, tables: batch.tables.map { $0.reader.cursor() }, reverse: reverse)
+            if limit > 0 { try merge.seek(range) }
+        }
+
+        /// One batch of the tail's entries after `cursor` and the tables, read under the index
+        /// lock together.
+        private static func readTail(
+            from store: LogStore, range: KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int, refusingClosed: Bool = false
+        ) throws(EngineError) -> (cursor: TailCursor, full: Bool, files: [UInt64: any StoreFile], tables: [StoreTable]) {
+            try store.state.withLock { s throws(EngineError) in
+                // After close the index and tables still list what they held (no commit can change
+                // it any more); only the first batch refuses.
+                guard !refusingClosed || !s.closed else { throw LogStore.closedError }
+                let tail = s.index.entries(in: range, after: cursor, reverse: reverse, limit: limit)
+                var files: [UInt64: any StoreFile] = [:]
+                for entry in tail where entry.blob == nil && !entry.location.isTombstone && files[entry.location.segment] == nil {
+                    files[entry.location.segment] = s.files[entry.location.segment]
+                }
+                return (TailCursor(tail), tail.count == limit && limit > 0, files, s.tables.filter { $0.overlaps(range) })
+            }
+        }
+
+        /// Moves to the next visible entry: past the one returned last, over tombstones and
+        /// shadowed versions, refilling the tail batch when it runs out. False at the end.
+        private mutating func step() throws(EngineError) -> Bool {
+            if let failure { throw failure }
+            do {
+                return try move()
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+
+        private mutating func move() throws(EngineError) -> Bool {
+            guard returned < limit else { return false }
+            if pendingAdvance {
+                pendingAdvance = false
+                try merge.advance()
+            }
+            while true {
+                if tailMayHaveMore, merge.tail?.isValid != true { try refillTail() }
+                guard merge.isValid else { return false }
+                let key = merge.key
+                let inRange = reverse ? range.isAboveLower(key) : range.isBelowUpper(key)
+                guard inRange else { return false }
+                if isTombstone(merge.source) {
+                    try merge.advance()
+                    continue
+                }
+                returned += 1
+                pendingAdvance = true
+                return true
+            }
+        }
+
+        /// The next tail batch after the last one's final key; when the set of tables changed
+        /// meanwhile (a flush or merge), the table cursors start over on the new set from there.
+        private mutating func refillTail() throws(EngineError) {
+            guard let resume = merge.tail?.lastKey else {
+                tailMayHaveMore = false
+                return
+            }
+            let batch = try Self.readTail(
+                from: store, range: range, after: resume, reverse: reverse, limit: Swift.min(limit - returned, Scan.batchSize))
+            files = batch.files
+            tailMayHaveMore = batch.full
+            merge.tail = batch.cursor
+            if batch.tables.map(ObjectIdentifier.init) != tables.map(ObjectIdentifier.init) {
+                tables = batch.tables
+                merge.tables = batch.tables.map { $0.reader.cursor() }
+                var rest = range
+                if reverse { rest.upper = .exclusive(resume) } else { rest.lower = .exclusive(resume) }
+                try merge.seek(rest)
+            } else {
+                merge.rebuild()
+            }
+        }
+
+        private func isTombstone(_ source: Int) -> Bool {
+            if source == 0 { return merge.tail!.item.location.isTombstone }
+            let stored = merge.tables[source - 1].storedValue
+            return !stored.isEmpty && stored[0] == TableFormat.kindTombstone
         }
 
         /// The next entry, or nil once the range (or `limit`) is exhausted.
         ///
         /// - Throws: ``EngineError/Code/corruption`` naming the table file when a table block the
-        ///   next batch reads fails its checks; ``EngineError/Code/io`` when reading it fails. The
-        ///   scan stays where it was: calling `next()` again reads that batch again.
+        ///   scan reads fails its checks; ``EngineError/Code/io`` when reading it fails. Once a
+        ///   step has thrown, every later one throws the same error.
         public mutating func next() throws(EngineError) -> Entry? {
-            while position == batch.entries.count {
-                let returned = returned + batch.entries.count
-                let count = Swift.min(limit - returned, Scan.batchSize)
-                guard count > 0, let cursor = batch.resume else { return nil }
-                let next = try Batch.read(from: store, range: range, after: cursor, reverse: reverse, limit: count)
-                self.returned = returned
-                batch = next
-                position = 0
+            guard try step() else { return nil }
+            let source = merge.source
+            let key = Array(merge.key)
+            if source == 0 {
+                let item = merge.tail!.item
+                if let blob = item.blob {
+                    return Entry(store: store, source: .init(key: key, sequence: item.location.sequence, value: .blob(blob)))
+                }
+                let value = Entry.Source.Value.tail(item.location, files[item.location.segment])
+                return Entry(store: store, source: .init(key: key, sequence: item.location.sequence, value: value))
             }
-            let source = batch.entries[position]
-            position += 1
-            return Entry(store: store, source: source)
+            let view = try merge.tables[source - 1].view()
+            let value: Entry.Source.Value = view.isBlob ? .blob(try view.blobReference()) : .table(view)
+            return Entry(store: store, source: .init(key: key, sequence: view.sequence, value: value))
+        }
+
+        /// Moves to the next entry and calls `body` with it, borrowed; returns what `body`
+        /// returns, or nil (without calling it) once the range (or `limit`) is exhausted.
+        ///
+        /// The entry's ``BorrowedEntry/key`` and the bytes ``BorrowedEntry/withValue(_:)`` lends
+        /// are views into the store's memory, valid only until `body` returns: copy what must
+        /// outlive it. For an entry stored in a table, nothing is allocated.
+        ///
+        /// - Throws: as ``next()``, or what `body` throws.
+        public mutating func withNext<Result>(_ body: (BorrowedEntry) throws(EngineError) -> Result) throws(EngineError) -> Result? {
+            guard try step() else { return nil }
+            let source = merge.source
+            let key = merge.key
+            if source == 0 {
+                let item = merge.tail!.item
+                let value: BorrowedEntry.Value =
+                    if let blob = item.blob { .blob(blob) } else { .tail(item.location, files[item.location.segment]) }
+                return try body(BorrowedEntry(store: store, key: key, sequence: item.location.sequence, storage: value))
+            }
+            let stored = merge.tables[source - 1].storedValue
+            let block = merge.tables[source - 1].currentBlock
+            guard let parsed = TableEntryView.parse(stored) else { throw TableEntryView.corruptValue(in: block) }
+            let payload = UnsafeRawBufferPointer(rebasing: stored[parsed.payloadStart...])
+            let value: BorrowedEntry.Value =
+                parsed.kind == TableFormat.kindBlob ? .blob(try TableEntryView.blobReference(payload, in: block)) : .bytes(payload)
+            return try body(BorrowedEntry(store: store, key: key, sequence: parsed.sequence, storage: value))
         }
 
         /// Every entry the scan has not yet returned, in order (the scan itself does not move).
@@ -118,84 +255,50 @@ extension LogStore {
             return entries
         }
 
-        /// Entries read in one step, from the tail's index and the tables as they were together.
-        struct Batch: Sendable {
-            var entries: [Entry.Source]
-            /// Where the next batch starts (after this key); nil when the range holds no more.
-            var resume: [UInt8]?
+        /// One key of a ``LogStore/Scan``, lent to ``LogStore/Scan/withNext(_:)``'s closure: its
+        /// key and value are views valid only inside that closure.
+        public struct BorrowedEntry {
+            enum Value {
+                /// In a table block the scan holds.
+                case bytes(UnsafeRawBufferPointer)
+                /// In a tail segment (nil once the store was closed).
+                case tail(Location, (any StoreFile)?)
+                case blob(BlobReference)
+            }
 
-            /// Up to `limit` visible entries of `range` after `cursor`: the tail's first `limit`
-            /// entries there and each overlapping table's, merged (the newest version of a key
-            /// wins, tombstones are dropped) up to the nearest point where some source stopped
-            /// short of the range's end.
-            static func read(
-                from store: LogStore, range: KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int,
-                refusingClosed: Bool = false
-            ) throws(EngineError) -> Batch {
-                var range = range
-                if let cursor {
-                    if reverse { range.upper = .exclusive(cursor) } else { range.lower = .exclusive(cursor) }
+            unowned(unsafe) let store: LogStore
+            /// The key, valid only inside the closure it was lent to.
+            public let key: UnsafeRawBufferPointer
+            /// The sequence number of the commit that wrote this version.
+            public let sequence: UInt64
+            let storage: Value
+
+            /// True when the value is stored in a blob file.
+            public var isBlob: Bool {
+                if case .blob = storage { true } else { false }
+            }
+
+            /// Calls `body` with the value's bytes, valid only inside it: in place for a value in
+            /// a table; a value in the log's tail is read (from the block caches or disk) first,
+            /// a blob read and verified whole.
+            ///
+            /// - Throws: as ``LogStore/value(forKey:)``, or what `body` throws.
+            public func withValue<Result>(_ body: (UnsafeRawBufferPointer) throws(EngineError) -> Result) throws(EngineError) -> Result {
+                switch storage {
+                case .bytes(let bytes): return try body(bytes)
+                case .tail(let location, let file):
+                    guard let file else { throw LogStore.closedError }
+                    let value = try store.readValue(key: Array(key), at: location, from: file, cachingValue: false)
+                    return try withBytes(value, body)
+                case .blob(let blob):
+                    let value = try store.openBlob(blob).readAll()
+                    return try withBytes(value, body)
                 }
-                let (tail, files, tables) = try store.state.withLock {
-                    s throws(EngineError) -> ([IndexEntry], [UInt64: any StoreFile], [StoreTable]) in
-                    // After close the index and tables still list what they held (no commit can
-                    // change it any more); only the first batch refuses.
-                    guard !refusingClosed || !s.closed else { throw LogStore.closedError }
-                    let tail = s.index.entries(in: range, after: nil, reverse: reverse, limit: limit)
-                    var files: [UInt64: any StoreFile] = [:]
-                    for entry in tail where entry.blob == nil && !entry.location.isTombstone && files[entry.location.segment] == nil {
-                        files[entry.location.segment] = s.files[entry.location.segment]
-                    }
-                    return (tail, files, s.tables.filter { $0.overlaps(range) })
-                }
-                // Source 0 is the tail, then the tables newest first: on equal keys the lowest wins.
-                var candidates: [(key: [UInt8], source: Int, item: Entry.Source?)] = []
-                var stop: [UInt8]?
-                let nearer = { (a: [UInt8], b: [UInt8]) -> Bool in reverse ? compareBytes(a, b) > 0 : compareBytes(a, b) < 0 }
-                func stopAt(_ key: [UInt8]) { if stop == nil || nearer(key, stop!) { stop = key } }
-                for entry in tail {
-                    let item: Entry.Source? = if entry.location.isTombstone {
-                        nil
-                    } else if let blob = entry.blob {
-                        Entry.Source(key: entry.key, sequence: entry.location.sequence, value: .blob(blob))
-                    } else {
-                        Entry.Source(
-                            key: entry.key, sequence: entry.location.sequence,
-                            value: .tail(entry.location, files[entry.location.segment]))
-                    }
-                    candidates.append((entry.key, 0, item))
-                }
-                if tail.count == limit, let last = tail.last { stopAt(last.key) }
-                for (index, table) in tables.enumerated() {
-                    let entries = try table.reader.entries(in: range, reverse: reverse, limit: limit)
-                    for entry in entries {
-                        let item: Entry.Source? = switch entry.value {
-                        case .tombstone: nil
-                        case .value(let bytes): Entry.Source(key: entry.key, sequence: entry.sequence, value: .bytes(bytes))
-                        case .blob(let reference): Entry.Source(key: entry.key, sequence: entry.sequence, value: .blob(reference))
-                        }
-                        candidates.append((entry.key, index + 1, item))
-                    }
-                    if entries.count == limit, let last = entries.last { stopAt(last.key) }
-                }
-                candidates.sort { a, b in
-                    let order = compareBytes(a.key, b.key)
-                    return order != 0 ? (reverse ? order > 0 : order < 0) : a.source < b.source
-                }
-                var batch = Batch(entries: [], resume: stop)
-                var previous: [UInt8]?
-                for candidate in candidates {
-                    if let stop, nearer(stop, candidate.key) { break }
-                    if let previous, previous == candidate.key { continue }
-                    previous = candidate.key
-                    guard let item = candidate.item else { continue }
-                    batch.entries.append(item)
-                    if batch.entries.count == limit {
-                        batch.resume = candidate.key
-                        break
-                    }
-                }
-                return batch
+            }
+
+            /// The value, copied.
+            public func value() throws(EngineError) -> [UInt8] {
+                try withValue { Array($0) }
             }
         }
 
@@ -206,8 +309,8 @@ extension LogStore {
                 enum Value: Sendable {
                     /// In a tail segment, which the batch holds (nil once the store was closed).
                     case tail(Location, (any StoreFile)?)
-                    /// Read with its table block already.
-                    case bytes([UInt8])
+                    /// In a table block, which the view holds.
+                    case table(TableEntryView)
                     case blob(BlobReference)
                 }
                 var key: [UInt8]
@@ -238,7 +341,7 @@ extension LogStore {
             public func value() throws(EngineError) -> [UInt8] {
                 switch source.value {
                 case .blob(let blob): return try store.openBlob(blob).readAll()
-                case .bytes(let bytes): return bytes
+                case .table(let view): return Array(view.bytes)
                 case .tail(let location, let file):
                     guard let file else { throw LogStore.closedError }
                     return try store.readValue(key: source.key, at: location, from: file, cachingValue: false)

@@ -69,7 +69,7 @@ public final class LogStore: Sendable {
     let testHooks: TestHooks
 
     /// Decoded table blocks, one budget for every table (``Options/tableCacheCapacity``).
-    let tableCache: LRUTableBlockCache
+    let tableCache: TableBlockCache
     /// Table filter checks of point reads, and how many said the key is absent.
     let tableFilterChecks = Atomic<Int>(0)
     let tableFilterNegatives = Atomic<Int>(0)
@@ -197,7 +197,7 @@ public final class LogStore: Sendable {
             if try fileSystem.createDirectory(blobDirectory) { try fileSystem.syncDirectory(path) }
             log = try RecoveredLog.recover(
                 directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem, options: options,
-                tableCache: LRUTableBlockCache(capacity: options.tableCacheCapacity))
+                tableCache: TableBlockCache(capacity: options.tableCacheCapacity))
         } catch {
             lock.unlock()
             throw error

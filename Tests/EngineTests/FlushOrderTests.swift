@@ -7,13 +7,7 @@ import Testing
 @Suite struct FlushOrderTests {
     /// Every entry of `table`, in its order.
     static func entries(of table: StoreTable) throws -> [TableEntry] {
-        var cursor = try TableCursor(table)
-        var result: [TableEntry] = []
-        while let entry = cursor.current {
-            result.append(entry)
-            try cursor.advance()
-        }
-        return result
+        try table.reader.entries()
     }
 
     @Test func aFlushWritesEachCurrentKeyOnceInKeyOrderWithItsLatestVersion() throws {

@@ -20,13 +20,7 @@ import Testing
             let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "/t.sst"))
             var blocks: [(BlockHandle, [TableEntry])] = []
             for index in 0..<(try reader.dataBlockCount) {
-                let block = try reader.dataBlock(index)
-                var blockEntries: [TableEntry] = []
-                for interval in 0..<block.intervalCount {
-                    for entry in try block.interval(interval) {
-                        blockEntries.append(try #require(TableEntry.decode(key: entry.key, value: block.value(entry))))
-                    }
-                }
+                let blockEntries = try reader.entries(ofBlock: index)
                 blocks.append((try reader.dataBlockHandle(index), blockEntries))
             }
             self.bytes = bytes

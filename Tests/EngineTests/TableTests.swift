@@ -36,7 +36,7 @@ import Testing
         }
     }
 
-    static func reader(_ bytes: [UInt8], cache: (any TableBlockCache)? = nil) throws -> TableReader {
+    static func reader(_ bytes: [UInt8], cache: TableBlockCache? = nil) throws -> TableReader {
         let source = MemoryTableSource(bytes: bytes, path: "/t.sst")
         guard let cache else { return try TableReader(source: source) }
         return try TableReader(source: source, id: 1, cache: cache)
@@ -177,7 +177,7 @@ import Testing
         _ = try fs.createDirectory("/t")
         let file = try fs.openFile("/t/1.sst", create: true)
         try file.write(bytes, at: 0)
-        let cache = LRUTableBlockCache(capacity: 1 << 20)
+        let cache = TableBlockCache(capacity: 1 << 20)
         let before = fs.readCount
         let table = try TableReader(source: FileTableSource(file: file), id: 1, cache: cache)
         #expect(fs.readCount - before == 1)

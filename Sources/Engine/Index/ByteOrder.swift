@@ -35,3 +35,13 @@ func hasPrefix(_ key: [UInt8], _ prefix: [UInt8]) -> Bool {
         prefix.withUnsafeBytes { pp in memcmp(pk.baseAddress!, pp.baseAddress!, prefix.count) == 0 }
     }
 }
+
+/// Lends `bytes`' memory to `body`, whose only errors are the engine's (the standard library's
+/// `withUnsafeBytes` does not carry a typed error through).
+@inline(__always)
+func withBytes<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(EngineError) -> R) throws(EngineError) -> R {
+    let result: Result<R, EngineError> = bytes.withUnsafeBytes { pointer in
+        Result { () throws(EngineError) -> R in try body(pointer) }
+    }
+    return try result.get()
+}

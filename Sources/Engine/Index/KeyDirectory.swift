@@ -96,7 +96,8 @@ struct KeyDirectory {
 
     subscript(key: [UInt8]) -> Location? {
         if !pending.isEmpty, let packed = pendingValue(key) { return slots.location(packed) }
-        return table[key].map(slots.location)
+        guard let packed = table[key] else { return nil }
+        return slots.location(packed)
     }
 
     /// The newest pending run's value for `key`.

@@ -55,11 +55,25 @@ struct BloomFilter: Sendable {
 
     /// False only when `key` is certainly not in the table.
     func mayContain(_ key: [UInt8]) -> Bool {
-        for position in Self.positions(XXHash64.hash(key[...]), probes: probes, bitCount: bitCount)
-        where bits[Int(position / 8)] & (1 << (position % 8)) == 0 {
-            return false
+        key.withUnsafeBytes { mayContain($0) }
+    }
+
+    /// ``mayContain(_:)-([UInt8])`` for a key in place; probes the bits without allocating.
+    func mayContain(_ key: UnsafeRawBufferPointer) -> Bool {
+        let hash = XXHash64.hash(key)
+        let h1 = hash & 0xFFFF_FFFF
+        let h2 = (hash >> 32) | 1
+        let probes = UInt64(probes)
+        let bitCount = bitCount
+        return bits.withUnsafeBytes { bits in
+            var i: UInt64 = 0
+            while i < probes {
+                let position = (h1 &+ i &* h2) % bitCount
+                if bits[Int(position / 8)] & (1 << (position % 8)) == 0 { return false }
+                i += 1
+            }
+            return true
         }
-        return true
     }
 
     /// The bit positions probed for a key whose XXH64 is `hash`.

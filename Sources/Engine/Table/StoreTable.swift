@@ -19,7 +19,7 @@ final class StoreTable: Sendable {
     /// at a block boundary would read as whole otherwise), then reads and checks its footer. The
     /// filter and index are read on first use (``TableReader``).
     static func open(
-        _ record: Manifest.Table, directory: String, fileSystem: any FileSystem, cache: any TableBlockCache
+        _ record: Manifest.Table, directory: String, fileSystem: any FileSystem, cache: TableBlockCache
     ) throws(EngineError) -> StoreTable {
         let path = directory + "/" + TableFormat.name(record.number)
         let file = try fileSystem.openFile(path, create: false)
@@ -42,7 +42,13 @@ final class StoreTable: Sendable {
 
     /// False when `key` lies outside the table's key range (no filter check needed).
     func covers(_ key: [UInt8]) -> Bool {
-        compareBytes(record.smallestKey, key) <= 0 && compareBytes(key, record.largestKey) <= 0
+        key.withUnsafeBytes { covers($0) }
+    }
+
+    /// ``covers(_:)-([UInt8])`` for a key in place.
+    func covers(_ key: UnsafeRawBufferPointer) -> Bool {
+        record.smallestKey.withUnsafeBytes { compareBytes($0, key) <= 0 }
+            && record.largestKey.withUnsafeBytes { compareBytes(key, $0) <= 0 }
     }
 
     /// False when no key of `range` can be in the table.
@@ -113,65 +119,5 @@ struct TableWriter {
             try file.sync()
             unsynced = 0
         }
-    }
-}
-
-/// Reads a table's entries front to back, one data block at a time (not through the block
-/// cache), checking that keys ascend across blocks: what a merge reads.
-struct TableCursor {
-    let table: StoreTable
-    private var block = 0
-    private var entries: [TableEntry] = []
-    private var position = 0
-    private var lastKey: [UInt8]?
-
-    init(_ table: StoreTable) throws(EngineError) {
-        self.table = table
-        try fill()
-    }
-
-    /// The entry at the cursor, or nil past the last.
-    var current: TableEntry? { position < entries.count ? entries[position] : nil }
-
-    mutating func advance() throws(EngineError) {
-        position += 1
-        if position == entries.count { try fill() }
-    }
-
-    private mutating func fill() throws(EngineError) {
-        entries = []
-        position = 0
-        while entries.isEmpty, try block < table.reader.dataBlockCount {
-            entries = try table.reader.entries(ofBlock: block)
-            let offset = try table.reader.dataBlockHandle(block).offset
-            block += 1
-            for entry in entries {
-                if let lastKey, compareBytes(lastKey, entry.key) >= 0 {
-                    throw .corruption("table keys do not ascend", path: table.reader.path, offset: offset)
-                }
-                lastKey = entry.key
-            }
-        }
-    }
-}
-
-/// Merges table cursors in key order; of entries with one key, the first cursor's (the newest
-/// table's) wins and the others are skipped.
-struct TableMerge {
-    private var cursors: [TableCursor]
-
-    /// `cursors` newest table first.
-    init(_ cursors: [TableCursor]) { self.cursors = cursors }
-
-    mutating func next() throws(EngineError) -> TableEntry? {
-        var winner: Int?
-        for (index, cursor) in cursors.enumerated() {
-            guard let entry = cursor.current else { continue }
-            if let best = winner, compareBytes(cursors[best].current!.key, entry.key) <= 0 { continue }
-            winner = index
-        }
-        guard let winner, let entry = cursors[winner].current else { return nil }
-        for index in cursors.indices where cursors[index].current?.key == entry.key { try cursors[index].advance() }
-        return entry
     }
 }

@@ -7,17 +7,18 @@ extension DecoderHooks {
     package static func tableDataBlock(_ stored: [UInt8]) throws(EngineError) -> Int {
         let block = try Block(raw: StoredBlock.decode(stored[...], path: "fuzz", offset: 0), path: "fuzz", offset: 0)
         var count = 0
-        for interval in 0..<block.intervalCount {
-            for entry in try block.interval(interval) {
-                guard TableEntry.decode(key: entry.key, value: block.value(entry)) != nil else {
-                    throw .corruption("table entry's value is malformed", path: "fuzz", offset: 0)
-                }
-                count += 1
-            }
-            _ = try block.restartKey(interval)
+        // Forward and backward with the cursor, every point read of a restart key, and the
+        // table's decoding of each stored value.
+        for (key, value) in try block.entries() {
+            _ = try TableEntryView(block: block, value: value).entry(key: key)
+            count += 1
         }
-        if let last = block.intervalCount > 0 ? try block.restartKey(block.intervalCount - 1) : nil {
-            _ = try block.interval(atOrBefore: last)
+        var cursor = BlockCursor(block)
+        try cursor.last()
+        if cursor.isValid { while try cursor.previous() {} }
+        for interval in 0..<block.restartCount {
+            let key = Array(try block.restartKey(interval))
+            _ = try withBytes(key) { key throws(EngineError) in try block.find(key) }
         }
         return count
     }
@@ -27,7 +28,7 @@ extension DecoderHooks {
     @discardableResult
     package static func tableIndexBlock(_ stored: [UInt8], dataEnd: UInt64) throws(EngineError) -> Int {
         let block = try Block(raw: StoredBlock.decode(stored[...], path: "fuzz", offset: 0), path: "fuzz", offset: 0)
-        return try TableReader.decodeIndex(block, dataEnd: dataEnd).1.count
+        return try TableReader.decodeIndex(block, dataEnd: dataEnd).count
     }
 
     /// Decodes a stored filter block and probes it with `keys`. Returns how many may be present.
@@ -46,7 +47,7 @@ extension DecoderHooks {
     /// every key found and a few absent ones. Returns the number of entries.
     @discardableResult
     package static func readTable(_ bytes: [UInt8]) throws(EngineError) -> Int {
-        let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "fuzz"), id: 1, cache: LRUTableBlockCache(capacity: 1 << 20))
+        let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "fuzz"), id: 1, cache: TableBlockCache(capacity: 1 << 20))
         let forward = try reader.entries()
         let backward = try reader.entries(reverse: true)
         guard forward.count == backward.count else {
@@ -87,11 +88,9 @@ extension DecoderHooks {
         {
             // (The raw contents decoded once more: the repair is for fuzzing, not fast.)
             store32(&bytes, at: at + 52, crc)
-            for interval in 0..<block.intervalCount {
-                for entry in (try? block.interval(interval)) ?? [] {
-                    var handleReader = ByteReader(block.value(entry))
-                    if let handle = BlockHandle.read(from: &handleReader) { _ = repairBlock(handle) }
-                }
+            for entry in (try? block.entries()) ?? [] {
+                var handleReader = ByteReader(Array(block.bytes[entry.value])[...])
+                if let handle = BlockHandle.read(from: &handleReader) { _ = repairBlock(handle) }
             }
         }
         if let crc = repairBlock(filter) { store32(&bytes, at: at + 48, crc) }

@@ -33,9 +33,11 @@ struct MemoryTableSource: TableSource {
 
 /// Reads a table (FORMAT.md, "Table files"). Opening reads the footer alone (one read of its
 /// fixed size, whatever the number of keys); the filter and the index are read and verified on
-/// first use (two reads), then kept for the reader's life. A point read then consults the
-/// filter, searches the index and reads one data block; a range scan reads the blocks it passes,
-/// in either direction. Data blocks go through a ``TableBlockCache`` when one is given.
+/// first use (two reads), then kept for the reader's life. What a reader offers is three things:
+/// its metadata, ``get(_:)`` (a point read: the filter, a search of the index in place, one
+/// data block and a search of its restart points) and ``cursor(caching:)`` (a ``TableCursor``,
+/// the one way to walk entries). Data blocks are parsed once (``Block``) and kept in a
+/// ``TableBlockCache`` when one is given.
 ///
 /// Every length and offset read from the file is checked before use: a damaged or crafted table
 /// makes a call throw ``EngineError/Code/corruption`` (or ``EngineError/Code/unsupportedFormat``
@@ -48,15 +50,28 @@ struct TableReader: Sendable {
     let id: UInt64
     let footer: TableFooter
     private let metadata: Metadata
-    private let cache: (any TableBlockCache)?
+    private let cache: TableBlockCache?
 
     /// What the filter and index blocks decode to.
     struct Loaded: Sendable {
         let filter: BloomFilter
-        /// Per data block: its separator key (at or above its last key, below the next block's
-        /// first) and its handle, in order.
-        let separators: [[UInt8]]
+        /// The index block, searched in place: entry `i` (restart point `i`) holds data block
+        /// `i`'s separator (at or above its last key, below the next block's first) and handle.
+        let index: Block
+        /// Each data block's handle, in order (decoded from the index once).
         let handles: [BlockHandle]
+
+        /// The first data block whose separator is at or above `key`: the only one that can hold
+        /// it, and where a scan from `key` starts. nil when `key` is above every separator.
+        func firstBlock(atOrAbove key: UnsafeRawBufferPointer) throws(EngineError) -> Int? {
+            var low = 0
+            var high = handles.count
+            while low < high {
+                let middle = (low + high) / 2
+                if compareBytes(try index.restartKey(middle), key) < 0 { low = middle + 1 } else { high = middle }
+            }
+            return low < handles.count ? low : nil
+        }
     }
 
     /// The filter and index once loaded: shared by the reader's copies, loaded once.
@@ -86,11 +101,11 @@ struct TableReader: Sendable {
 
     /// A reader whose data blocks go through `cache`, under `id`: every table sharing a cache
     /// needs an id of its own, or one table's blocks would answer for another's.
-    init(source: any TableSource, id: UInt64, cache: any TableBlockCache) throws(EngineError) {
+    init(source: any TableSource, id: UInt64, cache: TableBlockCache) throws(EngineError) {
         try self.init(source: source, id: id, sharing: cache)
     }
 
-    private init(source: any TableSource, id: UInt64, sharing cache: (any TableBlockCache)?) throws(EngineError) {
+    private init(source: any TableSource, id: UInt64, sharing cache: TableBlockCache?) throws(EngineError) {
         self.source = source
         self.id = id
         self.cache = cache
@@ -106,7 +121,7 @@ struct TableReader: Sendable {
 
     /// The filter and index, read and verified the first time they are needed. The lock is held
     /// while they are read, so concurrent first uses read them once.
-    private func metadataLoaded() throws(EngineError) -> Loaded {
+    func metadataLoaded() throws(EngineError) -> Loaded {
         try metadata.loaded.withLock { loaded throws(EngineError) -> Loaded in
             if let loaded { return loaded }
             let fresh = try readMetadata()
@@ -131,207 +146,175 @@ struct TableReader: Sendable {
         guard checksum(indexRaw[...]) == footer.indexChecksum else {
             throw .corruption("table index block does not match the footer's crc32", path: source.path, offset: footer.index.offset)
         }
-        let (separators, handles) = try Self.decodeIndex(
-            Block(raw: indexRaw, path: source.path, offset: footer.index.offset),
-            dataEnd: footer.filter.offset)
-        return Loaded(filter: filter, separators: separators, handles: handles)
+        let index = try Block(raw: indexRaw, path: source.path, offset: footer.index.offset)
+        let handles = try Self.decodeIndex(index, dataEnd: footer.filter.offset)
+        return Loaded(filter: filter, index: index, handles: handles)
     }
 
-    /// The index block's entries: separators ascending, handles back to back from offset 0 to
-    /// the filter block, each a whole stored block.
-    static func decodeIndex(_ block: Block, dataEnd: UInt64) throws(EngineError) -> ([[UInt8]], [BlockHandle]) {
-        var separators: [[UInt8]] = []
+    /// The index block's handles, checked: one entry per restart point (the index restarts at
+    /// every entry), separators ascending, handles back to back from offset 0 to the filter
+    /// block, each a whole stored block.
+    static func decodeIndex(_ block: Block, dataEnd: UInt64) throws(EngineError) -> [BlockHandle] {
         var handles: [BlockHandle] = []
         var expectedOffset: UInt64 = 0
-        for interval in 0..<block.intervalCount {
-            for entry in try block.interval(interval) {
-                var reader = ByteReader(block.value(entry))
-                guard let handle = BlockHandle.read(from: &reader), reader.isAtEnd else {
-                    throw .corruption("table index entry \(handles.count) holds no block handle", path: block.path, offset: block.offset)
-                }
-                let maxLength = UInt64(LogFormat.maxBlockRawLength + 4 + TableFormat.trailerSize)
-                guard handle.offset == expectedOffset, handle.length >= UInt64(TableFormat.trailerSize),
-                    handle.length <= maxLength, handle.length <= dataEnd - handle.offset
-                else {
-                    throw .corruption(
-                        "table index entry \(handles.count) names block \(handle.offset)+\(handle.length), not the next block before \(dataEnd)",
-                        path: block.path, offset: block.offset)
-                }
-                if let last = separators.last, compareBytes(last, entry.key) >= 0 {
-                    throw .corruption("table index separators are not ascending", path: block.path, offset: block.offset)
-                }
-                expectedOffset = handle.offset + handle.length
-                separators.append(entry.key)
-                handles.append(handle)
+        var cursor = BlockCursor(block)
+        try cursor.first()
+        var more = cursor.isValid
+        while more {
+            var reader = ByteReader(Array(cursor.value)[...])
+            guard let handle = BlockHandle.read(from: &reader), reader.isAtEnd else {
+                throw .corruption("table index entry \(handles.count) holds no block handle", path: block.path, offset: block.offset)
             }
+            let maxLength = UInt64(LogFormat.maxBlockRawLength + 4 + TableFormat.trailerSize)
+            guard handle.offset == expectedOffset, handle.length >= UInt64(TableFormat.trailerSize),
+                handle.length <= maxLength, handle.length <= dataEnd - handle.offset
+            else {
+                throw .corruption(
+                    "table index entry \(handles.count) names block \(handle.offset)+\(handle.length), not the next block before \(dataEnd)",
+                    path: block.path, offset: block.offset)
+            }
+            expectedOffset = handle.offset + handle.length
+            handles.append(handle)
+            more = try cursor.next()
+        }
+        guard handles.count == block.restartCount else {
+            throw .corruption(
+                "table index holds \(handles.count) entries but \(block.restartCount) restart points (it restarts at every entry)",
+                path: block.path, offset: block.offset)
         }
         guard expectedOffset == dataEnd else {
             throw .corruption("table index names data blocks up to \(expectedOffset), not up to the filter at \(dataEnd)", path: block.path, offset: block.offset)
         }
-        return (separators, handles)
+        return handles
     }
 
     // MARK: Point reads
 
-    /// The entry for `key` (a tombstone included), or nil when the table holds none: the filter
-    /// first (most absent keys stop there), then the index, then one data block.
-    func entry(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
-        guard try filter.mayContain(key) else { return nil }
-        return try entryAfterFilter(forKey: key)
-    }
-
-    // MARK: Range scans
-
-    /// The entries whose keys lie in `range`, ascending (descending when `reverse`), at most
-    /// `limit` of them. Reads only the blocks the range touches, seeking into the first by the
-    /// index and then the block's restart points.
-    func entries(in range: LogStore.KeyRange = .all, reverse: Bool = false, limit: Int = .max) throws(EngineError) -> [TableEntry] {
-        var result: [TableEntry] = []
-        guard limit > 0 else { return result }
+    /// The entry for `key` (a tombstone included) when the caller has already consulted the
+    /// filter: a search of the index and of one data block's restart points, keys compared in
+    /// place, then a walk of one restart interval. The entry is a view into the block, which it
+    /// holds. nil when the table holds no entry for `key`.
+    func get(_ key: UnsafeRawBufferPointer) throws(EngineError) -> TableEntryView? {
         let loaded = try metadataLoaded()
-        let handles = loaded.handles
-        if !reverse {
-            var blockIndex: Int
-            switch range.lower {
-            case .unbounded: blockIndex = 0
-            case .inclusive(let key), .exclusive(let key): blockIndex = firstBlock(atOrAbove: key, in: loaded) ?? handles.count
-            }
-            while blockIndex < handles.count {
-                let block = try dataBlock(handles[blockIndex])
-                var interval = 0
-                switch range.lower {
-                case .unbounded: break
-                case .inclusive(let key), .exclusive(let key): interval = try block.interval(atOrBefore: key) ?? 0
-                }
-                while interval < block.intervalCount {
-                    for entry in try block.interval(interval) where range.isAboveLower(entry.key) {
-                        guard range.isBelowUpper(entry.key) else { return result }
-                        result.append(try decode(entry, in: block))
-                        if result.count == limit { return result }
-                    }
-                    interval += 1
-                }
-                blockIndex += 1
-            }
-        } else {
-            var blockIndex: Int
-            switch range.upper {
-            case .unbounded: blockIndex = handles.count - 1
-            case .inclusive(let key), .exclusive(let key): blockIndex = min(firstBlock(atOrAbove: key, in: loaded) ?? handles.count, handles.count - 1)
-            }
-            while blockIndex >= 0 {
-                let block = try dataBlock(handles[blockIndex])
-                var interval = block.intervalCount - 1
-                switch range.upper {
-                case .unbounded: break
-                case .inclusive(let key), .exclusive(let key): interval = try block.interval(atOrBefore: key) ?? -1
-                }
-                while interval >= 0 {
-                    for entry in try block.interval(interval).reversed() where range.isBelowUpper(entry.key) {
-                        guard range.isAboveLower(entry.key) else { return result }
-                        result.append(try decode(entry, in: block))
-                        if result.count == limit { return result }
-                    }
-                    interval -= 1
-                }
-                blockIndex -= 1
-            }
-        }
-        return result
+        guard let blockIndex = try loaded.firstBlock(atOrAbove: key) else { return nil }
+        let block = try dataBlock(loaded.handles[blockIndex], caching: true)
+        guard let range = try block.find(key) else { return nil }
+        return try TableEntryView(block: block, value: range)
     }
+
+    /// A cursor over the table's entries, not yet positioned. With `caching`, the blocks it reads
+    /// go into the block cache (reads and scans); without, blocks are taken from the cache when
+    /// there but never put in it (a merge reads each block once, and must not evict what reads
+    /// keep hot).
+    func cursor(caching: Bool = true) -> TableCursor { TableCursor(reader: self, caching: caching) }
 
     // MARK: Blocks
-
-    /// The first data block whose separator is at or above `key`: the only one that can hold it,
-    /// and where a scan from `key` starts. nil when `key` is above every separator.
-    private func firstBlock(atOrAbove key: [UInt8], in loaded: Loaded) -> Int? {
-        let separators = loaded.separators
-        var low = 0
-        var high = separators.count
-        while low < high {
-            let middle = (low + high) / 2
-            if compareBytes(separators[middle], key) < 0 { low = middle + 1 } else { high = middle }
-        }
-        return low < separators.count ? low : nil
-    }
 
     /// Where data block `index` lies.
     func dataBlockHandle(_ index: Int) throws(EngineError) -> BlockHandle { try metadataLoaded().handles[index] }
 
-    /// Data block `index`, from the cache or read, verified and inflated.
-    func dataBlock(_ index: Int) throws(EngineError) -> Block {
-        try dataBlock(try metadataLoaded().handles[index])
+    /// Data block `index`, from the cache or read, verified and parsed.
+    func dataBlock(_ index: Int, caching: Bool = true) throws(EngineError) -> Block {
+        try dataBlock(try metadataLoaded().handles[index], caching: caching)
     }
 
-    /// The data block at `handle`, from the cache or read, verified and inflated.
-    private func dataBlock(_ handle: BlockHandle) throws(EngineError) -> Block {
+    /// The data block at `handle`, from the cache or read, verified and parsed (and cached when
+    /// `caching`).
+    func dataBlock(_ handle: BlockHandle, caching: Bool) throws(EngineError) -> Block {
         let blockID = TableBlockID(table: id, offset: handle.offset)
-        if let raw = cache?.block(blockID) { return try Block(raw: raw, path: path, offset: handle.offset) }
+        if let cache, let block = cache.block(blockID) { return block }
         let stored = try source.read(at: handle.offset, count: Int(handle.length))
         let raw = try StoredBlock.decode(stored[...], path: path, offset: handle.offset)
         let block = try Block(raw: raw, path: path, offset: handle.offset)
-        cache?.insert(raw, for: blockID)
+        if caching, let cache { cache.insert(block, for: blockID) }
         return block
     }
+}
 
-    /// Every entry of data block `index`, read from the file and verified, bypassing the cache (a
-    /// merge reads each block once, and must not evict what reads keep hot).
-    func entries(ofBlock index: Int) throws(EngineError) -> [TableEntry] {
-        let handle = try metadataLoaded().handles[index]
-        let stored = try source.read(at: handle.offset, count: Int(handle.length))
-        let raw = try StoredBlock.decode(stored[...], path: path, offset: handle.offset)
-        let block = try Block(raw: raw, path: path, offset: handle.offset)
-        var result: [TableEntry] = []
-        for interval in 0..<block.intervalCount {
-            for entry in try block.interval(interval) { result.append(try decode(entry, in: block)) }
-        }
-        return result
+/// One table entry seen in place: the block that holds it (kept alive by the view), and its
+/// stored value decoded up to the payload: kind, sequence, and where the value or the blob
+/// reference lies.
+struct TableEntryView: Sendable {
+    let block: Block
+    let kind: UInt8
+    let sequence: UInt64
+    /// The value's bytes (kind value) or the encoded reference (kind blob) in ``Block/bytes``.
+    let payload: Range<Int>
+
+    /// Decodes the stored value at `value` in `block`.
+    init(block: Block, value: Range<Int>) throws(EngineError) {
+        guard let parsed = Self.parse(UnsafeRawBufferPointer(rebasing: block.bytes[value])) else { throw Self.corruptValue(in: block) }
+        self.block = block
+        kind = parsed.kind
+        sequence = parsed.sequence
+        payload = value.lowerBound + parsed.payloadStart..<value.upperBound
     }
 
-    /// The entry for `key` when the caller has already consulted the filter (and counted it).
-    func entryAfterFilter(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
-        let loaded = try metadataLoaded()
-        guard let blockIndex = firstBlock(atOrAbove: key, in: loaded) else { return nil }
-        return try entry(forKey: key, in: try dataBlock(loaded.handles[blockIndex]))
+    /// A stored value's kind, sequence and where its payload starts; nil when the bytes are not
+    /// a well-formed value (an unknown kind, a sequence out of range, a tombstone with a payload).
+    /// A blob reference's own checks come when it is decoded (``blobReference()``).
+    @inline(__always)
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> (kind: UInt8, sequence: UInt64, payloadStart: Int)? {
+        guard bytes.count >= 2 else { return nil }
+        let kind = bytes[0]
+        var sequence: UInt64 = 0
+        var shift: UInt64 = 0
+        var position = 1
+        while true {
+            guard position < bytes.count, shift <= 63 else { return nil }
+            let byte = bytes[position]
+            if shift == 63, byte > 1 { return nil }
+            position += 1
+            sequence |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { break }
+            shift += 7
+        }
+        guard sequence <= LogFormat.maxSequence else { return nil }
+        switch kind {
+        case TableFormat.kindValue, TableFormat.kindBlob: return (kind, sequence, position)
+        case TableFormat.kindTombstone: return position == bytes.count ? (kind, sequence, position) : nil
+        default: return nil
+        }
     }
 
-    /// The entry for `key` in `block` (the one data block that may hold it), `nil` if none.
-    private func entry(forKey key: [UInt8], in block: Block) throws(EngineError) -> TableEntry? {
-        guard let interval = try block.interval(atOrBefore: key) else { return nil }
-        for entry in try block.interval(interval) where compareBytes(entry.key, key) >= 0 {
-            guard entry.key == key else { return nil }
-            return try decode(entry, in: block)
+    var isTombstone: Bool { kind == TableFormat.kindTombstone }
+    var isBlob: Bool { kind == TableFormat.kindBlob }
+
+    /// The value's bytes in place (kind value only), valid while the view is held.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: block.bytes[payload]) }
+
+    /// The blob reference (kind blob only), decoded and checked.
+    func blobReference() throws(EngineError) -> BlobReference { try Self.blobReference(bytes, in: block) }
+
+    /// The blob reference encoded in `payload`, a view into `block`, decoded and checked.
+    static func blobReference(_ payload: UnsafeRawBufferPointer, in block: Block) throws(EngineError) -> BlobReference {
+        var reader = ByteReader(Array(payload)[...])
+        guard let reference = BlobReference.read(from: &reader), reader.isAtEnd else {
+            throw .corruption("table entry's blob reference is malformed", path: block.path, offset: block.offset)
         }
-        return nil
+        return reference
     }
 
-    /// The entries for `keys` (ascending, without repeats) when the caller has already consulted
-    /// the filter for each: `nil` where the table holds none. The index is searched once per key,
-    /// and each data block is read (or taken from the cache) and its restart array checked once
-    /// for all the keys it can hold, not once per key.
-    func entriesAfterFilter(forSortedKeys keys: [[UInt8]]) throws(EngineError) -> [TableEntry?] {
-        var result = [TableEntry?](repeating: nil, count: keys.count)
-        guard !keys.isEmpty else { return result }
-        let loaded = try metadataLoaded()
-        var current: (index: Int, block: Block)?
-        for (position, key) in keys.enumerated() {
-            guard let blockIndex = firstBlock(atOrAbove: key, in: loaded) else { break }
-            let block: Block
-            if let current, current.index == blockIndex {
-                block = current.block
-            } else {
-                block = try dataBlock(loaded.handles[blockIndex])
-                current = (blockIndex, block)
-            }
-            result[position] = try entry(forKey: key, in: block)
-        }
-        return result
+    /// The error for a stored value in `block` that does not decode.
+    static func corruptValue(in block: Block) -> EngineError {
+        .corruption("table entry's value is not a value, a tombstone or a blob reference", path: block.path, offset: block.offset)
     }
 
-    private func decode(_ entry: Block.Entry, in block: Block) throws(EngineError) -> TableEntry {
-        guard let decoded = TableEntry.decode(key: entry.key, value: block.value(entry)) else {
-            throw .corruption("table entry's value is not a value, a tombstone or a blob reference", path: path, offset: block.offset)
+    /// The version a read finds here: nil for a tombstone.
+    func version() throws(EngineError) -> LogStore.Version? {
+        switch kind {
+        case TableFormat.kindValue: .table(self)
+        case TableFormat.kindBlob: .blob(try blobReference())
+        default: nil
         }
-        return decoded
+    }
+
+    /// The entry as an owned ``TableEntry`` with `key` (copies the value).
+    func entry(key: [UInt8]) throws(EngineError) -> TableEntry {
+        switch kind {
+        case TableFormat.kindValue: TableEntry(key: key, sequence: sequence, value: .value(Array(bytes)))
+        case TableFormat.kindBlob: TableEntry(key: key, sequence: sequence, value: .blob(try blobReference()))
+        default: TableEntry(key: key, sequence: sequence, value: .tombstone)
+        }
     }
 }

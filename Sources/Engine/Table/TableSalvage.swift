@@ -198,7 +198,7 @@ extension TableSalvage {
             guard checksum(raw[...]) == footer.indexChecksum else {
                 throw .corruption("table index block does not match the footer's crc32", path: path, offset: footer.index.offset)
             }
-            return try TableReader.decodeIndex(Block(raw: raw, path: path, offset: footer.index.offset), dataEnd: footer.filter.offset).1
+            return try TableReader.decodeIndex(Block(raw: raw, path: path, offset: footer.index.offset), dataEnd: footer.filter.offset)
         }
 
         private mutating func checkFilter(_ footer: TableFooter) {
@@ -228,13 +228,8 @@ extension TableSalvage {
             do throws(EngineError) {
                 let block = try Block(raw: StoredBlock.decode(stored, path: path, offset: offset), path: path, offset: offset)
                 var result: [TableEntry] = []
-                for interval in 0..<block.intervalCount {
-                    for entry in try block.interval(interval) {
-                        guard let decoded = TableEntry.decode(key: entry.key, value: block.value(entry)) else {
-                            throw .corruption("table entry's value is not a value, a tombstone or a blob reference", path: path, offset: offset)
-                        }
-                        result.append(decoded)
-                    }
+                for (key, value) in try block.entries() {
+                    result.append(try TableEntryView(block: block, value: value).entry(key: key))
                 }
                 return .intact(result)
             } catch {

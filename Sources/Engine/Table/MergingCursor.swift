@@ -1,0 +1,183 @@
+/// A batch of the log tail's index entries, taken under the index lock, as a cursor: their keys
+/// back to back in one buffer, each entry's location and blob reference beside. Moves only
+/// within the batch; whoever reads the tail (a scan) refills it.
+struct TailCursor: Sendable {
+    struct Item: Sendable {
+        var keyStart: Int
+        var keyLength: Int
+        var location: Location
+        var blob: BlobReference?
+    }
+
+    /// The keys' bytes, written once in `init` and only read afterwards (so shared by copies).
+    private final class Keys: @unchecked Sendable {
+        let base: UnsafeMutableRawPointer
+        init(count: Int) { base = .allocate(byteCount: Swift.max(count, 1), alignment: 8) }
+        deinit { base.deallocate() }
+    }
+
+    private let keys: Keys
+    private let items: [Item]
+    /// The current item (count when past the end).
+    private(set) var position = 0
+
+    /// `entries` in the order the cursor walks them (descending for a reverse scan).
+    init(_ entries: [IndexEntry]) {
+        let keys = Keys(count: entries.reduce(0) { $0 + $1.key.count })
+        var items: [Item] = []
+        items.reserveCapacity(entries.count)
+        var end = 0
+        for entry in entries {
+            items.append(Item(keyStart: end, keyLength: entry.key.count, location: entry.location, blob: entry.blob))
+            entry.key.withUnsafeBytes { (keys.base + end).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            end += entry.key.count
+        }
+        self.keys = keys
+        self.items = items
+    }
+
+    var count: Int { items.count }
+    var isValid: Bool { position < items.count }
+    var item: Item { items[position] }
+
+    /// The current key, valid while the cursor is held (the batch never changes).
+    var key: UnsafeRawBufferPointer {
+        let item = items[position]
+        return UnsafeRawBufferPointer(start: keys.base + item.keyStart, count: item.keyLength)
+    }
+
+    /// The last key of the batch, copied (where the next batch resumes).
+    var lastKey: [UInt8]? {
+        guard let item = items.last else { return nil }
+        return Array(UnsafeRawBufferPointer(start: keys.base + item.keyStart, count: item.keyLength))
+    }
+
+    mutating func next() { position += 1 }
+}
+
+/// Merges sorted sources into one order, newest version first: an optional log tail batch
+/// (source 0) and table cursors newest first (source `i + 1` is `tables[i]`). Of entries with one
+/// key, the lowest source wins; ``advance()`` moves every source past the current key.
+///
+/// One valid source is read directly, with no comparison; several are merged k-way by a binary
+/// heap of source numbers ordered by their current keys (compared in place), never by sorting a
+/// batch. The heap and the list of sources to move are reused, so a step allocates nothing.
+/// Reads ahead no more than each source's current block (or tail batch).
+///
+/// It walks in one direction, chosen when it is made: ascending, or descending when `reverse`.
+/// Tombstones are entries like any other: a scan skips them, a merge may keep them.
+struct MergingCursor: Sendable {
+    var tail: TailCursor?
+    var tables: [TableCursor]
+    let reverse: Bool
+    private var heap: [Int] = []
+    private var moving: [Int] = []
+
+    init(tail: TailCursor?, tables: [TableCursor], reverse: Bool) {
+        self.tail = tail
+        self.tables = tables
+        self.reverse = reverse
+        heap.reserveCapacity(tables.count + 1)
+        moving.reserveCapacity(tables.count + 1)
+    }
+
+    /// Positions every table at `range`'s start in the cursor's direction (the tail batch is
+    /// positioned already) and orders the sources.
+    mutating func seek(_ range: LogStore.KeyRange) throws(EngineError) {
+        for index in tables.indices {
+            if reverse { try tables[index].seekReverse(to: range.upper) } else { try tables[index].seek(to: range.lower) }
+        }
+        rebuild()
+    }
+
+    /// Orders the valid sources afresh (after sources were positioned or replaced).
+    mutating func rebuild() {
+        heap.removeAll(keepingCapacity: true)
+        if tail?.isValid == true { push(0) }
+        for index in tables.indices where tables[index].isValid { push(index + 1) }
+    }
+
+    var isValid: Bool { !heap.isEmpty }
+
+    /// The source of the current entry: 0 for the tail, `i + 1` for `tables[i]`.
+    var source: Int { heap[0] }
+
+    /// The current key, valid until the cursor moves.
+    var key: UnsafeRawBufferPointer { key(heap[0]) }
+
+    @inline(__always)
+    private func key(_ source: Int) -> UnsafeRawBufferPointer {
+        source == 0 ? tail!.key : tables[source - 1].key
+    }
+
+    /// Moves past the current key: every source at that key takes its next entry.
+    mutating func advance() throws(EngineError) {
+        if heap.count == 1 {
+            let only = heap[0]
+            try move(only)
+            if !isSourceValid(only) { heap.removeAll(keepingCapacity: true) }
+            return
+        }
+        let top = heap[0]
+        moving.removeAll(keepingCapacity: true)
+        moving.append(pop())
+        while let next = heap.first, compareBytes(key(next), key(top)) == 0 { moving.append(pop()) }
+        for source in moving {
+            try move(source)
+            if isSourceValid(source) { push(source) }
+        }
+    }
+
+    /// Moves one source on; the tail only steps within its batch.
+    private mutating func move(_ source: Int) throws(EngineError) {
+        if source == 0 {
+            tail!.next()
+        } else if reverse {
+            try tables[source - 1].previous()
+        } else {
+            try tables[source - 1].next()
+        }
+    }
+
+    private func isSourceValid(_ source: Int) -> Bool {
+        source == 0 ? tail!.isValid : tables[source - 1].isValid
+    }
+
+    /// True when `a`'s entry comes before `b`'s: its key is nearer in the cursor's direction, or
+    /// equal and `a` is newer.
+    @inline(__always)
+    private func precedes(_ a: Int, _ b: Int) -> Bool {
+        let order = compareBytes(key(a), key(b))
+        if order != 0 { return reverse ? order > 0 : order < 0 }
+        return a < b
+    }
+
+    private mutating func push(_ source: Int) {
+        heap.append(source)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard precedes(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func pop() -> Int {
+        let top = heap[0]
+        let last = heap.removeLast()
+        guard !heap.isEmpty else { return top }
+        heap[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < heap.count else { break }
+            var best = left
+            if left + 1 < heap.count, precedes(heap[left + 1], heap[left]) { best = left + 1 }
+            guard precedes(heap[best], heap[parent]) else { break }
+            heap.swapAt(best, parent)
+            parent = best
+        }
+        return top
+    }
+}
