@@ -75,9 +75,15 @@ let package = Package(
             dependencies: ["Engine"],
             path: "Tests/LockProbe"
         ),
+        // The tests' allocation counter (glibc's malloc wrapped): what the tests of "nothing is
+        // allocated per entry" count with.
+        .target(
+            name: "CAllocationCounter",
+            path: "Tests/CAllocationCounter"
+        ),
         .testTarget(
             name: "EngineTests",
-            dependencies: ["Engine", "EngineTestSupport", "EngineFuzzing", "walstore-lock-probe"]
+            dependencies: ["Engine", "EngineTestSupport", "EngineFuzzing", "walstore-lock-probe", "CAllocationCounter"]
         ),
         .testTarget(
             name: "SnapshotTests",
