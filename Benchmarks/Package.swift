@@ -55,6 +55,12 @@ let package = Package(
             name: "SQLiteSupport",
             dependencies: ["CSQLite"]
         ),
+        // A plain C11 reader of one WALStore table file (libc and zlib only): the floor beside
+        // walstore-bench's readseq-cached and readrandom-cached rows.
+        .target(
+            name: "CTableFloor",
+            linkerSettings: [.linkedLibrary("z")]
+        ),
         // WALStore against SQLite and the physical limit of write(2) + fdatasync.
         .executableTarget(
             name: "WALStoreBench",
@@ -110,6 +116,11 @@ let package = Package(
                 .product(name: "Models", package: "WALStore"),
             ]
         ),
+        // The C floor's table reader against FORMAT.md's worked example and tables the engine wrote.
+        .testTarget(
+            name: "CTableFloorTests",
+            dependencies: ["CTableFloor", .product(name: "Engine", package: "WALStore")]
+        ),
         // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
         .testTarget(
             name: "CoreDataSQLiteStoreTests",
@@ -130,7 +141,8 @@ let package = Package(
             ]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cLanguageStandard: .c11
 )
 
 if peersInstalled {
