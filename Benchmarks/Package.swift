@@ -5,7 +5,8 @@ import PackageDescription
 /// WALStore's benchmark harness: a sibling package that depends on the engine by path, so that
 /// the engine package itself never depends on SQLite or the peer stores.
 ///
-/// - `walstore-bench` needs only zlib (through the engine) and SQLite.
+/// - `walstore-bench` needs only zlib (through the engine, and linked by its C table floor) and
+///   SQLite.
 /// - `walstore-datastore-bench` needs the same, and the engine package's `SnapshotTestSupport`.
 /// - `walstore-peers-bench` also needs LevelDB, RocksDB and LMDB: its targets are part of the
 ///   package only where their headers are installed (or `WALSTORE_PEERS=1` is set), so that the
@@ -55,10 +56,17 @@ let package = Package(
             name: "SQLiteSupport",
             dependencies: ["CSQLite"]
         ),
-        // WALStore against SQLite and the physical limit of write(2) + fdatasync.
+        // A plain C11 reader of one WALStore table file (libc and zlib only): the floor beside
+        // walstore-bench's readseq-cached and readrandom-cached rows.
+        .target(
+            name: "CTableFloor",
+            linkerSettings: [.linkedLibrary("z")]
+        ),
+        // WALStore against SQLite, the physical limit of write(2) + fdatasync, and the C floor of
+        // its table format.
         .executableTarget(
             name: "WALStoreBench",
-            dependencies: ["BenchSupport", "SQLiteSupport"]
+            dependencies: ["BenchSupport", "SQLiteSupport", "CTableFloor"]
         ),
         // A DataStore on SQLite in Core Data's SQLite layout: the DataStore bench's contender.
         .target(
@@ -110,6 +118,11 @@ let package = Package(
                 .product(name: "Models", package: "WALStore"),
             ]
         ),
+        // The C floor's table reader against FORMAT.md's worked example and tables the engine wrote.
+        .testTarget(
+            name: "CTableFloorTests",
+            dependencies: ["CTableFloor", .product(name: "Engine", package: "WALStore")]
+        ),
         // The Core Data-shaped SQLite store against the DataStore contract suite and its layout.
         .testTarget(
             name: "CoreDataSQLiteStoreTests",
@@ -130,7 +143,8 @@ let package = Package(
             ]
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cLanguageStandard: .c11
 )
 
 if peersInstalled {

@@ -81,4 +81,21 @@ public enum Figure {
     /// in bytes, and per key.
     public static let residentGrowth = "residentGrowthBytes"
     public static let residentPerKey = "residentGrowthBytesPerKey"
+
+    // `readseq-cached` and `readrandom-cached`: WALStore's rows.
+
+    /// `statistics.tableCacheMisses` and `tableCacheHits` over the timed pass (a miss means a
+    /// block was not cached), and `statistics.tableCacheBytes` after it.
+    public static let tableCacheMisses = "tableCacheMisses"
+    public static let tableCacheHits = "tableCacheHits"
+    public static let tableCacheBytes = "tableCacheBytes"
+
+    // `readseq-cached` and `readrandom-cached`: the plain loop's rows (the C table floor).
+
+    /// Data blocks of the table, those stored as zlib streams, their inflated bytes (held in
+    /// memory for the run), and the table file's bytes.
+    public static let tableBlocks = "tableBlocks"
+    public static let zlibBlocks = "zlibBlocks"
+    public static let inflatedBytes = "inflatedBytes"
+    public static let tableBytes = "tableBytes"
 }

@@ -111,7 +111,7 @@ extension StoreContender {
             return try measureReadMissing(in: context)
         case .memoryCompacted:
             return try measureCompactedMemory(in: context)
-        case .openHints, .indexMemory, .compact, .assets:
+        case .openHints, .indexMemory, .compact, .assets, .readseqCached, .readrandomCached:
             throw BenchError("\(name) does not run \(workload.rawValue): it needs WALStore's own API")
         }
     }

@@ -25,7 +25,8 @@ public struct WALStoreContender: StoreContender {
     public func supports(_ workload: Workload) -> Bool { true }
 
     /// `assets`, `compact`, `open-hints`, `index-memory`, `readrandom-cold` and `open-compacted`
-    /// in several parts; every other workload through the shared code of `StoreContender+Workloads.swift`.
+    /// in several parts; `readseq-cached` and `readrandom-cached` (`WALStoreContender+CachedReads.swift`);
+    /// every other workload through the shared code of `StoreContender+Workloads.swift`.
     public func measureParts(_ workload: Workload, in context: RunContext) throws -> [Measurement] {
         switch workload {
         case .assets: try measureAssets(in: context)
@@ -34,6 +35,8 @@ public struct WALStoreContender: StoreContender {
         case .indexMemory: try measureIndexMemory(in: context)
         case .readrandomCold: try measureColdReads(in: context)
         case .openCompacted: try measureCompactedOpen(in: context)
+        case .readseqCached: [Measurement(try measureCachedScan(in: context))]
+        case .readrandomCached: [Measurement(try measureCachedReads(in: context))]
         default: [Measurement(try measure(workload, in: context))]
         }
     }

@@ -13,6 +13,8 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     case openCompacted = "open-compacted"
     case readmissing
     case memoryCompacted = "memory-compacted"
+    case readseqCached = "readseq-cached"
+    case readrandomCached = "readrandom-cached"
     // Blobs before the workloads that write a gigabyte: measured after them, a blob's syncs
     // wait behind their dirty pages' writeback (64 MiB writes at 0.3x plain files instead of 0.9x).
     case assets
@@ -33,19 +35,28 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
     public var writes: Bool {
         switch self {
         case .fillseq, .fillbatch100, .fillsync, .fillsyncConcurrent, .overwrite, .delete: true
-        case .readrandomWarm, .readrandomCold, .readseq, .open, .openCompacted, .readmissing, .memoryCompacted, .openHints,
-            .indexMemory, .compact, .assets:
+        case .readrandomWarm, .readrandomCold, .readseq, .open, .openCompacted, .readmissing, .memoryCompacted,
+            .readseqCached, .readrandomCached, .openHints, .indexMemory, .compact, .assets:
             false
         }
     }
 
     /// True for the workloads that use WALStore's own API (blobs, compaction, tables, its
-    /// statistics) and so run on WALStore only (`assets` also on the plain loop: plain files).
+    /// statistics) and so run on WALStore only (`assets` also on the plain loop: plain files;
+    /// `readseq-cached` and `readrandom-cached` also on the plain loop: a C decode of WALStore's
+    /// table file).
     public var usesEngineAPI: Bool {
         switch self {
-        case .openHints, .indexMemory, .compact, .assets: true
+        case .openHints, .indexMemory, .compact, .assets, .readseqCached, .readrandomCached: true
         default: false
         }
+    }
+
+    /// True for the reads of the store of N records compacted into one table, every table block
+    /// in the engine's cache, beside a plain C decode of that table: `readseq-cached`,
+    /// `readrandom-cached`.
+    public var readsCachedTable: Bool {
+        self == .readseqCached || self == .readrandomCached
     }
 
     /// True for the workloads on the compacted store of ``WorkloadSizes/compactedRecords`` records
@@ -85,6 +96,10 @@ public enum Workload: String, CaseIterable, Sendable, Codable {
             "open a compacted store of 10 N records (2 N in the default run), plus its first point read: page cache dropped (cold), and not (warm)"
         case .readmissing: "N point reads of absent keys (16 random bytes, none in the store) on the compacted store, second pass"
         case .memoryCompacted: "the compacted store opened in a fresh child process, plus its first point read: resident memory growth per key"
+        case .readseqCached:
+            "scan every record of the N-record store compacted into one table, every block cached (second scan); beside a C decode of that table"
+        case .readrandomCached:
+            "N point reads of random keys of that compacted store, every block cached (second pass); beside C lookups in that table"
         case .openHints: "open 10 N records (2 N in the default run) cold: never compacted (segment hints), and after compact() (tables)"
         case .indexMemory: "open-hints' two stores opened in a fresh child process: its memory growth per key (RSS, heap)"
         case .compact:

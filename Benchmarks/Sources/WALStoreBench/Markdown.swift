@@ -15,6 +15,12 @@ enum Markdown {
             lines.append("")
             lines += keyValue
         }
+        let cached = CachedTableReport.markdown(rows)
+        if !cached.isEmpty {
+            if lines.isEmpty { lines.append("README tables (Markdown):") }
+            lines.append("")
+            lines += cached
+        }
         if !goals.isEmpty {
             if !lines.isEmpty { lines.append("") }
             lines += Goal.markdown(goals)

@@ -4,7 +4,8 @@ import Glibc
 import BenchSupport
 
 /// `walstore-bench`: WALStore against SQLite (WAL; FULL and NORMAL; both table layouts) and the
-/// plain loop that writes WALStore's bytes with its syncs, on the same seeded data. See
+/// plain loop that writes WALStore's bytes with its syncs (and, for the cached reads of a
+/// compacted store, decodes its table file in C), on the same seeded data. See
 /// `Benchmarks/README.md`.
 
 let subject = "WALStore"
@@ -57,7 +58,8 @@ func notes(_ rows: [ResultRow], _ data: DataSet) -> [String] {
     if !limits.isEmpty {
         lines.append("plain loop (syncs × bytes per sync, from WALStore's growth per commit): " + limits.joined(separator: ", "))
     }
-    return lines + compactedStoreNotes(rows) + EngineNotes.lines(rows, subject: subject, plainFiles: plainLoop)
+    return lines + compactedStoreNotes(rows) + CachedTableReport.notes(rows)
+        + EngineNotes.lines(rows, subject: subject, plainFiles: plainLoop)
 }
 
 /// The figures of `open-compacted` and `memory-compacted`, WALStore beside SQLite's rowid table.
@@ -198,24 +200,31 @@ let bench = BenchDescription(
             + "zero-filled, preallocated file (overwrite in place): a floor for WALStore's format, not a bound for SQLite, which "
             + "writes other bytes; plain loop, appending = the same loop appending to a new file (each sync also writes the size); "
             + "for assets the plain loop is one plain file per blob (write, fsync, rename, fsync of the directory; read(2) in "
-            + "1 MiB chunks, mmap)",
+            + "1 MiB chunks, mmap); for readseq-cached and readrandom-cached it is a plain C decode, in place, of the one table "
+            + "file WALStore's compact() wrote, every data block inflated in memory beforehand: a floor for WALStore's table "
+            + "format, not a bound a real store reaches",
         "open-compacted, readmissing and memory-compacted run on WALStore and SQLite FULL rowid only, each on a store of its own "
             + "written 1,000 records per commit and compacted once (WALStore compact(), SQLite VACUUM) before the run's first use",
         "assets, compact, open-hints and index-memory run on WALStore's own API (blobs, compact(), tables, statistics), "
             + "compact, open-hints and index-memory with LogStore.Options.compaction = .manual",
+        "readseq-cached and readrandom-cached run on WALStore and the plain loop, on a copy of the store of N records "
+            + "compacted into one table; WALStore opens it with its table block cache raised to twice the raw data "
+            + "(at least the default 32 MiB) and reads everything once, untimed, so that every block is cached",
     ],
     versions: [
         sqliteFullRowid: SQLiteContender.version, sqliteFullWithoutRowid: SQLiteContender.version,
         sqliteNormalRowid: SQLiteContender.version,
     ],
     makeContenders: { _ in
-        [
-            WALStoreContender(name: subject),
+        let walStore = WALStoreContender(name: subject)
+        return [
+            walStore,
             SQLiteContender(synchronous: .full, layout: .rowid),
             SQLiteContender(synchronous: .full, layout: .withoutRowid),
             SQLiteContender(synchronous: .normal, layout: .rowid),
             PhysicalLimit(name: plainLoop, reference: subject, preallocated: true, measuresAssets: true),
             PhysicalLimit(name: plainLoopAppending, reference: subject, preallocated: false, measuresAssets: false),
+            TableFloor(name: plainLoop, reference: walStore),
         ]
     },
     notes: notes,
