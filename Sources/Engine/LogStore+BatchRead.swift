@@ -6,10 +6,10 @@ extension LogStore {
     /// The tail's resident index is consulted for every key under one hold of the index lock,
     /// which also takes the set of tables; the keys the tail does not hold are then looked up in
     /// the tables, newest first, in ascending key order: each table checks its key range and
-    /// Bloom filter per key, searches its index per key, and reads (or takes from the block
-    /// cache) and checks each data block once for all the keys it can hold. A key answered by
-    /// one table is not looked up in older ones. Inline tail values and blobs are read as by
-    /// ``value(forKey:)``.
+    /// Bloom filter per key, searches its index in place per key, and takes each key's data
+    /// block from the block cache (read, checked and parsed once when it is not there). A key
+    /// answered by one table is not looked up in older ones. Inline tail values and blobs are
+    /// read as by ``value(forKey:)``.
     ///
     /// The keys the tail holds and the tables are seen in one state of the store; a commit that
     /// returns while the call runs may or may not be seen for a key read from a blob or a tail

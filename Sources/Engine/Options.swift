@@ -13,9 +13,12 @@ extension LogStore {
         /// and reads of keys written together share blocks. Table blocks have their own budget,
         /// ``tableCacheCapacity``.
         public var blockCacheCapacity: Int = 32 << 20
-        /// Bytes of decoded table blocks kept in memory, one budget shared by every table of the
+        /// Bytes of parsed table blocks kept in memory, one budget shared by every table of the
         /// store (0 disables the cache). A point read of a key in a table costs no `pread`,
-        /// checksum or inflate when its block is cached; a scan's blocks go through it too.
+        /// checksum, inflate or parse when its block is cached; a scan's blocks go through it
+        /// too. The cache resists scans: a block used twice is protected (up to 80% of the
+        /// budget) and a block a scan reads once is evicted first, so a scan larger than the
+        /// budget does not push out the blocks point reads keep using.
         public var tableCacheCapacity: Int = 32 << 20
         /// zlib level for commit and table blocks: 0 stores every block raw, 1 (fastest) ... 9
         /// (smallest); default 3. A block that does not shrink is stored raw whatever the level.

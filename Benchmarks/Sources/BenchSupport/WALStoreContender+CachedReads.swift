@@ -52,7 +52,8 @@ extension WALStoreContender {
 
     /// `readseq-cached`: the compacted store opened, scanned once (untimed: every data block
     /// enters the table block cache), then scanned again, timed, reading every key and value
-    /// (`scan(prefix: [])`, `entry.value()`, lengths summed and checked).
+    /// (`scan(prefix: [])` stepped with `withNext`, each value lent by `withValue`, lengths summed
+    /// and checked).
     public func measureCachedScan(in context: RunContext) throws -> Sample {
         let data = context.data
         let stored = try cachedReadStore(in: context)

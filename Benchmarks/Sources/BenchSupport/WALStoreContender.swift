@@ -69,17 +69,18 @@ final class WALStoreHandle: BenchStore, ConcurrentWriter {
     }
 
     func valueLength(_ key: [UInt8]) throws -> Int? {
-        try store.value(forKey: key)?.count
+        // The value lent in place (as SQLite's column blob is): no copy.
+        try store.withValue(forKey: key) { (bytes: UnsafeRawBufferPointer) -> Int in bytes.count }
     }
 
     func scanAll() throws -> (count: Int, bytes: Int) {
         var count = 0
         var bytes = 0
+        // Each entry lent in place (as SQLite's column blobs are): nothing copied.
         var cursor = try store.scan(prefix: [])
-        while let entry = try cursor.next() {
-            let value = try entry.value()
+        while let length = try cursor.withNext({ (entry) throws(EngineError) in try entry.withValue { entry.key.count + $0.count } }) {
             count += 1
-            bytes += entry.key.count + value.count
+            bytes += length
         }
         return (count, bytes)
     }
