@@ -278,6 +278,82 @@ struct KeyDirectory {
         return dropped
     }
 
+    /// What a flush writes of one key: the key, its version's place in the tail (a tombstone's
+    /// included), and its blob reference when the version is a blob.
+    struct FlushEntry {
+        var key: [UInt8]
+        var location: Location
+        var blob: BlobReference?
+
+        /// The bytes a flush buffers for it: the entry itself, its key, and its inline value.
+        var bufferedBytes: Int {
+            MemoryLayout<FlushEntry>.stride + key.count
+                + (location.isTombstone || location.isBlob ? 0 : Int(location.valueLength))
+        }
+    }
+
+    /// The next entries of a flush's walk over the index in key order: from the first key after
+    /// `cursor` (the first key when nil), looking at up to `scanLimit` keys, those whose version
+    /// lies in a segment of `segments` (tombstones only when `tombstones`), in key order, stopping
+    /// before the one whose ``FlushEntry/bufferedBytes`` would take `holding` (the bytes the
+    /// caller holds already) plus theirs past `byteBudget` (when nothing is held yet, one entry is
+    /// always taken). Returns them, the last key looked at (the next call's cursor), whether the
+    /// budget stopped them, and whether the index's last key was looked at.
+    mutating func flushEntries(
+        after cursor: [UInt8]?, in segments: ClosedRange<UInt64>, tombstones: Bool, holding: Int, byteBudget: Int,
+        scanLimit: Int
+    ) -> (entries: [FlushEntry], last: [UInt8]?, full: Bool, atEnd: Bool) {
+        mergePending()
+        let positions = table.positions(in: .all, after: cursor, reverse: false, limit: scanLimit)
+        var entries: [FlushEntry] = []
+        var bytes = holding
+        var last = cursor
+        for position in positions {
+            let packed = table.value(at: position)
+            let key = table.key(at: position)
+            if segments.contains(slots.file(packed)), tombstones || !packed.isTombstone {
+                let entry = FlushEntry(key: key, location: slots.location(packed), blob: packed.isBlob ? blobs[HashedKey(key)] : nil)
+                if bytes > 0, bytes + entry.bufferedBytes > byteBudget { return (entries, last, true, false) }
+                bytes += entry.bufferedBytes
+                entries.append(entry)
+            }
+            last = key
+        }
+        return (entries, last, false, positions.count < scanLimit)
+    }
+
+    /// After a flush's switch: drops, from the first key after `cursor` and looking at up to
+    /// `scanLimit` keys, every entry whose version lies in a segment of `segments`, the segments
+    /// the flush replaced. Those are exactly the versions its tables hold (or the tombstones it
+    /// left out, with no older table to hide): the flush looked at every key of the index while
+    /// it held these segments, and a version in a sealed segment is only ever replaced by one in
+    /// a newer segment, never by one in these, so an entry still there is the one it wrote. A
+    /// blob stays unretired (the table references it now). Returns the last key looked at (the
+    /// next call's cursor), whether that was the index's last key, and how many were dropped.
+    mutating func dropFlushed(
+        in segments: ClosedRange<UInt64>, after cursor: [UInt8]?, scanLimit: Int
+    ) -> (last: [UInt8]?, atEnd: Bool, dropped: Int) {
+        mergePending()
+        let scanned = table.positions(in: .all, after: cursor, reverse: false, limit: scanLimit)
+        guard let lastPosition = scanned.last else { return (cursor, true, 0) }
+        let last = table.key(at: lastPosition)
+        var positions: [KeyTable<PackedLocation>.Position] = []
+        for position in scanned {
+            let old = table.value(at: position)
+            let file = slots.file(old)
+            guard segments.contains(file) else { continue }
+            positions.append(position)
+            let key = table.key(at: position)
+            slots.release(old)
+            keyBytes -= key.count
+            if old.isTombstone { tombstoneCount -= 1 }
+            usage[file, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
+            if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { blobBytes -= blob.fileLength }
+        }
+        table.remove(at: positions)
+        return (last, scanned.count < scanLimit, positions.count)
+    }
+
     /// Forgets the byte counts of files that compaction has removed.
     mutating func forgetFiles(_ files: some Sequence<UInt64>) {
         for file in files { usage[file] = nil }
