@@ -16,6 +16,11 @@ extension LogStore {
     /// When this returns, the new manifest and table are durable. A crash at any point leaves
     /// the old state or the new one, and the next open removes what the other left behind.
     ///
+    /// Memory: besides the resident index and the caches, the flush holds at most
+    /// ``LogStore/flushWindowBytes`` of keys and values and one log block at a time, the merge
+    /// one decoded data block per table, and the collection the ids of the blobs still
+    /// referenced; each table writer's filter and index grow with its table.
+    ///
     /// - Throws: ``EngineError``. Before a manifest is replaced, a failure removes what the step
     ///   wrote and leaves the store as it was. Should the manifest's rename, or the directory
     ///   sync after it, fail, which state is durable is unknown: the store turns read-only
@@ -269,6 +274,10 @@ extension LogStore {
     /// the next level; with `everything`, every table is merged into one (when there are two or
     /// more, or one that holds a tombstone). Overwritten versions are dropped, and tombstones too when no older table remains
     /// below the inputs. Returns nil when no merge was due. Called under the compaction gate.
+    ///
+    /// Memory: the inputs are read one data block at a time each (``TableCursor``) and written
+    /// as they are read, so a merge holds one decoded block per input table, plus the table
+    /// writer's filter and index.
     func mergeNow(everything: Bool) throws(EngineError) -> StepResult? {
         // The merge's own references to the input tables end with `merge(everything:)`, before
         // the files are looked at by the removal.
