@@ -122,6 +122,68 @@ import EngineTestSupport
         }
     }
 
+    /// The index's side of a flush: walked in windows, it hands out every entry of the chosen
+    /// segments once, in key order, whatever the window; dropping what lies in those segments
+    /// leaves the index as dropping the same entries by key and location does.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func theIndexWalkTakesEachEntryOfTheRunOnceAndDropsWhatItFlushed(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var index = KeyDirectory()
+        index.finishLoading()
+        for step in 0..<4_000 {
+            let segment = UInt64(1 + step / 800)
+            index.noteSegment(segment)
+            let key = BatchedIndexTests.key(&random, space: 2_000)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<2:
+                index.delete(key, tombstoneIn: segment, recordSize: 9, sequence: UInt64(step))
+            case 2:
+                index.put(key, at: KeyDirectoryModelTests.location(&random, file: segment, blob: true), blob: KeyDirectoryModelTests.blob(&random))
+            default:
+                index.put(key, at: KeyDirectoryModelTests.location(&random, file: segment, blob: false))
+            }
+        }
+        let run: ClosedRange<UInt64> = 2...3
+        let all = index.entries(in: .all, after: nil, reverse: false, limit: .max)
+        for tombstones in [true, false] {
+            let expected = all.filter { run.contains($0.location.segment) && (tombstones || !$0.location.isTombstone) }
+            for budget in [1, 500, 20_000] {
+                var taken: [IndexEntry] = []
+                var cursor: [UInt8]? = nil
+                var atEnd = false
+                var held = 0
+                while !atEnd {
+                    let found = index.flushEntries(
+                        after: cursor, in: run, tombstones: tombstones, holding: held, byteBudget: budget, scanLimit: 97)
+                    held += found.entries.reduce(0) { $0 + $1.bufferedBytes }
+                    #expect(found.entries.count <= 97)
+                    if found.full { held = 0 }
+                    taken += found.entries.map { IndexEntry(key: $0.key, location: $0.location, blob: $0.blob) }
+                    cursor = found.last
+                    atEnd = found.atEnd
+                }
+                #expect(taken == expected, "budget \(budget), tombstones \(tombstones)")
+            }
+        }
+        var byKey = index
+        var bySegment = index
+        let flushed = all.filter { (1...3).contains($0.location.segment) }
+        let dropped = KeyDirectoryModelTests.withBytes(of: flushed.map(\.key)) { keys in
+            byKey.dropFlushed(ascending: Array(zip(keys, flushed.map(\.location))))
+        }
+        var cursor: [UInt8]? = nil
+        var droppedBySegment = 0
+        while true {
+            let step = bySegment.dropFlushed(in: 1...3, after: cursor, scanLimit: 50)
+            droppedBySegment += step.dropped
+            if step.atEnd { break }
+            cursor = step.last
+        }
+        #expect(dropped == flushed.count && droppedBySegment == dropped)
+        BatchedIndexTests.expectSame(bySegment, byKey, "after the drop")
+        #expect(bySegment.count == all.count - flushed.count)
+    }
+
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
     func aStreamedFlushWritesTheTablesGatheringAndSortingWroteByteForByte(seed: UInt64) throws {
         let fs = FaultInjectingFileSystem()

@@ -307,19 +307,19 @@ struct KeyDirectory {
         let positions = table.positions(in: .all, after: cursor, reverse: false, limit: scanLimit)
         var entries: [FlushEntry] = []
         var bytes = holding
-        var last = cursor
-        for position in positions {
+        for (number, position) in positions.enumerated() {
             let packed = table.value(at: position)
+            guard segments.contains(slots.file(packed)), tombstones || !packed.isTombstone else { continue }
             let key = table.key(at: position)
-            if segments.contains(slots.file(packed)), tombstones || !packed.isTombstone {
-                let entry = FlushEntry(key: key, location: slots.location(packed), blob: packed.isBlob ? blobs[HashedKey(key)] : nil)
-                if bytes > 0, bytes + entry.bufferedBytes > byteBudget { return (entries, last, true, false) }
-                bytes += entry.bufferedBytes
-                entries.append(entry)
+            let entry = FlushEntry(key: key, location: slots.location(packed), blob: packed.isBlob ? blobs[HashedKey(key)] : nil)
+            if bytes > 0, bytes + entry.bufferedBytes > byteBudget {
+                // The next call starts at this entry.
+                return (entries, number == 0 ? cursor : table.key(at: positions[number - 1]), true, false)
             }
-            last = key
+            bytes += entry.bufferedBytes
+            entries.append(entry)
         }
-        return (entries, last, false, positions.count < scanLimit)
+        return (entries, positions.last.map(table.key(at:)) ?? cursor, false, positions.count < scanLimit)
     }
 
     /// After a flush's switch: drops, from the first key after `cursor` and looking at up to
@@ -343,12 +343,11 @@ struct KeyDirectory {
             let file = slots.file(old)
             guard segments.contains(file) else { continue }
             positions.append(position)
-            let key = table.key(at: position)
             slots.release(old)
-            keyBytes -= key.count
+            keyBytes -= table.keyLength(at: position)
             if old.isTombstone { tombstoneCount -= 1 }
             usage[file, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
-            if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { blobBytes -= blob.fileLength }
+            if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(table.key(at: position))) { blobBytes -= blob.fileLength }
         }
         table.remove(at: positions)
         return (last, scanned.count < scanLimit, positions.count)

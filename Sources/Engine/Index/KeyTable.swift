@@ -423,6 +423,13 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     func value(at position: Position) -> Value { chunks[position.chunk].value(position.index) }
 
+    /// The length of the key at `position`, without building it.
+    func keyLength(at position: Position) -> Int {
+        let prefix = chunks[position.chunk].prefix(position.index)
+        guard KeyOrder.hasTail(prefix) else { return Int(prefix & 0xFF) }
+        return KeyOrder.prefixLength + chunks[position.chunk].withTail(position.index) { $0.count }
+    }
+
     mutating func setValue(_ value: Value, at position: Position) {
         chunks[position.chunk].setValue(value, at: position.index)
     }
