@@ -194,14 +194,31 @@ extension LogStore {
         if options.syncMode == .durable { try syncIfNeeded(&w) }
 
         let segment = w.activeNumber
-        state.withLock { s in
+        // The group's records as index updates, built outside the index lock; a group of one
+        // record (a commit of one key) is applied as it is.
+        let recordCount = group.reduce(0) { $0 + $1.encoded.records.count }
+        var updates: [IndexUpdate] = []
+        if recordCount > 1 {
+            updates.reserveCapacity(recordCount)
             for (index, member) in group.enumerated() {
                 let sequence = first + UInt64(index)
                 for record in member.encoded.records {
-                    // An empty cache (a bulk load, a migration) need not hash every key.
-                    if s.cache.count > 0 { s.cache.remove(HashedKey(record.key)) }
-                    s.index.apply(record, segment: segment, frameOffset: frameOffsets[index], sequence: sequence)
+                    updates.append(IndexUpdate(record, segment: segment, frameOffset: frameOffsets[index], sequence: sequence))
                 }
+            }
+        }
+        state.withLock { s in
+            // An empty cache (a bulk load, a migration) need not hash every key.
+            if s.cache.count > 0 {
+                for member in group {
+                    for record in member.encoded.records { s.cache.remove(HashedKey(record.key)) }
+                }
+            }
+            if recordCount > 1 {
+                s.index.apply(updates)
+            } else if let record = group.first?.encoded.records.first {
+                // Every commit holds a record: a group of one record is one commit.
+                s.index.apply(record, segment: segment, frameOffset: frameOffsets[0], sequence: first)
             }
             s.lastSequence = first + UInt64(group.count - 1)
             s.preallocatedBytes = w.allocatedEnd - w.writeOffset

@@ -16,6 +16,11 @@ extension LogStore {
     /// When this returns, the new manifest and table are durable. A crash at any point leaves
     /// the old state or the new one, and the next open removes what the other left behind.
     ///
+    /// Memory: besides the resident index and the caches, the flush holds at most
+    /// ``LogStore/flushWindowBytes`` of keys and values and one log block at a time, the merge
+    /// one decoded data block per table, and the collection the ids of the blobs still
+    /// referenced; each table writer's filter and index grow with its table.
+    ///
     /// - Throws: ``EngineError``. Before a manifest is replaced, a failure removes what the step
     ///   wrote and leaves the store as it was. Should the manifest's rename, or the directory
     ///   sync after it, fail, which state is durable is unknown: the store turns read-only
@@ -154,11 +159,16 @@ extension LogStore {
     /// Flushes the sealed segments of the tail (FORMAT.md, "Flush"): with `sealingActive`, seals
     /// the active segment first so that every commit so far is flushed. Writes their current
     /// entries as level-0 tables, one per run of segments of about
-    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment: the values a flush holds
-    /// in memory at a time; the keys and locations of every run stay until the switch, as the
-    /// resident index drops them only after it), a tombstone kept only while an older table exists; installs one manifest whose
-    /// log start is the first segment not flushed; drops those entries from the resident index
-    /// where it still points at them; and removes the segments. Called under the compaction gate.
+    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment), each streamed from the
+    /// tail's index in key order (``writeFlushTable(of:keepingTombstones:buffer:)``), a tombstone
+    /// kept only while an older table exists; installs one manifest whose log start is the first
+    /// segment not flushed; drops from the resident index the entries that still lie in the
+    /// flushed segments; and removes the segments. Called under the compaction gate.
+    ///
+    /// Memory: the entries it buffers (keys, inline values) are at most
+    /// ``LogStore/flushWindowBytes`` at a time, plus one log block, whatever the size of the
+    /// runs; it keeps no list of what it flushed (the index is walked again to drop it), only
+    /// the table writer's filter and index grow with a table.
     func flushNow(sealingActive: Bool) throws(EngineError) -> StepResult {
         let (boundary, lastSequence) = try writer.withLock { w throws(EngineError) -> (UInt64, UInt64) in
             guard !w.closed else { throw Self.closedError }
@@ -178,12 +188,12 @@ extension LogStore {
         for (_, file) in inputs { sizes.append(try file.size()) }
         bytesBefore += sizes.reduce(0, +)
 
-        // 1–2. For each run of segments: gather their current entries, write them as a table.
+        // 1–2. For each run of segments: stream their current entries into a table.
         let groupBytes = UInt64(max(options.compaction.flushBytes, options.segmentSize))
         var written: [(record: Manifest.Table, table: StoreTable)] = []
-        // The keys and locations of every run, kept until the resident index drops them.
-        var flushed: [GatheredEntries] = []
         var kept = 0
+        var buffer = FlushBuffer()
+        defer { lastFlushPeak.store(buffer.peak, ordering: .relaxed) }
         do throws(EngineError) {
             var start = 0
             while start < inputs.count {
@@ -193,19 +203,14 @@ extension LogStore {
                     bytes += sizes[end]
                     end += 1
                 }
-                var gathered = try gatherCurrent(of: inputs[start..<end])
+                try checkStopping()
                 // A tombstone is written only while an older table (or an older run of this
                 // flush) may hold its key; it leaves the resident index either way.
                 let keepTombstones = olderTablesExist || !written.isEmpty
-                let entries = gathered.order.lazy.filter { keepTombstones || !gathered.locations[$0].isTombstone }
-                if !entries.isEmpty {
-                    written.append(try writeTable(level: 0) { (writer: inout TableWriter) throws(EngineError) in
-                        for entry in entries { try writer.add(gathered.entry(entry)) }
-                    })
-                    kept += Int(written.last!.record.entryCount)
+                if let table = try writeFlushTable(of: inputs[start..<end], keepingTombstones: keepTombstones, buffer: &buffer) {
+                    written.append(table)
+                    kept += Int(table.record.entryCount)
                 }
-                gathered.dropValues()
-                flushed.append(gathered)
                 start = end
             }
             // A record left out because a later commit replaced it must not go with its segment
@@ -230,18 +235,18 @@ extension LogStore {
 
         // 4. The tables answer for the flushed keys before they leave the resident index.
         state.withLock { s in s.tables.insert(contentsOf: written.reversed().map(\.table), at: 0) }
-        for run in flushed {
-            var start = 0
-            while start < run.order.count {
-                let end = min(start + Self.moveBatchSize, run.order.count)
-                run.withKeys(of: run.order[start..<end]) { keys in
-                    _ = state.withLock { s in s.index.dropFlushed(ascending: keys) }
-                }
-                start = end
-                // A mutex does not queue: released and retaken at once, it would stay with this
-                // thread while a committer or reader waits. Step aside so the waiters get it.
-                Syscall.pause(microseconds: Self.batchPauseMicroseconds)
-            }
+        // The index drops what lies in the flushed segments: the versions the tables hold (and
+        // the tombstones left out). One walk in key order, ``moveBatchSize`` keys per hold.
+        let flushedSegments = inputs.first!.key...inputs.last!.key
+        var cursor: [UInt8]? = nil
+        while true {
+            let from = cursor
+            let step = state.withLock { s in s.index.dropFlushed(in: flushedSegments, after: from, scanLimit: Self.moveBatchSize) }
+            if step.atEnd { break }
+            cursor = step.last
+            // A mutex does not queue: released and retaken at once, it would stay with this
+            // thread while a committer or reader waits. Step aside so the waiters get it.
+            Syscall.pause(microseconds: Self.batchPauseMicroseconds)
         }
         let inputNumbers = inputs.map(\.key)
         state.withLock { s in
@@ -262,60 +267,6 @@ extension LogStore {
         return StepResult(tables: tables, bytesBefore: bytesBefore, entriesWritten: kept)
     }
 
-    /// The current entries of `segments` (each read front to back, every frame and block
-    /// verified): the records the resident index still names as their key's version, in key
-    /// order, each key once.
-    private func gatherCurrent(
-        of segments: ArraySlice<(key: UInt64, value: any StoreFile)>
-    ) throws(EngineError) -> GatheredEntries {
-        var gathered = GatheredEntries()
-        for (number, file) in segments {
-            try checkStopping()
-            var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
-            _ = try reader.readHeader()
-            while let frame = try reader.nextFrame() {
-                if frame.isClose { continue }
-                _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: file.path) {
-                    raw, records throws(EngineError) in
-                    let blockOffset = frame.offset + UInt64(records.first!.blockOffset)
-                    gatherCurrent(
-                        raw: raw, records: records, segment: number, blockOffset: blockOffset, sequence: frame.sequence,
-                        into: &gathered)
-                }
-            }
-        }
-        // A commit that deletes a key twice holds two records its tombstone matches: one is kept.
-        gathered.sortByKey()
-        return gathered
-    }
-
-    /// Keeps the records of one verified block of segment `segment` (written by commit
-    /// `sequence`) that the resident index still names as their key's current version.
-    private func gatherCurrent(
-        raw: [UInt8], records: ArraySlice<RecordPlacement>, segment: UInt64, blockOffset: UInt64, sequence: UInt64,
-        into gathered: inout GatheredEntries
-    ) {
-        state.withLock { s in
-            for record in records {
-                guard let location = s.index[record.key], location.segment == segment, location.sequence == sequence else {
-                    continue
-                }
-                if record.valueLength == nil {
-                    guard location.isTombstone else { continue }
-                    gathered.appendTombstone(key: record.key, location: location)
-                } else if location.blockOffset == blockOffset, location.valueOffset == UInt32(record.valueOffset) {
-                    if let blob = record.blob {
-                        gathered.append(key: record.key, location: location, blob: blob)
-                    } else {
-                        gathered.append(
-                            key: record.key, location: location,
-                            value: raw[record.valueOffset..<record.valueOffset + record.valueLength!])
-                    }
-                }
-            }
-        }
-    }
-
     // MARK: Merge
 
     /// Merges tables by the policy (FORMAT.md, "Merge"): the lowest level holding
@@ -323,6 +274,10 @@ extension LogStore {
     /// the next level; with `everything`, every table is merged into one (when there are two or
     /// more, or one that holds a tombstone). Overwritten versions are dropped, and tombstones too when no older table remains
     /// below the inputs. Returns nil when no merge was due. Called under the compaction gate.
+    ///
+    /// Memory: the inputs are read one data block at a time each (``TableCursor``) and written
+    /// as they are read, so a merge holds one decoded block per input table, plus the table
+    /// writer's filter and index.
     func mergeNow(everything: Bool) throws(EngineError) -> StepResult? {
         // The merge's own references to the input tables end with `merge(everything:)`, before
         // the files are looked at by the removal.
@@ -426,7 +381,7 @@ extension LogStore {
     /// Writes a table of level `level` with `fill` (which adds its entries in key order) under a
     /// temporary name, renames it into place, syncs the directory and opens it. On failure,
     /// removes what it wrote.
-    private func writeTable(
+    func writeTable(
         level: UInt32, _ fill: (inout TableWriter) throws(EngineError) -> Void
     ) throws(EngineError) -> (Manifest.Table, StoreTable) {
         let number = compaction.withLock { c in

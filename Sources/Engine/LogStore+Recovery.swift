@@ -374,6 +374,21 @@ struct RecoveredLog {
     }
 }
 
+extension IndexUpdate {
+    /// The update of `record`, of the commit `sequence` whose frame is at `frameOffset` in
+    /// `segment`.
+    init(_ record: RecordPlacement, segment: UInt64, frameOffset: UInt64, sequence: UInt64) {
+        if record.valueLength != nil {
+            let location = Location(
+                record, file: segment, blockOffset: frameOffset + UInt64(record.blockOffset),
+                blockLength: record.blockLength, sequence: sequence)
+            self.init(key: record.key, location: location, blob: record.blob)
+        } else {
+            self.init(key: record.key, location: .tombstone(in: segment, sequence: sequence), tombstoneSize: record.recordSize)
+        }
+    }
+}
+
 extension KeyDirectory {
     /// Applies one record of a commit frame at `frameOffset` in `segment`.
     mutating func apply(_ record: RecordPlacement, segment: UInt64, frameOffset: UInt64, sequence: UInt64) {

@@ -24,10 +24,21 @@ extension LogStore {
         /// found unreferenced (with the file's name under `blobs/`): a test can block here to
         /// make a commit race the collector at a known point.
         package var willRemoveBlob: (@Sendable (_ name: String) -> Void)?
+        /// The flush's window in bytes, in place of ``LogStore/flushWindowBytes``: a test flushes
+        /// runs many windows long without writing megabytes.
+        package var flushWindowBytes: Int?
+        /// Called by a flush, on its own thread, after it has written each window of entries and
+        /// before it takes the next: a test can commit here, in the middle of a flush.
+        package var afterFlushWindow: (@Sendable () -> Void)?
 
-        package init(startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil) {
+        package init(
+            startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil,
+            flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil
+        ) {
             self.startsBlobCollection = startsBlobCollection
             self.willRemoveBlob = willRemoveBlob
+            self.flushWindowBytes = flushWindowBytes
+            self.afterFlushWindow = afterFlushWindow
         }
     }
 }
@@ -43,6 +54,11 @@ extension LogStore {
             return try flushNow(sealingActive: sealingActive).entriesWritten
         }
     }
+
+    /// The most bytes of entries and log blocks the last flush held at once (its windows of
+    /// keys and values, and the log block it was reading values from): at most
+    /// ``LogStore/flushWindowBytes`` (or the test's window) plus one block, whatever the run.
+    package var flushPeakBufferedBytes: Int { lastFlushPeak.load(ordering: .relaxed) }
 
     /// Runs the merges the policy makes due, as the background job does after a flush; returns
     /// how many ran.

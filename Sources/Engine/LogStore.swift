@@ -75,6 +75,8 @@ public final class LogStore: Sendable {
     let tableFilterNegatives = Atomic<Int>(0)
     /// Bytes of frames appended to the log since open.
     let logBytesWritten = Atomic<Int>(0)
+    /// The most bytes the last flush held at once in windows and log blocks (``FlushBuffer``).
+    let lastFlushPeak = Atomic<Int>(0)
 
     struct CompactionState: Sendable {
         var manifest: Manifest

@@ -145,6 +145,103 @@ struct KeyDirectory {
         usage[segment, default: SegmentUsage()].deadBytes += recordSize
     }
 
+    /// Applies the puts and deletes of one or more commits, in their order, leaving the index
+    /// exactly as ``put(_:at:blob:)`` and ``delete(_:tombstoneIn:recordSize:sequence:)`` called
+    /// one at a time would (every count, byte figure and blob reference; of several updates of
+    /// one key, the last is its entry and the earlier ones count as overwritten): the updates are
+    /// sorted once by key (``KeyOrder``: 8-byte prefix, then tail) and merged into the key table
+    /// in one pass (``KeyTable/updateValues(_:replaced:)``). One update takes the lone-key path.
+    mutating func apply(_ updates: [IndexUpdate]) {
+        if updates.count == 1 {
+            let update = updates[0]
+            if update.location.isTombstone {
+                delete(update.key, tombstoneIn: update.location.segment, recordSize: update.tombstoneSize, sequence: update.location.sequence)
+            } else {
+                put(update.key, at: update.location, blob: update.blob)
+            }
+            return
+        }
+        guard !updates.isEmpty else { return }
+        mergePending()
+        // The keys in one buffer, then the updates' numbers sorted by key, in commit order among
+        // equal keys.
+        var flatKeys: [UInt8] = []
+        var keyStarts: [Int] = [0]
+        keyStarts.reserveCapacity(updates.count + 1)
+        for update in updates {
+            flatKeys += update.key
+            keyStarts.append(flatKeys.count)
+        }
+        var sums = UsageSums()
+        var batch = KeyTable<PackedLocation>.AscendingBatch(capacity: updates.count)
+        // For each key of the batch, its last update.
+        var finals: [Int] = []
+        finals.reserveCapacity(updates.count)
+        flatKeys.withUnsafeBytes { bytes in
+            func key(_ update: Int) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: bytes[keyStarts[update]..<keyStarts[update + 1]])
+            }
+            var items: [(prefix: UInt64, update: Int)] = []
+            items.reserveCapacity(updates.count)
+            for update in updates.indices { items.append((KeyOrder.prefix(key(update)), update)) }
+            func compareKeys(_ a: (prefix: UInt64, update: Int), _ b: (prefix: UInt64, update: Int)) -> Int {
+                if a.prefix != b.prefix { return a.prefix < b.prefix ? -1 : 1 }
+                guard KeyOrder.hasTail(a.prefix) else { return 0 }
+                return KeyOrder.compareTails(KeyOrder.tail(key(a.update)), KeyOrder.tail(key(b.update)))
+            }
+            items.sort { a, b in
+                let order = compareKeys(a, b)
+                return order != 0 ? order < 0 : a.update < b.update
+            }
+            for (position, item) in items.enumerated() {
+                let update = updates[item.update]
+                if position + 1 < items.count, compareKeys(item, items[position + 1]) == 0 {
+                    // Overwritten by the next update of its key in this batch: counted as a
+                    // put or delete followed by its retirement.
+                    if update.location.isTombstone {
+                        sums.add(dead: update.tombstoneSize, in: update.location.segment)
+                    } else {
+                        sums.add(live: 0, dead: Int(update.location.recordSize), in: update.location.segment)
+                        if let blob = update.blob { retiredBlobBytes += blob.fileLength }
+                    }
+                    continue
+                }
+                finals.append(item.update)
+                batch.append(key(item.update), slots.retain(update.location))
+            }
+        }
+        var present = [Bool](repeating: false, count: finals.count)
+        var replaced: [(index: Int, old: PackedLocation)] = []
+        table.updateValues(batch) { index, old in replaced.append((index, old)) }
+        for (index, old) in replaced {
+            present[index] = true
+            retire(old, key: updates[finals[index]].key, sums: &sums)
+        }
+        for (index, number) in finals.enumerated() {
+            let update = updates[number]
+            if !present[index] { keyBytes += update.key.count }
+            if update.location.isTombstone {
+                tombstoneCount += 1
+                sums.add(dead: update.tombstoneSize, in: update.location.segment)
+            } else {
+                if let blob = update.blob { addBlob(blob, key: HashedKey(update.key)) }
+                sums.add(live: Int(update.location.recordSize), dead: 0, in: update.location.segment)
+            }
+        }
+        for (file, sum) in sums.files {
+            usage[file, default: SegmentUsage()].liveBytes += sum.liveBytes
+            usage[file, default: SegmentUsage()].deadBytes += sum.deadBytes
+        }
+    }
+
+    /// ``retire(_:key:blobDone:)`` with the byte counts added to `sums`.
+    private mutating func retire(_ old: PackedLocation, key: [UInt8], sums: inout UsageSums) {
+        if old.isTombstone { tombstoneCount -= 1 }
+        sums.add(live: -Int(old.recordSize), dead: Int(old.recordSize), in: slots.file(old))
+        slots.release(old)
+        if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(key)) { retireBlob(blob) }
+    }
+
     /// Drops `key`'s entry if it is still `location` (a flush wrote it to a table, and no commit
     /// has changed the key since): true when dropped. Its blob, if any, is not retired: the
     /// table references it now.
@@ -180,6 +277,81 @@ struct KeyDirectory {
         }
         table.remove(at: positions)
         return dropped
+    }
+
+    /// What a flush writes of one key: the key, its version's place in the tail (a tombstone's
+    /// included), and its blob reference when the version is a blob.
+    struct FlushEntry {
+        var key: [UInt8]
+        var location: Location
+        var blob: BlobReference?
+
+        /// The bytes a flush buffers for it: the entry itself, its key, and its inline value.
+        var bufferedBytes: Int {
+            MemoryLayout<FlushEntry>.stride + key.count
+                + (location.isTombstone || location.isBlob ? 0 : Int(location.valueLength))
+        }
+    }
+
+    /// The next entries of a flush's walk over the index in key order: from the first key after
+    /// `cursor` (the first key when nil), looking at up to `scanLimit` keys, those whose version
+    /// lies in a segment of `segments` (tombstones only when `tombstones`), in key order, stopping
+    /// before the one whose ``FlushEntry/bufferedBytes`` would take `holding` (the bytes the
+    /// caller holds already) plus theirs past `byteBudget` (when nothing is held yet, one entry is
+    /// always taken). Returns them, the last key looked at (the next call's cursor), whether the
+    /// budget stopped them, and whether the index's last key was looked at.
+    mutating func flushEntries(
+        after cursor: [UInt8]?, in segments: ClosedRange<UInt64>, tombstones: Bool, holding: Int, byteBudget: Int,
+        scanLimit: Int
+    ) -> (entries: [FlushEntry], last: [UInt8]?, full: Bool, atEnd: Bool) {
+        mergePending()
+        let positions = table.positions(in: .all, after: cursor, reverse: false, limit: scanLimit)
+        var entries: [FlushEntry] = []
+        var bytes = holding
+        for (number, position) in positions.enumerated() {
+            let packed = table.value(at: position)
+            guard segments.contains(slots.file(packed)), tombstones || !packed.isTombstone else { continue }
+            let key = table.key(at: position)
+            let entry = FlushEntry(key: key, location: slots.location(packed), blob: packed.isBlob ? blobs[HashedKey(key)] : nil)
+            if bytes > 0, bytes + entry.bufferedBytes > byteBudget {
+                // The next call starts at this entry.
+                return (entries, number == 0 ? cursor : table.key(at: positions[number - 1]), true, false)
+            }
+            bytes += entry.bufferedBytes
+            entries.append(entry)
+        }
+        return (entries, positions.last.map(table.key(at:)) ?? cursor, false, positions.count < scanLimit)
+    }
+
+    /// After a flush's switch: drops, from the first key after `cursor` and looking at up to
+    /// `scanLimit` keys, every entry whose version lies in a segment of `segments`, the segments
+    /// the flush replaced. Those are exactly the versions its tables hold (or the tombstones it
+    /// left out, with no older table to hide): the flush looked at every key of the index while
+    /// it held these segments, and a version in a sealed segment is only ever replaced by one in
+    /// a newer segment, never by one in these, so an entry still there is the one it wrote. A
+    /// blob stays unretired (the table references it now). Returns the last key looked at (the
+    /// next call's cursor), whether that was the index's last key, and how many were dropped.
+    mutating func dropFlushed(
+        in segments: ClosedRange<UInt64>, after cursor: [UInt8]?, scanLimit: Int
+    ) -> (last: [UInt8]?, atEnd: Bool, dropped: Int) {
+        mergePending()
+        let scanned = table.positions(in: .all, after: cursor, reverse: false, limit: scanLimit)
+        guard let lastPosition = scanned.last else { return (cursor, true, 0) }
+        let last = table.key(at: lastPosition)
+        var positions: [KeyTable<PackedLocation>.Position] = []
+        for position in scanned {
+            let old = table.value(at: position)
+            let file = slots.file(old)
+            guard segments.contains(file) else { continue }
+            positions.append(position)
+            slots.release(old)
+            keyBytes -= table.keyLength(at: position)
+            if old.isTombstone { tombstoneCount -= 1 }
+            usage[file, default: SegmentUsage()].liveBytes -= Int(old.recordSize)
+            if old.isBlob, let blob = blobs.removeValue(forKey: HashedKey(table.key(at: position))) { blobBytes -= blob.fileLength }
+        }
+        table.remove(at: positions)
+        return (last, scanned.count < scanLimit, positions.count)
     }
 
     /// Forgets the byte counts of files that compaction has removed.
@@ -336,6 +508,32 @@ struct KeyDirectory {
             + max(averageKeyLength - KeyOrder.prefixLength, 0) + MemoryLayout<PackedLocation>.stride
         let chunkOverhead = 4 * (32 + 16) + MemoryLayout<KeyTable<PackedLocation>.Chunk>.stride + 8
         return (entry * (capacity + 1) + chunkOverhead) * 4 / (3 * capacity)
+    }
+}
+
+/// One record of a commit as the index takes it (``KeyDirectory/apply(_:)``): a put, of a value
+/// or of a blob (`blob` set) at `location`, or a delete, whose `location` is its tombstone.
+struct IndexUpdate: Sendable {
+    var key: [UInt8]
+    var location: Location
+    var blob: BlobReference? = nil
+    /// A delete's record size, counted dead in its segment; 0 for a put.
+    var tombstoneSize = 0
+}
+
+/// Live and dead bytes added per file over a batch, applied to the index's figures once.
+private struct UsageSums {
+    /// The files touched, in the order met: a commit's records share one or two.
+    private(set) var files: [(file: UInt64, sum: SegmentUsage)] = []
+
+    @inline(__always)
+    mutating func add(live: Int = 0, dead: Int, in file: UInt64) {
+        if let index = files.lastIndex(where: { $0.file == file }) {
+            files[index].sum.liveBytes += live
+            files[index].sum.deadBytes += dead
+        } else {
+            files.append((file, SegmentUsage(liveBytes: live, deadBytes: dead)))
+        }
     }
 }
 

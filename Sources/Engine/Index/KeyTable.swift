@@ -352,10 +352,11 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     var end: Position { Position(chunk: chunks.count, index: 0) }
 
-    /// The index of the first chunk whose last key is ≥ the key (the last chunk when none is).
+    /// The index of the first chunk from `start` on whose last key is ≥ the key (the last chunk
+    /// when none is).
     @inline(__always)
-    private func chunkIndex(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer) -> Int {
-        var low = 0
+    private func chunkIndex(_ prefix: UInt64, _ tail: UnsafeRawBufferPointer, from start: Int = 0) -> Int {
+        var low = start
         var high = chunks.count - 1
         lastPrefixes.withUnsafeBufferPointer { lasts in
             while low < high {
@@ -422,6 +423,13 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
 
     func value(at position: Position) -> Value { chunks[position.chunk].value(position.index) }
 
+    /// The length of the key at `position`, without building it.
+    func keyLength(at position: Position) -> Int {
+        let prefix = chunks[position.chunk].prefix(position.index)
+        guard KeyOrder.hasTail(prefix) else { return Int(prefix & 0xFF) }
+        return KeyOrder.prefixLength + chunks[position.chunk].withTail(position.index) { $0.count }
+    }
+
     mutating func setValue(_ value: Value, at position: Position) {
         chunks[position.chunk].setValue(value, at: position.index)
     }
@@ -460,6 +468,152 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
             lastPrefixes[c] = chunks[c].prefix(chunks[c].count - 1)
             return nil
         }
+    }
+
+    /// Sets each key of `batch` to its value, leaving the table as ``updateValue(_:forKey:)``
+    /// would one key at a time, in one pass over the chunks: the batch's keys are matched to
+    /// their chunks in order (a search over the chunks from the last one touched), a chunk that
+    /// takes one key inserts it in place, and one that takes several (or must split) is merged
+    /// with them into one or more new chunks (filled to ``loadFill`` at the table's end, as
+    /// ascending inserts and bulk loads leave them, evenly elsewhere); the chunk list is rebuilt
+    /// once when any chunk split. Calls `replaced(i, old)`, in ascending order, for each key `i`
+    /// of the batch that was present, with the value it replaces.
+    mutating func updateValues(_ batch: AscendingBatch, replaced: (Int, Value) -> Void) {
+        let n = batch.count
+        guard n > 0 else { return }
+        if chunks.isEmpty {
+            // One empty chunk, which the merge below fills (and splits).
+            chunks = [Chunk(tailCapacity: 0)]
+            lastPrefixes = [0]
+        }
+        // Chunks that split, with what replaces them, ascending.
+        var splits: [(chunk: Int, pieces: [Chunk])] = []
+        var c = 0
+        var i = 0
+        while i < n {
+            c = batch.withTail(i) { chunkIndex(batch.prefixes[i], $0, from: c) }
+            // The batch's keys up to this chunk's last key; all the rest for the last chunk.
+            var j = i + 1
+            if c < chunks.count - 1 {
+                let last = chunks[c].count - 1
+                while j < n, batch.withTail(j, { chunks[c].compare(last, batch.prefixes[j], $0) }) >= 0 { j += 1 }
+            } else {
+                j = n
+            }
+            if j - i == 1, chunks[c].count < Self.chunkCapacity {
+                // One key, and room for it: in place, as a lone insert.
+                let prefix = batch.prefixes[i]
+                batch.withTail(i) { tail in
+                    let (index, found) = chunks[c].lowerBound(prefix, tail)
+                    if found {
+                        replaced(i, chunks[c].value(index))
+                        chunks[c].setValue(batch.values[i], at: index)
+                    } else {
+                        chunks[c].insert(prefix, tail, batch.values[i], at: index)
+                        count += 1
+                    }
+                }
+                lastPrefixes[c] = chunks[c].prefix(chunks[c].count - 1)
+            } else {
+                let pieces = merged(c, with: batch, i..<j, replaced: replaced)
+                if pieces.count == 1 {
+                    chunks[c] = pieces[0]
+                    lastPrefixes[c] = pieces[0].prefix(pieces[0].count - 1)
+                } else {
+                    splits.append((c, pieces))
+                }
+            }
+            i = j
+            c += 1
+        }
+        guard !splits.isEmpty else { return }
+        let added = splits.reduce(0) { $0 + $1.pieces.count - 1 }
+        let old = chunks
+        chunks = []
+        lastPrefixes = []
+        chunks.reserveCapacity(old.count + added)
+        lastPrefixes.reserveCapacity(old.count + added)
+        var next = 0
+        for (index, chunk) in old.enumerated() {
+            if next < splits.count, splits[next].chunk == index {
+                for piece in splits[next].pieces {
+                    chunks.append(piece)
+                    lastPrefixes.append(piece.prefix(piece.count - 1))
+                }
+                next += 1
+            } else {
+                chunks.append(chunk)
+                lastPrefixes.append(chunk.prefix(chunk.count - 1))
+            }
+        }
+    }
+
+    /// The keys of chunk `c` merged with the batch's keys `run` (which all belong in it): one
+    /// chunk when they fit, else several, filled to ``loadFill`` for the table's last chunk and
+    /// evenly (each at most ``loadFill``) for another. Counts the keys added.
+    private mutating func merged(
+        _ c: Int, with batch: AscendingBatch, _ run: Range<Int>, replaced: (Int, Value) -> Void
+    ) -> [Chunk] {
+        let old = chunks[c]
+        // The merged order: an old key's index, or a batch key's as `~index`.
+        var order: [Int] = []
+        order.reserveCapacity(old.count + run.count)
+        var tailBytes = 0
+        var a = 0
+        var b = run.lowerBound
+        while a < old.count || b < run.upperBound {
+            let comparison: Int
+            if a == old.count {
+                comparison = 1
+            } else if b == run.upperBound {
+                comparison = -1
+            } else {
+                comparison = batch.withTail(b) { old.compare(a, batch.prefixes[b], $0) }
+            }
+            if comparison < 0 {
+                order.append(a)
+                tailBytes += old.withTail(a) { $0.count }
+                a += 1
+            } else {
+                if comparison == 0 {
+                    replaced(b, old.value(a))
+                    a += 1
+                } else {
+                    count += 1
+                }
+                order.append(~b)
+                tailBytes += batch.tailLength(b)
+                b += 1
+            }
+        }
+        let total = order.count
+        var sizes: [Int]
+        if total <= Self.chunkCapacity {
+            sizes = [total]
+        } else if c == chunks.count - 1 {
+            sizes = Array(repeating: Self.loadFill, count: total / Self.loadFill)
+            if total % Self.loadFill > 0 { sizes.append(total % Self.loadFill) }
+        } else {
+            let pieces = (total + Self.loadFill - 1) / Self.loadFill
+            sizes = (0..<pieces).map { total / pieces + ($0 < total % pieces ? 1 : 0) }
+        }
+        let averageTail = (tailBytes + total - 1) / total
+        var result: [Chunk] = []
+        result.reserveCapacity(sizes.count)
+        var start = 0
+        for size in sizes {
+            var chunk = Chunk(tailCapacity: averageTail * (Self.chunkCapacity + 1))
+            for entry in order[start..<start + size] {
+                if entry >= 0 {
+                    old.withTail(entry) { chunk.append(old.prefix(entry), $0, old.value(entry)) }
+                } else {
+                    batch.withTail(~entry) { chunk.append(batch.prefixes[~entry], $0, batch.values[~entry]) }
+                }
+            }
+            result.append(chunk)
+            start += size
+        }
+        return result
     }
 
     /// Removes `key`; returns its value, if it was present.
@@ -528,6 +682,23 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
         lastPrefixes.remove(at: c + 1)
         chunks[c].append(contentsOf: next)
         lastPrefixes[c] = chunks[c].prefix(chunks[c].count - 1)
+    }
+
+    /// True when the table keeps its own rules (for tests): every chunk holds 1 to
+    /// ``chunkCapacity`` keys, keys ascend strictly across the whole table, each chunk's last
+    /// prefix is recorded, and ``count`` is the number of keys.
+    var isWellFormed: Bool {
+        guard chunks.count == lastPrefixes.count, chunks.reduce(0, { $0 + $1.count }) == count else { return false }
+        var previous: [UInt8]? = nil
+        for (c, chunk) in chunks.enumerated() {
+            guard (1...Self.chunkCapacity).contains(chunk.count), lastPrefixes[c] == chunk.prefix(chunk.count - 1) else { return false }
+            for index in 0..<chunk.count {
+                let key = chunk.key(at: index)
+                if let previous, compareBytes(previous, key) >= 0 { return false }
+                previous = key
+            }
+        }
+        return true
     }
 
     /// The position after `position` (which is not the end).
@@ -668,5 +839,46 @@ extension KeyTable {
             if let chunk { push(chunk) }
             return table
         }
+    }
+}
+
+extension KeyTable {
+    /// Keys in strictly ascending order (``KeyOrder``), each with a value, their tails in one
+    /// buffer: what ``KeyTable/updateValues(_:replaced:)`` merges into a table in one pass.
+    struct AscendingBatch {
+        private(set) var prefixes: [UInt64] = []
+        /// Where each key's tail ends in `tails`.
+        private var tailEnds: [Int] = []
+        private var tails: [UInt8] = []
+        private(set) var values: [Value] = []
+
+        init(capacity: Int = 0) {
+            prefixes.reserveCapacity(capacity)
+            tailEnds.reserveCapacity(capacity)
+            values.reserveCapacity(capacity)
+        }
+
+        var count: Int { prefixes.count }
+
+        /// Appends `key` with `value`; `key` must follow every key appended before.
+        mutating func append(_ key: UnsafeRawBufferPointer, _ value: Value) {
+            prefixes.append(KeyOrder.prefix(key))
+            tails.append(contentsOf: KeyOrder.tail(key))
+            tailEnds.append(tails.count)
+            values.append(value)
+        }
+
+        /// The length of key `index`'s tail.
+        func tailLength(_ index: Int) -> Int { tailEnds[index] - (index == 0 ? 0 : tailEnds[index - 1]) }
+
+        /// Calls `body` with key `index`'s tail.
+        @inline(__always)
+        func withTail<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+            let start = index == 0 ? 0 : tailEnds[index - 1]
+            return tails.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<tailEnds[index]])) }
+        }
+
+        /// Key `index`'s bytes.
+        func key(_ index: Int) -> [UInt8] { withTail(index) { KeyOrder.key(prefix: prefixes[index], tail: $0) } }
     }
 }

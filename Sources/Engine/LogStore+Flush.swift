@@ -1,0 +1,187 @@
+import Synchronization
+
+extension LogStore {
+    /// The most bytes of entries a flush holds at a time (FORMAT.md, "Flush"): keys, inline
+    /// values and the entries' own fixed size (``KeyDirectory/FlushEntry/bufferedBytes``), taken
+    /// from the tail's index in key order one window at a time and written before the next
+    /// (a window holds one entry even when that one alone is larger). Besides a window, a flush
+    /// holds one log block at a time, stored and inflated, while it copies the window's values
+    /// out of it, and the table writer's data block, filter and index. So what a flush buffers
+    /// is bounded by this figure and one log block, not by the size of the run it flushes.
+    static var flushWindowBytes: Int { 8 << 20 }
+
+    /// The bound a flush keeps its buffered bytes under: ``flushWindowBytes`` unless a test set
+    /// another.
+    var flushWindowBytes: Int { testHooks.flushWindowBytes ?? Self.flushWindowBytes }
+
+    /// The bytes a flush holds in windows and log blocks, counted as it takes and lets go of
+    /// them, and the most it has held since the count was last reset.
+    struct FlushBuffer {
+        private(set) var bytes = 0
+        private(set) var peak = 0
+
+        mutating func take(_ count: Int) {
+            bytes += count
+            peak = max(peak, bytes)
+        }
+
+        mutating func release(_ count: Int) { bytes -= count }
+    }
+
+    /// One window of a flush: entries in key order, each with its inline value once read.
+    private struct FlushWindow {
+        var entries: [KeyDirectory.FlushEntry] = []
+        var values: [[UInt8]] = []
+        /// ``KeyDirectory/FlushEntry/bufferedBytes`` of `entries`.
+        var bytes = 0
+    }
+
+    /// Where a flush's walk over the index has got to, for one run of segments.
+    private struct FlushWalk {
+        let segments: ClosedRange<UInt64>
+        let tombstones: Bool
+        var cursor: [UInt8]? = nil
+        var atEnd = false
+    }
+
+    /// Writes the current entries of the run of sealed segments `run` (ascending, consecutive)
+    /// as one level-0 table, streamed (FORMAT.md, "Flush", step 2): the tail's index is walked in
+    /// key order, a window of at most ``flushWindowBytes`` of entries at a time (the index lock
+    /// taken for ``moveBatchSize`` keys at a time), each window's values read from their log
+    /// blocks (each block read, verified and inflated once per window that needs it, and let go
+    /// of once its values are copied out), then written. Tombstones are written only when
+    /// `keepingTombstones`. Returns nil when there is nothing to write (no table then).
+    ///
+    /// A commit made meanwhile is never lost: it goes to a newer segment, which this walk skips,
+    /// and the version it replaces may or may not be written (as it was when the walk reached its
+    /// key); either way the tail keeps the newer version, and the index drops only what lies in
+    /// the flushed segments (``KeyDirectory/dropFlushed(in:after:scanLimit:)``).
+    func writeFlushTable(
+        of run: ArraySlice<(key: UInt64, value: any StoreFile)>, keepingTombstones: Bool, buffer: inout FlushBuffer
+    ) throws(EngineError) -> (record: Manifest.Table, table: StoreTable)? {
+        guard let first = run.first?.key, let last = run.last?.key else { return nil }
+        var files: [UInt64: any StoreFile] = [:]
+        for (number, file) in run { files[number] = file }
+        var walk = FlushWalk(segments: first...last, tombstones: keepingTombstones)
+        guard var window = try nextFlushWindow(&walk, files: files, buffer: &buffer) else { return nil }
+        do throws(EngineError) {
+            return try writeTable(level: 0) { (writer: inout TableWriter) throws(EngineError) in
+                while true {
+                    for (index, entry) in window.entries.enumerated() {
+                        let value: TableEntry.Value =
+                            if entry.location.isTombstone {
+                                .tombstone
+                            } else if entry.location.isBlob, let blob = entry.blob {
+                                .blob(blob)
+                            } else {
+                                .value(window.values[index])
+                            }
+                        try writer.add(TableEntry(key: entry.key, sequence: entry.location.sequence, value: value))
+                    }
+                    buffer.release(window.bytes)
+                    window = FlushWindow()
+                    testHooks.afterFlushWindow?()
+                    try checkStopping()
+                    guard let next = try nextFlushWindow(&walk, files: files, buffer: &buffer) else { return }
+                    window = next
+                }
+            }
+        } catch {
+            buffer.release(window.bytes)
+            throw error
+        }
+    }
+
+    /// The walk's next window, its values read; nil once the walk has passed the index's last key
+    /// with nothing more to write.
+    private func nextFlushWindow(
+        _ walk: inout FlushWalk, files: [UInt64: any StoreFile], buffer: inout FlushBuffer
+    ) throws(EngineError) -> FlushWindow? {
+        var window = FlushWindow()
+        let budget = flushWindowBytes
+        while !walk.atEnd {
+            let (segments, tombstones, cursor, holding) = (walk.segments, walk.tombstones, walk.cursor, window.bytes)
+            let found = state.withLock { s in
+                s.index.flushEntries(
+                    after: cursor, in: segments, tombstones: tombstones, holding: holding, byteBudget: budget,
+                    scanLimit: Self.moveBatchSize)
+            }
+            walk.cursor = found.last
+            walk.atEnd = found.atEnd
+            let bytes = found.entries.reduce(0) { $0 + $1.bufferedBytes }
+            buffer.take(bytes)
+            window.bytes += bytes
+            window.entries += found.entries
+            if found.full { break }
+            // A mutex does not queue: released and retaken at once, it would stay with this
+            // thread while a committer or reader waits. Step aside so the waiters get it.
+            if !walk.atEnd { Syscall.pause(microseconds: Self.batchPauseMicroseconds) }
+        }
+        guard !window.entries.isEmpty else { return nil }
+        do throws(EngineError) {
+            try readValues(of: &window, files: files, buffer: &buffer)
+        } catch {
+            buffer.release(window.bytes)
+            throw error
+        }
+        return window
+    }
+
+    /// Reads the inline values of `window`'s entries, block by block in file order: each block
+    /// read with one `pread`, its crc32 checked and inflated once, its values copied out, and let
+    /// go of before the next.
+    private func readValues(of window: inout FlushWindow, files: [UInt64: any StoreFile], buffer: inout FlushBuffer) throws(EngineError) {
+        window.values = Array(repeating: [], count: window.entries.count)
+        if window.entries.contains(where: { $0.location.isBlob && $0.blob == nil }) {
+            throw .corruption("the tail's index names a blob it does not hold", path: path, offset: 0)
+        }
+        let inline = window.entries.indices.filter { index in
+            !window.entries[index].location.isTombstone && !window.entries[index].location.isBlob
+        }.sorted { a, b in
+            let (x, y) = (window.entries[a].location, window.entries[b].location)
+            return (x.segment, x.blockOffset, x.valueOffset) < (y.segment, y.blockOffset, y.valueOffset)
+        }
+        var start = 0
+        while start < inline.count {
+            let location = window.entries[inline[start]].location
+            var end = start + 1
+            while end < inline.count, window.entries[inline[end]].location.segment == location.segment,
+                window.entries[inline[end]].location.blockOffset == location.blockOffset
+            {
+                end += 1
+            }
+            guard let file = files[location.segment] else {
+                throw .corruption("the tail's index names segment \(location.segment), which is not open", path: path, offset: 0)
+            }
+            let length = Int(location.blockLength)
+            buffer.take(length)
+            let stored = try file.read(at: location.blockOffset, count: length)
+            guard stored.count == length, length >= LogFormat.blockHeaderSize else {
+                buffer.release(length)
+                throw .corruption(
+                    "block of \(length) bytes runs past the end of the segment", path: file.path, offset: location.blockOffset)
+            }
+            let raw: [UInt8]
+            do throws(EngineError) {
+                raw = try CommitDecoding.block(
+                    header: stored[0..<LogFormat.blockHeaderSize], stored: stored[LogFormat.blockHeaderSize...],
+                    path: file.path, offset: location.blockOffset)
+            } catch {
+                buffer.release(length)
+                throw error
+            }
+            buffer.take(raw.count)
+            defer { buffer.release(length + raw.count) }
+            for index in inline[start..<end] {
+                let location = window.entries[index].location
+                let from = Int(location.valueOffset)
+                let to = from + Int(location.valueLength)
+                guard to <= raw.count else {
+                    throw .corruption("value lies past the end of its block", path: file.path, offset: location.blockOffset)
+                }
+                window.values[index] = Array(raw[from..<to])
+            }
+            start = end
+        }
+    }
+}
