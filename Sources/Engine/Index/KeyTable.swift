@@ -475,8 +475,9 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
     /// their chunks in order (a search over the chunks from the last one touched), a chunk that
     /// takes one key inserts it in place, and one that takes several (or must split) is merged
     /// with them into one or more new chunks (filled to ``loadFill`` at the table's end, as
-    /// ascending inserts and bulk loads leave them, evenly elsewhere); the chunk list is rebuilt
-    /// once when any chunk split. Calls `replaced(i, old)`, in ascending order, for each key `i`
+    /// ascending inserts and bulk loads leave them, evenly elsewhere); the chunk list takes the
+    /// split chunks' pieces at the end (shifted once per split for a few, rebuilt once for
+    /// many). Calls `replaced(i, old)`, in ascending order, for each key `i`
     /// of the batch that was present, with the value it replaces.
     mutating func updateValues(_ batch: AscendingBatch, replaced: (Int, Value) -> Void) {
         let n = batch.count
@@ -527,6 +528,16 @@ struct KeyTable<Value: BitwiseCopyable & Sendable>: Sendable {
             c += 1
         }
         guard !splits.isEmpty else { return }
+        if splits.count <= 8 {
+            // A few splits: each shifts the chunks after it, as a lone insert's split does
+            // (a move of the list's tail, highest first so that each index still holds).
+            for (c, pieces) in splits.reversed() {
+                chunks.replaceSubrange(c...c, with: pieces)
+                lastPrefixes.replaceSubrange(c...c, with: pieces.map { $0.prefix($0.count - 1) })
+            }
+            return
+        }
+        // Many: the list rebuilt once.
         let added = splits.reduce(0) { $0 + $1.pieces.count - 1 }
         let old = chunks
         chunks = []
