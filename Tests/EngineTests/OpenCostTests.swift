@@ -115,7 +115,7 @@ import Testing
         try store.close()
         store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         // Open marked the job scheduled before returning; wait for it to end.
-        while store.compaction.withLock({ $0.scheduled }) { Syscall.pause(microseconds: 1000) }
+        while store.catalog.withLock({ $0.scheduled }) { Syscall.pause(microseconds: 1000) }
         #expect(store.statistics.tables.count == 1)
         #expect(store.statistics.tables.first?.level == 1)
         #expect(try store.contents() == model)

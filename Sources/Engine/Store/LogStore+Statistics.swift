@@ -4,7 +4,7 @@ extension LogStore {
     /// A consistent picture of the store now (it never waits for a commit's sync). Costs one
     /// `fstat` per segment. After ``close()`` the figures are those of an empty store.
     public var statistics: Statistics {
-        let (hintBytes, manifestBytes, last, flushBytes, mergeBytes, automaticFailure) = compaction.withLock { c in
+        let (hintBytes, manifestBytes, last, flushBytes, mergeBytes, automaticFailure) = catalog.withLock { c in
             (c.segmentHintBytes.values.reduce(0, +),
              c.manifest == Manifest() ? 0 : UInt64(c.manifest.encodedSize), c.last,
              c.flushBytesWritten, c.mergeBytesWritten, c.automaticFailure.map { Statistics.AutomaticFailure(error: $0) })

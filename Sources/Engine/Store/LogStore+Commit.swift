@@ -252,7 +252,7 @@ extension LogStore {
             s.activeSegment = number
             s.index.noteSegment(number)
         }
-        compaction.withLock { $0.pendingSegmentHints.append(number - 1) }
+        catalog.withLock { $0.pendingSegmentHints.append(number - 1) }
         scheduleSegmentHints()
         scheduleFlushIfDue()
     }

@@ -89,3 +89,35 @@ extension LogStore {
         }
     }
 }
+
+extension LogStore {
+
+    /// Removes blob files that no entry references (of the tail's index, or of a table, by the
+    /// manifest's lists) and no commit in flight is writing. The references are read after a
+    /// sync, so an overwrite that a power loss could still undo never costs the blob it replaced.
+    /// Best effort: returns how many were removed.
+    @discardableResult
+    package func collectUnreferencedBlobs() -> Int {
+        guard let names = try? fileSystem.listDirectory(blobDirectory) else { return 0 }
+        let keep = try? writer.withLock { w throws(EngineError) -> Set<UInt64> in
+            guard !w.closed, w.failure == nil else { throw Self.closedError }
+            try syncIfNeeded(&w)
+            var referenced = state.withLock { s in
+                s.index.retiredBlobBytes = 0
+                var ids = Set(s.index.blobs.values.map(\.id))
+                for table in s.tables { ids.formUnion(table.record.blobIDs) }
+                return ids
+            }
+            referenced.formUnion(blobIDs.withLock { $0.pending })
+            return referenced
+        }
+        guard let keep else { return 0 }
+        var removed = 0
+        for name in names {
+            guard let id = BlobFile.id(fromName: name), !keep.contains(id) else { continue }
+            if (try? fileSystem.removeFile(blobDirectory + "/" + name)) != nil { removed += 1 }
+        }
+        if removed > 0 { try? fileSystem.syncDirectory(blobDirectory) }
+        return removed
+    }
+}

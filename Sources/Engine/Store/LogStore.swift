@@ -51,8 +51,10 @@ public final class LogStore: Sendable {
     /// Blob ids: the next one to hand out, and those written but not yet committed.
     let blobIDs: Locked<BlobIDs>
 
-    /// The manifest in force and what compaction needs between runs.
-    let compaction: Locked<CompactionState>
+    /// The store's catalog of files: the manifest in force (the tables and where the log starts)
+    /// and the bookkeeping its background work (flushes, merges, segment hints) needs between
+    /// runs.
+    let catalog: Locked<CatalogState>
     /// Held for the whole of a compaction, so that only one runs at a time; ``close()`` takes it
     /// to wait for a running one to stop.
     let compactionGate = Locked<Void>(())
@@ -78,7 +80,7 @@ public final class LogStore: Sendable {
     /// The most bytes the last flush held at once in windows and log blocks (``FlushBuffer``).
     let lastFlushPeak = Atomic<Int>(0)
 
-    struct CompactionState: Sendable {
+    struct CatalogState: Sendable {
         var manifest: Manifest
         var nextTable: UInt64
         /// Bytes of tables written by flushes and by merges since open.
@@ -223,7 +225,7 @@ public final class LogStore: Sendable {
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
         self.tableCache = log.tableCache
-        self.compaction = Locked(CompactionState(
+        self.catalog = Locked(CatalogState(
             manifest: log.manifest, nextTable: log.nextTableNumber,
             segmentHintBytes: log.segmentHintBytes, pendingSegmentHints: log.segmentsNeedingHints))
         self.fileSystem = fileSystem
@@ -276,7 +278,7 @@ public final class LogStore: Sendable {
             return task
         }
         task?.cancel()
-        compaction.withLock { $0.stopping = true }
+        catalog.withLock { $0.stopping = true }
         blobCollection.withLock { $0.stopping = true }
         blobCollectionJob.withLock { _ in }  // the collector finishes the removal in hand and syncs
         hintJob.withLock { _ in }  // the hint job installs the hint in hand and takes no other

@@ -185,3 +185,117 @@ extension LogStore {
         }
     }
 }
+
+extension LogStore {
+
+    /// Flushes the sealed segments of the tail (FORMAT.md, "Flush"): with `sealingActive`, seals
+    /// the active segment first so that every commit so far is flushed. Writes their current
+    /// entries as level-0 tables, one per run of segments of about
+    /// ``LogStore/CompactionPolicy/flushBytes`` (at least a segment), each streamed from the
+    /// tail's index in key order (``writeFlushTable(of:keepingTombstones:buffer:)``), a tombstone
+    /// kept only while an older table exists; installs one manifest whose log start is the first
+    /// segment not flushed; drops from the resident index the entries that still lie in the
+    /// flushed segments; and removes the segments. Called under the compaction gate.
+    ///
+    /// Memory: the entries it buffers (keys, inline values) are at most
+    /// ``LogStore/flushWindowBytes`` at a time, plus one log block, whatever the size of the
+    /// runs; it keeps no list of what it flushed (the index is walked again to drop it), only
+    /// the table writer's filter and index grow with a table.
+    func flushNow(sealingActive: Bool) throws(EngineError) -> StepResult {
+        let (boundary, lastSequence) = try writer.withLock { w throws(EngineError) -> (UInt64, UInt64) in
+            guard !w.closed else { throw Self.closedError }
+            if let failure = w.failure { throw Self.readOnlyError(after: failure) }
+            if sealingActive {
+                if w.writeOffset > UInt64(LogFormat.segmentHeaderSize) { try rollOver(&w) } else { try syncIfNeeded(&w) }
+            }
+            // Every segment below the active one is sealed and synced (rollOver syncs it).
+            return (w.activeNumber, w.activeFirstSequence - 1)
+        }
+        var (inputs, olderTablesExist) = state.withLock { s in
+            (s.files.filter { $0.key < boundary }.sorted { $0.key < $1.key }, !s.tables.isEmpty)
+        }
+        guard !inputs.isEmpty else { return StepResult(tables: [], bytesBefore: 0, entriesWritten: 0) }
+        var bytesBefore = catalog.withLock { c in c.segmentHintBytes.filter { $0.key < boundary }.values.reduce(0, +) }
+        var sizes: [UInt64] = []
+        for (_, file) in inputs { sizes.append(try file.size()) }
+        bytesBefore += sizes.reduce(0, +)
+
+        // 1–2. For each run of segments: stream their current entries into a table.
+        let groupBytes = UInt64(max(options.compaction.flushBytes, options.segmentSize))
+        var written: [(record: Manifest.Table, table: StoreTable)] = []
+        var kept = 0
+        var buffer = FlushBuffer()
+        defer { lastFlushPeak.store(buffer.peak, ordering: .relaxed) }
+        do throws(EngineError) {
+            var start = 0
+            while start < inputs.count {
+                var end = start + 1
+                var bytes = sizes[start]
+                while end < inputs.count, bytes + sizes[end] <= groupBytes {
+                    bytes += sizes[end]
+                    end += 1
+                }
+                try checkStopping()
+                // A tombstone is written only while an older table (or an older run of this
+                // flush) may hold its key; it leaves the resident index either way.
+                let keepTombstones = olderTablesExist || !written.isEmpty
+                if let table = try writeFlushTable(of: inputs[start..<end], keepingTombstones: keepTombstones, buffer: &buffer) {
+                    written.append(table)
+                    kept += Int(table.record.entryCount)
+                }
+                start = end
+            }
+            // A record left out because a later commit replaced it must not go with its segment
+            // while that commit could still be lost (`.deferred`, `.none`): sync the log first.
+            // Every such commit is appended already (the index names it), so this covers them.
+            try writer.withLock { w throws(EngineError) in
+                guard !w.closed else { throw Self.closedError }
+                try syncIfNeeded(&w)
+            }
+        } catch {
+            removeTableFiles(written.map(\.record.number))
+            throw error
+        }
+
+        // 3. Switch: the new manifest lists the new tables first (newest first) and starts the
+        // log at `boundary`.
+        let old = catalog.withLock { $0.manifest }
+        let manifest = Manifest(
+            logStart: boundary, lastSequence: lastSequence, tables: written.reversed().map(\.record) + old.tables
+        ).keepingClosedEnd(from: old)
+        try installManifest(manifest, removingOnFailure: written.map(\.record.number))
+
+        // 4. The tables answer for the flushed keys before they leave the resident index.
+        state.withLock { s in s.tables.insert(contentsOf: written.reversed().map(\.table), at: 0) }
+        // The index drops what lies in the flushed segments: the versions the tables hold (and
+        // the tombstones left out). One walk in key order, ``moveBatchSize`` keys per hold.
+        let flushedSegments = inputs.first!.key...inputs.last!.key
+        var cursor: [UInt8]? = nil
+        while true {
+            let from = cursor
+            let step = state.withLock { s in s.index.dropFlushed(in: flushedSegments, after: from, scanLimit: Self.moveBatchSize) }
+            if step.atEnd { break }
+            cursor = step.last
+            // A mutex does not queue: released and retaken at once, it would stay with this
+            // thread while a committer or reader waits. Step aside so the waiters get it.
+            Syscall.pause(microseconds: Self.batchPauseMicroseconds)
+        }
+        let inputNumbers = inputs.map(\.key)
+        state.withLock { s in
+            for number in inputNumbers { s.files[number] = nil }
+            s.index.forgetFiles(inputNumbers)
+        }
+        let tables = written.map(\.record)
+        catalog.withLock { c in
+            c.manifest = manifest
+            c.segmentHintBytes = c.segmentHintBytes.filter { $0.key >= boundary }
+            c.pendingSegmentHints.removeAll { $0 < boundary }
+            c.flushBytesWritten += tables.reduce(0) { $0 + $1.length }
+        }
+        written = []
+        var replaced = inputs.map { (name: SegmentFile.name($0.key), file: $0.value, companions: [SegmentHint.name($0.key)]) }
+        inputs = []
+        removeReplaced(&replaced)
+        return StepResult(tables: tables, bytesBefore: bytesBefore, entriesWritten: kept)
+    }
+}

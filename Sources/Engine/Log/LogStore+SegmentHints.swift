@@ -5,7 +5,7 @@ extension LogStore {
     /// segment once ``close()`` has begun, and close waits for it to finish the one in hand.
     func scheduleSegmentHints() {
         guard options.writesSegmentHints else { return }
-        let start = compaction.withLock { c -> Bool in
+        let start = catalog.withLock { c -> Bool in
             guard !c.hintsScheduled, !c.stopping, !c.pendingSegmentHints.isEmpty else { return false }
             c.hintsScheduled = true
             return true
@@ -30,7 +30,7 @@ extension LogStore {
 
     private func drainSegmentHints(whileClosing: Bool) {
         while true {
-            let next = compaction.withLock { c -> UInt64? in
+            let next = catalog.withLock { c -> UInt64? in
                 guard whileClosing || !c.stopping, !c.pendingSegmentHints.isEmpty else {
                     c.hintsScheduled = false
                     return nil
@@ -44,7 +44,7 @@ extension LogStore {
             compactionGate.withLock { _ in
                 // Not compacted meanwhile. (Once close() has begun it waits for this job: see
                 // `hintJob`.)
-                if compaction.withLock({ number >= $0.manifest.logStart }) { installSegmentHint(bytes, of: number) }
+                if catalog.withLock({ number >= $0.manifest.logStart }) { installSegmentHint(bytes, of: number) }
             }
         }
     }
@@ -83,7 +83,7 @@ extension LogStore {
             try HintFile.writeSynced(bytes, to: temporary, fileSystem: fileSystem)
             try fileSystem.rename(temporary, to: hintPath)
             try fileSystem.syncDirectory(path)
-            compaction.withLock { $0.segmentHintBytes[number] = UInt64(bytes.count) }
+            catalog.withLock { $0.segmentHintBytes[number] = UInt64(bytes.count) }
         } catch {
             try? fileSystem.removeFile(temporary)
         }
