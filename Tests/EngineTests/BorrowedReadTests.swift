@@ -58,6 +58,33 @@ import Testing
         }
     }
 
+    @Test func aBorrowedScanOfTheLogsTailAllocatesPerBatchNotPerEntry() throws {
+        try #require(walstore_allocations_available() == 1, "this build has the allocation counter")
+        let fs = FaultInjectingFileSystem()
+        let store = try LogStore.open(at: "/borrowed", options: CompactionTests.options(), fileSystem: fs)
+        defer { try? store.close() }
+        try store.write { batch in for n in 0..<5000 { batch.put(Self.key(n), Self.value(n)) } }
+        #expect(store.statistics.tables.isEmpty, "every key is in the tail")
+        func scan(_ limit: Int) throws -> Int {
+            var total = 0
+            let allocations = try Self.allocations {
+                var scan = try store.scan(limit: limit)
+                while let length = try scan.withNext({ (entry) throws(EngineError) in try entry.withValue { $0.count + entry.key.count } }) {
+                    total += length
+                }
+            }
+            #expect(total > 0)
+            return allocations
+        }
+        _ = try scan(5000)  // every log block cached
+        let one = try scan(1000)  // one batch
+        let five = try scan(5000)  // five batches
+        // Each batch allocates its key buffer, its item list and the like; its 1,000 entries and
+        // their values (lent from the cached log blocks) nothing.
+        #expect(five <= 5 * one + 5, "\(one) allocations for one batch of 1,000 entries, \(five) for five")
+        #expect(one < 50, "\(one) allocations for 1,000 entries")
+    }
+
     @Test func cachedPointReadsLendTheValueAndAllocateNothingPerRead() throws {
         try #require(walstore_allocations_available() == 1, "this build has the allocation counter")
         let fs = FaultInjectingFileSystem()

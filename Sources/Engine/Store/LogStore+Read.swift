@@ -235,6 +235,28 @@ extension LogStore {
         return value
     }
 
+    /// Lends the inline value at `location` to `body` in place, in its log block (from the block
+    /// cache, or read, verified and cached): nothing is copied. The value cache is neither read
+    /// nor filled (what a scan's reads do).
+    func lendValue<Result>(
+        at location: Location, from file: any StoreFile, _ body: (UnsafeRawBufferPointer) throws(EngineError) -> Result
+    ) throws(EngineError) -> Result {
+        let block = BlockID(segment: location.segment, offset: location.blockOffset)
+        let raw: [UInt8]
+        if options.blockCacheCapacity > 0, let cached = state.withLock({ $0.blocks.value(forKey: block, tag: 0) }) {
+            raw = cached
+        } else {
+            raw = try readBlock(at: location, from: file)
+            if options.blockCacheCapacity > 0 { state.withLock { $0.blocks.insert(raw, forKey: block, tag: 0) } }
+        }
+        let start = Int(location.valueOffset)
+        let end = start + Int(location.valueLength)
+        guard end <= raw.count else {
+            throw .corruption("value lies past the end of its block", path: file.path, offset: location.blockOffset)
+        }
+        return try withBytes(raw) { bytes throws(EngineError) in try body(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) }
+    }
+
     /// One `pread` of the block at `location`, verified and inflated.
     private func readBlock(at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
         let length = Int(location.blockLength)

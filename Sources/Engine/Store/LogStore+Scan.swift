@@ -49,8 +49,33 @@ extension LogStore {
     ///   file when a table block the scan's first position reads fails its checks (later damage
     ///   is thrown by ``Scan/next()`` and ``Scan/withNext(_:)``).
     public func scan(_ range: KeyRange = .all, limit: Int? = nil, reverse: Bool = false) throws(EngineError) -> Scan {
+        try scan(range, limit: limit, reverse: reverse, overlay: [])
+    }
+
+    /// ``scan(_:limit:reverse:)`` with writes not yet committed laid over the store: each
+    /// overlay entry's key reads as its value (or as absent, for a deletion) whatever the store
+    /// holds, as if the writes had been committed after every commit the scan sees; `limit`
+    /// counts the merged entries. The overlay is merged by the same cursor as the tail and the
+    /// tables (its entries are the newest source). Overlay entries outside `range` are ignored;
+    /// a key given twice keeps its last entry. An overlay entry's ``Scan/Entry/sequence`` is 0.
+    ///
+    /// - Throws: as ``scan(_:limit:reverse:)``.
+    public func scan(
+        _ range: KeyRange, limit: Int? = nil, reverse: Bool = false, overlay: [Scan.OverlayEntry]
+    ) throws(EngineError) -> Scan {
         if let limit, limit < 0 { throw .invalid("scan limit \(limit) is negative") }
-        return try Scan(store: self, range: range, limit: limit ?? Int.max, reverse: reverse)
+        var ordered: [Scan.OverlayEntry] = []
+        if !overlay.isEmpty {
+            // The last entry of each key, in the scan's order.
+            var last: [Int] = []
+            for index in overlay.indices.reversed() where range.contains(overlay[index].key) { last.append(index) }
+            last.sort { a, b in
+                let order = compareBytes(overlay[a].key, overlay[b].key)
+                return order != 0 ? (reverse ? order > 0 : order < 0) : a > b
+            }
+            for index in last where ordered.last?.key != overlay[index].key { ordered.append(overlay[index]) }
+        }
+        return try Scan(store: self, range: range, limit: limit ?? Int.max, reverse: reverse, overlay: ordered)
     }
 
     /// The keys under `prefix` in byte order (every key for an empty prefix): ``scan(_:limit:reverse:)``
@@ -81,6 +106,23 @@ extension LogStore {
         /// The most log-tail keys read from the index in one step (and so seen in one state).
         public static let batchSize = 1024
 
+        /// A write not yet committed, laid over a scan
+        /// (``LogStore/scan(_:limit:reverse:overlay:)``): `key` reads as `value`, or as absent
+        /// when `value` is nil.
+        public struct OverlayEntry: Sendable, Equatable {
+            public var key: [UInt8]
+            /// The value; nil for a deletion.
+            public var value: [UInt8]?
+            /// What ``Scan/Entry/isBlob`` reports for it (a write that will be stored as a blob).
+            public var isBlob: Bool
+
+            public init(key: [UInt8], value: [UInt8]?, isBlob: Bool = false) {
+                self.key = key
+                self.value = value
+                self.isBlob = isBlob
+            }
+        }
+
         let store: LogStore
         let range: KeyRange
         let limit: Int
@@ -100,7 +142,7 @@ extension LogStore {
         /// way through a move is not left to pretend it reached the end).
         private var failure: EngineError?
 
-        init(store: LogStore, range: KeyRange, limit: Int, reverse: Bool) throws(EngineError) {
+        init(store: LogStore, range: KeyRange, limit: Int, reverse: Bool, overlay: [OverlayEntry]) throws(EngineError) {
             self.store = store
             self.range = range
             self.limit = limit
@@ -111,7 +153,8 @@ extension LogStore {
             files = batch.files
             tailMayHaveMore = batch.full
             merge = MergingCursor(
-                tail: batch.cursor, tables: batch.tables.map { $0.reader.cursor() }, reverse: reverse)
+                overlay: overlay.isEmpty ? nil : OverlayCursor(overlay), tail: batch.cursor,
+                tables: batch.tables.map { $0.reader.cursor() }, reverse: reverse)
             if limit > 0 { try merge.seek(range) }
         }
 
@@ -124,12 +167,17 @@ extension LogStore {
                 // After close the index and tables still list what they held (no commit can change
                 // it any more); only the first batch refuses.
                 guard !refusingClosed || !s.closed else { throw LogStore.closedError }
-                let tail = s.index.entries(in: range, after: cursor, reverse: reverse, limit: limit)
+                let tail = s.index.tailCursor(in: range, after: cursor, reverse: reverse, limit: limit)
                 var files: [UInt64: any StoreFile] = [:]
-                for entry in tail where entry.blob == nil && !entry.location.isTombstone && files[entry.location.segment] == nil {
-                    files[entry.location.segment] = s.files[entry.location.segment]
+                var index = 0
+                while index < tail.items.count {
+                    let item = tail.items[index]
+                    index += 1
+                    if item.blob == nil, !item.location.isTombstone, files[item.location.segment] == nil {
+                        files[item.location.segment] = s.files[item.location.segment]
+                    }
                 }
-                return (TailCursor(tail), tail.count == limit && limit > 0, files, s.tables.filter { $0.overlaps(range) })
+                return (tail, tail.count == limit && limit > 0, files, s.tables.filter { $0.overlaps(range) })
             }
         }
 
@@ -191,6 +239,7 @@ extension LogStore {
         }
 
         private func isTombstone(_ source: Int) -> Bool {
+            if source == -1 { return merge.overlay!.entry.value == nil }
             if source == 0 { return merge.tail!.item.location.isTombstone }
             let stored = merge.tables[source - 1].storedValue
             return !stored.isEmpty && stored[0] == TableFormat.kindTombstone
@@ -205,6 +254,10 @@ extension LogStore {
             guard try step() else { return nil }
             let source = merge.source
             let key = Array(merge.key)
+            if source == -1 {
+                let entry = merge.overlay!.entry
+                return Entry(store: store, source: .init(key: key, sequence: 0, value: .overlay(entry.value ?? [], isBlob: entry.isBlob)))
+            }
             if source == 0 {
                 let item = merge.tail!.item
                 if let blob = item.blob {
@@ -230,6 +283,12 @@ extension LogStore {
             guard try step() else { return nil }
             let source = merge.source
             let key = merge.key
+            if source == -1 {
+                let entry = merge.overlay!.entry
+                return try withBytes(entry.value ?? []) { bytes throws(EngineError) in
+                    try body(BorrowedEntry(store: store, key: key, sequence: 0, storage: .bytes(bytes), overlaidBlob: entry.isBlob))
+                }
+            }
             if source == 0 {
                 let item = merge.tail!.item
                 let value: BorrowedEntry.Value =
@@ -269,18 +328,20 @@ extension LogStore {
             unowned(unsafe) let store: LogStore
             /// The key, valid only inside the closure it was lent to.
             public let key: UnsafeRawBufferPointer
-            /// The sequence number of the commit that wrote this version.
+            /// The sequence number of the commit that wrote this version (0 for an overlay entry).
             public let sequence: UInt64
             let storage: Value
+            /// An overlay entry's ``LogStore/Scan/OverlayEntry/isBlob``.
+            var overlaidBlob = false
 
             /// True when the value is stored in a blob file.
             public var isBlob: Bool {
-                if case .blob = storage { true } else { false }
+                if case .blob = storage { true } else { overlaidBlob }
             }
 
-            /// Calls `body` with the value's bytes, valid only inside it: in place for a value in
-            /// a table; a value in the log's tail is read (from the block caches or disk) first,
-            /// a blob read and verified whole.
+            /// Calls `body` with the value's bytes, valid only inside it: in place, in its cached
+            /// table or log block, for an inline value (nothing copied); a blob is read and
+            /// verified whole first.
             ///
             /// - Throws: as ``LogStore/value(forKey:)``, or what `body` throws.
             public func withValue<Result>(_ body: (UnsafeRawBufferPointer) throws(EngineError) -> Result) throws(EngineError) -> Result {
@@ -288,8 +349,7 @@ extension LogStore {
                 case .bytes(let bytes): return try body(bytes)
                 case .tail(let location, let file):
                     guard let file else { throw LogStore.closedError }
-                    let value = try store.readValue(key: Array(key), at: location, from: file, cachingValue: false)
-                    return try withBytes(value, body)
+                    return try store.lendValue(at: location, from: file, body)
                 case .blob(let blob):
                     let value = try store.openBlob(blob).readAll()
                     return try withBytes(value, body)
@@ -312,6 +372,8 @@ extension LogStore {
                     /// In a table block, which the view holds.
                     case table(TableEntryView)
                     case blob(BlobReference)
+                    /// An overlay entry's value.
+                    case overlay([UInt8], isBlob: Bool)
                 }
                 var key: [UInt8]
                 var sequence: UInt64
@@ -324,12 +386,17 @@ extension LogStore {
             /// The key.
             public var key: [UInt8] { source.key }
 
-            /// The sequence number of the commit that wrote this version.
+            /// The sequence number of the commit that wrote this version (0 for an overlay entry).
             public var sequence: UInt64 { source.sequence }
 
-            /// True when the value is stored in a blob file.
+            /// True when the value is stored in a blob file (or, for an overlay entry, when it
+            /// was given as one).
             public var isBlob: Bool {
-                if case .blob = source.value { true } else { false }
+                switch source.value {
+                case .blob: true
+                case .overlay(_, let isBlob): isBlob
+                default: false
+                }
             }
 
             /// The value of this version (read from disk or the caches). A scan's reads fill the
@@ -342,6 +409,7 @@ extension LogStore {
                 switch source.value {
                 case .blob(let blob): return try store.openBlob(blob).readAll()
                 case .table(let view): return Array(view.bytes)
+                case .overlay(let bytes, _): return bytes
                 case .tail(let location, let file):
                     guard let file else { throw LogStore.closedError }
                     return try store.readValue(key: source.key, at: location, from: file, cachingValue: false)

@@ -1,3 +1,61 @@
+/// Keys packed back to back in one allocation, written once in `init` and only read afterwards
+/// (so copies of the cursors holding them share them): a key is a view into it.
+///
+/// `@unchecked Sendable`: the memory is written only in `init` and freed in `deinit`.
+final class PackedKeys: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    /// Where each key starts.
+    let starts: [Int]
+
+    /// Room for `byteCount` bytes of keys, which the caller writes at ``base`` and lists in
+    /// `starts`.
+    init(byteCount: Int, starts: [Int], write: (UnsafeMutableRawPointer) -> Void) {
+        base = .allocate(byteCount: Swift.max(byteCount, 1), alignment: 8)
+        self.starts = starts
+        write(base)
+    }
+
+    init(_ keys: some Collection<[UInt8]>) {
+        let base = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(keys.reduce(0) { $0 + $1.count }, 1), alignment: 8)
+        var starts: [Int] = []
+        starts.reserveCapacity(keys.count)
+        var end = 0
+        for key in keys {
+            starts.append(end)
+            key.withUnsafeBytes { if let from = $0.baseAddress { (base + end).copyMemory(from: from, byteCount: $0.count) } }
+            end += key.count
+        }
+        self.base = base
+        self.starts = starts
+    }
+
+    deinit { base.deallocate() }
+}
+
+/// Writes not yet committed, laid over a scan (``LogStore/scan(_:limit:reverse:overlay:)``): each
+/// key with its value or its deletion, in the scan's order. They take precedence over every
+/// version in the store.
+struct OverlayCursor: Sendable {
+    private let keys: PackedKeys
+    let entries: [LogStore.Scan.OverlayEntry]
+    private(set) var position = 0
+
+    init(_ entries: [LogStore.Scan.OverlayEntry]) {
+        self.entries = entries
+        keys = PackedKeys(entries.lazy.map(\.key))
+    }
+
+    var isValid: Bool { position < entries.count }
+    var entry: LogStore.Scan.OverlayEntry { entries[position] }
+
+    /// The current key, valid while the cursor is held.
+    var key: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: keys.base + keys.starts[position], count: entries[position].key.count)
+    }
+
+    mutating func next() { position += 1 }
+}
+
 /// A batch of the log tail's index entries, taken under the index lock, as a cursor: their keys
 /// back to back in one buffer, each entry's location and blob reference beside. Moves only
 /// within the batch; whoever reads the tail (a scan) refills it.
@@ -9,29 +67,13 @@ struct TailCursor: Sendable {
         var blob: BlobReference?
     }
 
-    /// The keys' bytes, written once in `init` and only read afterwards (so shared by copies).
-    private final class Keys: @unchecked Sendable {
-        let base: UnsafeMutableRawPointer
-        init(count: Int) { base = .allocate(byteCount: Swift.max(count, 1), alignment: 8) }
-        deinit { base.deallocate() }
-    }
-
-    private let keys: Keys
-    private let items: [Item]
+    private let keys: PackedKeys
+    let items: [Item]
     /// The current item (count when past the end).
     private(set) var position = 0
 
-    /// `entries` in the order the cursor walks them (descending for a reverse scan).
-    init(_ entries: [IndexEntry]) {
-        let keys = Keys(count: entries.reduce(0) { $0 + $1.key.count })
-        var items: [Item] = []
-        items.reserveCapacity(entries.count)
-        var end = 0
-        for entry in entries {
-            items.append(Item(keyStart: end, keyLength: entry.key.count, location: entry.location, blob: entry.blob))
-            entry.key.withUnsafeBytes { (keys.base + end).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            end += entry.key.count
-        }
+    /// A batch of `items` whose keys are in `keys` (built by the tail's index in place).
+    init(keys: PackedKeys, items: [Item]) {
         self.keys = keys
         self.items = items
     }
@@ -55,8 +97,9 @@ struct TailCursor: Sendable {
     mutating func next() { position += 1 }
 }
 
-/// Merges sorted sources into one order, newest version first: an optional log tail batch
-/// (source 0) and table cursors newest first (source `i + 1` is `tables[i]`). Of entries with one
+/// Merges sorted sources into one order, newest version first: optional uncommitted writes laid
+/// over the store (source -1), an optional log tail batch (source 0) and table cursors newest
+/// first (source `i + 1` is `tables[i]`). Of entries with one
 /// key, the lowest source wins; ``advance()`` moves every source past the current key.
 ///
 /// One valid source is read directly, with no comparison; several are merged k-way by a binary
@@ -67,18 +110,20 @@ struct TailCursor: Sendable {
 /// It walks in one direction, chosen when it is made: ascending, or descending when `reverse`.
 /// Tombstones are entries like any other: a scan skips them, a merge may keep them.
 struct MergingCursor: Sendable {
+    var overlay: OverlayCursor?
     var tail: TailCursor?
     var tables: [TableCursor]
     let reverse: Bool
     private var heap: [Int] = []
     private var moving: [Int] = []
 
-    init(tail: TailCursor?, tables: [TableCursor], reverse: Bool) {
+    init(overlay: OverlayCursor? = nil, tail: TailCursor?, tables: [TableCursor], reverse: Bool) {
+        self.overlay = overlay
         self.tail = tail
         self.tables = tables
         self.reverse = reverse
-        heap.reserveCapacity(tables.count + 1)
-        moving.reserveCapacity(tables.count + 1)
+        heap.reserveCapacity(tables.count + 2)
+        moving.reserveCapacity(tables.count + 2)
     }
 
     /// Positions every table at `range`'s start in the cursor's direction (the tail batch is
@@ -93,13 +138,15 @@ struct MergingCursor: Sendable {
     /// Orders the valid sources afresh (after sources were positioned or replaced).
     mutating func rebuild() {
         heap.removeAll(keepingCapacity: true)
+        if overlay?.isValid == true { push(-1) }
         if tail?.isValid == true { push(0) }
         for index in tables.indices where tables[index].isValid { push(index + 1) }
     }
 
     var isValid: Bool { !heap.isEmpty }
 
-    /// The source of the current entry: 0 for the tail, `i + 1` for `tables[i]`.
+    /// The source of the current entry: -1 for the overlay, 0 for the tail, `i + 1` for
+    /// `tables[i]`.
     var source: Int { heap[0] }
 
     /// The current key, valid until the cursor moves.
@@ -107,7 +154,7 @@ struct MergingCursor: Sendable {
 
     @inline(__always)
     private func key(_ source: Int) -> UnsafeRawBufferPointer {
-        source == 0 ? tail!.key : tables[source - 1].key
+        source > 0 ? tables[source - 1].key : source == 0 ? tail!.key : overlay!.key
     }
 
     /// Moves past the current key: every source at that key takes its next entry.
@@ -130,7 +177,9 @@ struct MergingCursor: Sendable {
 
     /// Moves one source on; the tail only steps within its batch.
     private mutating func move(_ source: Int) throws(EngineError) {
-        if source == 0 {
+        if source == -1 {
+            overlay!.next()
+        } else if source == 0 {
             tail!.next()
         } else if reverse {
             try tables[source - 1].previous()
@@ -140,7 +189,7 @@ struct MergingCursor: Sendable {
     }
 
     private func isSourceValid(_ source: Int) -> Bool {
-        source == 0 ? tail!.isValid : tables[source - 1].isValid
+        source > 0 ? tables[source - 1].isValid : source == 0 ? tail!.isValid : overlay!.isValid
     }
 
     /// True when `a`'s entry comes before `b`'s: its key is nearer in the cursor's direction, or

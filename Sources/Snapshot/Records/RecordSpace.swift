@@ -93,19 +93,17 @@ struct RecordSpace: Sendable {
     }
 
     /// The keys of this generation in `range` (of unprefixed record keys), as
-    /// ``LogStore/scan(_:limit:reverse:)``.
+    /// ``LogStore/scan(_:limit:reverse:)``; the pending writes are laid over the store by the
+    /// engine's own merge (``LogStore/scan(_:limit:reverse:overlay:)``).
     func scan(_ range: LogStore.KeyRange, limit: Int? = nil, reverse: Bool = false) throws(EngineError) -> Scan {
         let mapped = engineRange(range)
-        let overlay = pending.isEmpty ? [] : pending.entries(in: mapped, reverse: reverse)
-        // With pending writes the limit applies to the merged keys: a pending delete may hide
-        // an engine key.
-        var cursor = Scan(base: try engine.scan(mapped, limit: overlay.isEmpty ? limit : nil, reverse: reverse), prefixLength: prefix.count)
-        if !overlay.isEmpty {
-            cursor.overlay = overlay.map { (Array($0.key.dropFirst(prefix.count)), $0.value) }
-            cursor.limit = limit
-            cursor.reverse = reverse
+        let overlay: [LogStore.Scan.OverlayEntry] = pending.isEmpty ? [] : pending.entries(in: mapped, reverse: reverse).map { entry in
+            switch entry.value {
+            case .put(let bytes, let external): LogStore.Scan.OverlayEntry(key: entry.key, value: bytes, isBlob: external)
+            case .deleted: LogStore.Scan.OverlayEntry(key: entry.key, value: nil)
+            }
         }
-        return cursor
+        return Scan(base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), prefixLength: prefix.count)
     }
 
     /// `range` (of unprefixed record keys) as the engine's keys of this generation.
@@ -122,75 +120,24 @@ struct RecordSpace: Sendable {
         return LogStore.KeyRange(lower: bound(range.lower, upper: false), upper: bound(range.upper, upper: true))
     }
 
-    /// A scan of one generation: the engine's scan with the generation prefix stripped, a cursor
-    /// as ``LogStore/Scan`` is (its ``next()`` throws what the engine's does); with pending
-    /// writes, merged with them (a pending key wins over the engine's).
+    /// A scan of one generation: the engine's scan (with the pending writes laid over it) with
+    /// the generation prefix stripped, a cursor as ``LogStore/Scan`` is (its ``next()`` throws
+    /// what the engine's does).
     struct Scan {
         var base: LogStore.Scan
         let prefixLength: Int
-        /// The pending writes in the scan's range, in its order.
-        var overlay: [(key: [UInt8], value: PendingWrites.Value)] = []
-        var overlayIndex = 0
-        var limit: Int?
-        var reverse = false
-        private var peeked: Entry?
-
-        init(base: LogStore.Scan, prefixLength: Int) {
-            self.base = base
-            self.prefixLength = prefixLength
-        }
 
         mutating func next() throws(EngineError) -> Entry? {
-            guard !overlay.isEmpty else { return try nextOfBase() }
-            while limit.map({ $0 > 0 }) ?? true {
-                if peeked == nil { peeked = try nextOfBase() }
-                let pendingKey = overlayIndex < overlay.count ? overlay[overlayIndex].key : nil
-                if let pendingKey, peeked.map({ !comesFirst($0.key, pendingKey) }) ?? true {
-                    if peeked?.key == pendingKey { peeked = nil }
-                    let value = overlay[overlayIndex].value
-                    overlayIndex += 1
-                    guard case .put(let bytes, let external) = value else { continue }
-                    limit = limit.map { $0 - 1 }
-                    return Entry(key: pendingKey, source: .pending(bytes, external: external))
-                }
-                guard let entry = peeked else { return nil }
-                peeked = nil
-                limit = limit.map { $0 - 1 }
-                return entry
-            }
-            return nil
-        }
-
-        /// Whether `a` comes before `b` in the scan's order.
-        private func comesFirst(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-            reverse ? b.lexicographicallyPrecedes(a) : a.lexicographicallyPrecedes(b)
-        }
-
-        private mutating func nextOfBase() throws(EngineError) -> Entry? {
             guard let raw = try base.next() else { return nil }
-            return Entry(key: prefixLength == 0 ? raw.key : Array(raw.key.dropFirst(prefixLength)), source: .engine(raw))
+            return Entry(key: prefixLength == 0 ? raw.key : Array(raw.key.dropFirst(prefixLength)), raw: raw)
         }
 
         /// One key of the scan, without the generation prefix.
         struct Entry {
-            enum Source {
-                case engine(LogStore.Scan.Entry)
-                case pending([UInt8], external: Bool)
-            }
             let key: [UInt8]
-            let source: Source
-            var isBlob: Bool {
-                switch source {
-                case .engine(let raw): raw.isBlob
-                case .pending(_, let external): external
-                }
-            }
-            func value() throws(EngineError) -> [UInt8] {
-                switch source {
-                case .engine(let raw): try raw.value()
-                case .pending(let bytes, _): bytes
-                }
-            }
+            let raw: LogStore.Scan.Entry
+            var isBlob: Bool { raw.isBlob }
+            func value() throws(EngineError) -> [UInt8] { try raw.value() }
         }
     }
 }
