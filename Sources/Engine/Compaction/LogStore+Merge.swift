@@ -52,9 +52,8 @@ extension LogStore {
         try merge.seek(.all)
         func nextKept() throws(EngineError) -> TableEntry? {
             while merge.isValid {
-                let cursor = merge.tables[merge.source - 1]
-                let dropped = droppingTombstones && cursor.storedValue.load(as: UInt8.self) == TableFormat.kindTombstone
-                let entry = dropped ? nil : try cursor.entry()
+                let dropped = droppingTombstones && merge.storedValue.load(as: UInt8.self) == TableFormat.kindTombstone
+                let entry = dropped ? nil : try merge.tables[merge.source - 1].entry()
                 try merge.advance()
                 if let entry { return entry }
             }

@@ -241,7 +241,7 @@ extension LogStore {
         private func isTombstone(_ source: Int) -> Bool {
             if source == -1 { return merge.overlay!.entry.value == nil }
             if source == 0 { return merge.tail!.item.location.isTombstone }
-            let stored = merge.tables[source - 1].storedValue
+            let stored = merge.storedValue
             return !stored.isEmpty && stored[0] == TableFormat.kindTombstone
         }
 
@@ -279,29 +279,39 @@ extension LogStore {
         /// outlive it. For an entry stored in a table, nothing is allocated.
         ///
         /// - Throws: as ``next()``, or what `body` throws.
+        @inlinable
         public mutating func withNext<Result>(_ body: (BorrowedEntry) throws(EngineError) -> Result) throws(EngineError) -> Result? {
+            guard let entry = try nextBorrowed() else { return nil }
+            return try body(entry)
+        }
+
+        /// The next entry, borrowed (for ``withNext(_:)``): its views are valid until the scan
+        /// moves. Not generic, so that a caller's `withNext` specializes without looking up
+        /// generic metadata per entry.
+        @usableFromInline
+        mutating func nextBorrowed() throws(EngineError) -> BorrowedEntry? {
             guard try step() else { return nil }
             let source = merge.source
             let key = merge.key
             if source == -1 {
-                let entry = merge.overlay!.entry
-                return try withBytes(entry.value ?? []) { bytes throws(EngineError) in
-                    try body(BorrowedEntry(store: store, key: key, sequence: 0, storage: .bytes(bytes), overlaidBlob: entry.isBlob))
-                }
+                let overlay = merge.overlay!
+                return BorrowedEntry(store: store, key: key, sequence: 0, storage: .bytes(overlay.value), overlaidBlob: overlay.entry.isBlob)
             }
             if source == 0 {
                 let item = merge.tail!.item
                 let value: BorrowedEntry.Value =
                     if let blob = item.blob { .blob(blob) } else { .tail(item.location, files[item.location.segment]) }
-                return try body(BorrowedEntry(store: store, key: key, sequence: item.location.sequence, storage: value))
+                return BorrowedEntry(store: store, key: key, sequence: item.location.sequence, storage: value)
             }
-            let stored = merge.tables[source - 1].storedValue
-            let block = merge.tables[source - 1].currentBlock
-            guard let parsed = TableEntryView.parse(stored) else { throw TableEntryView.corruptValue(in: block) }
+            let stored = merge.storedValue
+            guard let parsed = TableEntryView.parse(stored) else {
+                throw TableEntryView.corruptValue(in: merge.tables[source - 1].currentBlock)
+            }
             let payload = UnsafeRawBufferPointer(rebasing: stored[parsed.payloadStart...])
             let value: BorrowedEntry.Value =
-                parsed.kind == TableFormat.kindBlob ? .blob(try TableEntryView.blobReference(payload, in: block)) : .bytes(payload)
-            return try body(BorrowedEntry(store: store, key: key, sequence: parsed.sequence, storage: value))
+                parsed.kind == TableFormat.kindBlob
+                ? .blob(try TableEntryView.blobReference(payload, in: merge.tables[source - 1].currentBlock)) : .bytes(payload)
+            return BorrowedEntry(store: store, key: key, sequence: parsed.sequence, storage: value)
         }
 
         /// Every entry the scan has not yet returned, in order (the scan itself does not move).
@@ -331,8 +341,19 @@ extension LogStore {
             /// The sequence number of the commit that wrote this version (0 for an overlay entry).
             public let sequence: UInt64
             let storage: Value
+            /// The value's bytes when they are in memory already (a table's or an overlay's).
+            @usableFromInline let inlineBytes: UnsafeRawBufferPointer?
             /// An overlay entry's ``LogStore/Scan/OverlayEntry/isBlob``.
             var overlaidBlob = false
+
+            init(store: LogStore, key: UnsafeRawBufferPointer, sequence: UInt64, storage: Value, overlaidBlob: Bool = false) {
+                self.store = store
+                self.key = key
+                self.sequence = sequence
+                self.storage = storage
+                self.overlaidBlob = overlaidBlob
+                if case .bytes(let bytes) = storage { inlineBytes = bytes } else { inlineBytes = nil }
+            }
 
             /// True when the value is stored in a blob file.
             public var isBlob: Bool {
@@ -344,7 +365,15 @@ extension LogStore {
             /// verified whole first.
             ///
             /// - Throws: as ``LogStore/value(forKey:)``, or what `body` throws.
+            @inlinable
             public func withValue<Result>(_ body: (UnsafeRawBufferPointer) throws(EngineError) -> Result) throws(EngineError) -> Result {
+                if let inlineBytes { return try body(inlineBytes) }
+                return try withReadValue(body)
+            }
+
+            /// A value in the log's tail or a blob, read and lent.
+            @usableFromInline
+            func withReadValue<Result>(_ body: (UnsafeRawBufferPointer) throws(EngineError) -> Result) throws(EngineError) -> Result {
                 switch storage {
                 case .bytes(let bytes): return try body(bytes)
                 case .tail(let location, let file):

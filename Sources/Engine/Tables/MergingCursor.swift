@@ -37,12 +37,20 @@ final class PackedKeys: @unchecked Sendable {
 /// version in the store.
 struct OverlayCursor: Sendable {
     private let keys: PackedKeys
+    /// The values, packed as the keys are, so a scan can lend them in place.
+    private let values: PackedKeys
     let entries: [LogStore.Scan.OverlayEntry]
     private(set) var position = 0
 
     init(_ entries: [LogStore.Scan.OverlayEntry]) {
         self.entries = entries
         keys = PackedKeys(entries.lazy.map(\.key))
+        values = PackedKeys(entries.lazy.map { $0.value ?? [] })
+    }
+
+    /// The current value's bytes (empty for a deletion), valid while the cursor is held.
+    var value: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: values.base + values.starts[position], count: entries[position].value?.count ?? 0)
     }
 
     var isValid: Bool { position < entries.count }
@@ -109,13 +117,22 @@ struct TailCursor: Sendable {
 ///
 /// It walks in one direction, chosen when it is made: ascending, or descending when `reverse`.
 /// Tombstones are entries like any other: a scan skips them, a merge may keep them.
-struct MergingCursor: Sendable {
+///
+/// `@unchecked Sendable`: besides its (Sendable) sources it holds only two views of the current
+/// entry, into memory its sources own — immutable blocks and key buffers, and cursor storage that
+/// a cursor writes only while it holds the sole reference (copies write their own). So a copy
+/// sent elsewhere never reads memory another copy writes.
+struct MergingCursor: @unchecked Sendable {
     var overlay: OverlayCursor?
     var tail: TailCursor?
     var tables: [TableCursor]
     let reverse: Bool
     private var heap: [Int] = []
     private var moving: [Int] = []
+    /// The current entry's key and, from a table, its stored value: read from the source once
+    /// per move, so that a caller's accesses are plain loads.
+    private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var storedValue = UnsafeRawBufferPointer(start: nil, count: 0)
 
     init(overlay: OverlayCursor? = nil, tail: TailCursor?, tables: [TableCursor], reverse: Bool) {
         self.overlay = overlay
@@ -141,6 +158,20 @@ struct MergingCursor: Sendable {
         if overlay?.isValid == true { push(-1) }
         if tail?.isValid == true { push(0) }
         for index in tables.indices where tables[index].isValid { push(index + 1) }
+        refresh()
+    }
+
+    /// Reads the current entry's key and stored value from its source.
+    @inline(__always)
+    private mutating func refresh() {
+        guard let top = heap.first else { return }
+        if top > 0 {
+            key = tables[top - 1].key
+            storedValue = tables[top - 1].storedValue
+        } else {
+            key = key(top)
+            storedValue = UnsafeRawBufferPointer(start: nil, count: 0)
+        }
     }
 
     var isValid: Bool { !heap.isEmpty }
@@ -149,8 +180,8 @@ struct MergingCursor: Sendable {
     /// `tables[i]`.
     var source: Int { heap[0] }
 
-    /// The current key, valid until the cursor moves.
-    var key: UnsafeRawBufferPointer { key(heap[0]) }
+    // The current key (``key``) and a table entry's stored value (``storedValue``) are valid
+    // until the cursor moves.
 
     @inline(__always)
     private func key(_ source: Int) -> UnsafeRawBufferPointer {
@@ -162,17 +193,18 @@ struct MergingCursor: Sendable {
         if heap.count == 1 {
             let only = heap[0]
             try move(only)
-            if !isSourceValid(only) { heap.removeAll(keepingCapacity: true) }
+            if isSourceValid(only) { refresh() } else { heap.removeAll(keepingCapacity: true) }
             return
         }
-        let top = heap[0]
         moving.removeAll(keepingCapacity: true)
         moving.append(pop())
-        while let next = heap.first, compareBytes(key(next), key(top)) == 0 { moving.append(pop()) }
+        let current = key
+        while let next = heap.first, compareBytes(key(next), current) == 0 { moving.append(pop()) }
         for source in moving {
             try move(source)
             if isSourceValid(source) { push(source) }
         }
+        refresh()
     }
 
     /// Moves one source on; the tail only steps within its batch.
