@@ -8,7 +8,9 @@ import Testing
 /// or give the same answers as the table intact; none traps.
 @Suite struct TableCorruptionTests {
     /// A small table of several blocks (some compressed) holding every kind of entry.
-    static func smallTable() throws -> (bytes: [UInt8], entries: [TableEntry]) {
+    /// 24 entries in small data blocks; in version 5, small partitions (two or three data blocks
+    /// each), so that the table has several.
+    static func smallTable(version: UInt16 = TableFormat.version) throws -> (bytes: [UInt8], entries: [TableEntry]) {
         var entries: [TableEntry] = []
         for i in 0..<24 {
             let key = bytes("k/\(100 + i)")
@@ -21,7 +23,10 @@ import Testing
                 }
             entries.append(TableEntry(key: key, sequence: UInt64(i + 1), value: value))
         }
-        let bytes = try TableBuilder.build(entries, options: TableTests.options(blockSize: 200))
+        var options = TableTests.options(blockSize: 200)
+        options.partitionSize = 30
+        options.version = version
+        let bytes = try TableBuilder.build(entries, options: options)
         return (bytes, entries)
     }
 
@@ -43,8 +48,9 @@ import Testing
         entries.map(\.key) + [bytes("k/0"), bytes("k/1005"), bytes("z")]
     }
 
-    @Test func everyTruncationIsReportedAsCorruption() throws {
-        let (table, entries) = try Self.smallTable()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func everyTruncationIsReportedAsCorruption(version: UInt16) throws {
+        let (table, entries) = try Self.smallTable(version: version)
         #expect(try TableReader(source: MemoryTableSource(bytes: table)).dataBlockCount >= 5)
         for length in 0..<table.count {
             switch Self.answers(Array(table.prefix(length)), probes: Self.probes(entries)) {
@@ -56,8 +62,9 @@ import Testing
         }
     }
 
-    @Test func everyBitFlipIsDetectedOrHarmless() throws {
-        let (table, entries) = try Self.smallTable()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func everyBitFlipIsDetectedOrHarmless(version: UInt16) throws {
+        let (table, entries) = try Self.smallTable(version: version)
         let probes = Self.probes(entries)
         let intact = try Self.answers(table, probes: probes).get()
         #expect(intact[0] == entries)
@@ -82,8 +89,9 @@ import Testing
 
     /// Damage behind rewritten checksums (what a crafted file can do): typed errors or answers,
     /// never a trap, and no read past the file.
-    @Test func craftedTablesWithRepairedChecksumsNeverTrap() throws {
-        let (table, _) = try Self.smallTable()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func craftedTablesWithRepairedChecksumsNeverTrap(version: UInt16) throws {
+        let (table, _) = try Self.smallTable(version: version)
         var random = SeededGenerator(seed: 77)
         var rejected = 0
         for index in table.indices {
