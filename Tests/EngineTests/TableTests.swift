@@ -201,4 +201,46 @@ import Testing
         #expect(stopped == 100)
         #expect(fs.readCount - absent < 110, "the filter (one partition read) stops most absent keys before any index or block is read")
     }
+    /// What open and a first point read of a table of `count` records in format `version` read:
+    /// reads and bytes, the largest read, and the number of partitions.
+    static func firstReadCost(count: Int, version: UInt16) throws -> (reads: Int, bytes: Int, largest: Int, partitions: Int) {
+        var options = TableBuilder.Options()
+        options.version = version
+        var builder = TableBuilder(options: options)
+        let fs = FaultInjectingFileSystem()
+        _ = try fs.createDirectory("/t")
+        let file = try fs.openFile("/t/1.sst", create: true)
+        var written: UInt64 = 0
+        func key(_ i: Int) -> [UInt8] { bytes("user/\(10_000_000 + i)/name") }
+        for i in 0..<count {
+            try builder.add(TableEntry(key: key(i), sequence: UInt64(i + 1), value: .value(bytes("record \(i) of the table"))))
+            let chunk = builder.takeBytes()
+            if chunk.count > 0 {
+                try file.write(chunk, at: written)
+                written += UInt64(chunk.count)
+            }
+        }
+        try file.write(builder.finish(), at: written)
+        let (reads, read) = (fs.readCount, fs.bytesRead)
+        let table = try TableReader(source: FileTableSource(file: file), id: 1, cache: TableBlockCache(capacity: 8 << 20))
+        let target = count * 2 / 3
+        #expect(try table.entry(forKey: key(target))?.sequence == UInt64(target + 1))
+        return (fs.readCount - reads, fs.bytesRead - read, fs.largestRead, try table.partitionCount)
+    }
+
+    /// Open and the first point read of a table read the footer, the top-level index (an entry
+    /// per partition), one filter partition, one index partition and one data block: a few
+    /// kilobytes, within the same bound for a table ten times larger, where an unpartitioned
+    /// (version-4) table's first read loads its whole filter and index.
+    @Test func openAndAFirstPointReadReadKilobytesWhateverTheTableHolds() throws {
+        let small = try Self.firstReadCost(count: 100_000, version: TableFormat.version)
+        let large = try Self.firstReadCost(count: 1_000_000, version: TableFormat.version)
+        let whole = try Self.firstReadCost(count: 100_000, version: TableFormat.unpartitionedVersion)
+        #expect(small.reads == 5 && large.reads == 5, "footer, top-level index, filter, index, block: \(small) \(large)")
+        #expect(large.partitions >= 10 * small.partitions - 10, "\(small) \(large)")
+        #expect(small.bytes < 24 << 10 && large.bytes < 24 << 10, "100,000 records: \(small); 1,000,000: \(large)")
+        #expect(large.largest < 12 << 10, "no read of a whole-table structure: \(large)")
+        #expect(whole.bytes > 10 * small.bytes, "version 4 reads its whole filter and index: \(whole) against \(small)")
+        print("first read: v5 100,000 records \(small), 1,000,000 records \(large); v4 100,000 records \(whole)")
+    }
 }
