@@ -125,4 +125,33 @@ import Testing
         stored += withUnsafeBytes(of: checksum(stored[...]).littleEndian) { Array($0) }
         #expect(throws: EngineError.self) { try StoredBlock.decode(stored[...], path: "/t.sst", offset: 0) }
     }
+
+    /// A version-5 table whose top-level index disagrees with its partitions, checksums rewritten
+    /// to match (what a crafted file can do), is corruption at the first read that meets it,
+    /// never a wrong answer: a last separator that is not the partition's, a run that starts
+    /// elsewhere, partitions that do not tile, a partition count the entries do not match.
+    @Test func aTopLevelIndexThatDisagreesWithItsPartitionsIsCorruption() throws {
+        let example = try TableBuilder.build(TableFormatExampleTests.entries, options: TableFormatExampleTests.version5)
+        #expect(example == (try TableFormatExampleTests.documentedBytes("table-v5-example")))
+        // Offsets in FORMAT.md's version-5 worked example.
+        let crafted: [(what: String, at: Int, byte: UInt8)] = [
+            ("partition 0's last separator user/3, not user/2", 0xac, 0x33),
+            ("partition 0's data starts at 1", 0xb1, 0x01),
+            ("partition 1's data starts at block 1", 0xbc, 0x1b),
+            ("partition 0's filter one byte late", 0xad, 0x4f),
+            ("partition 0's index one byte longer", 0xb0, 0x28),
+            ("the footer counts one partition", 0xfe, 0x01),
+        ]
+        for (what, at, byte) in crafted {
+            var bytes = example
+            bytes[at] = byte
+            DecoderHooks.repairTable(&bytes)
+            let answers = Self.answers(bytes, probes: TableFormatExampleTests.entries.map(\.key))
+            guard case .failure(let error) = answers else {
+                Issue.record("\(what): read as \(answers)")
+                continue
+            }
+            #expect(error.code == .corruption && error.path == "/t.sst" && error.offset != nil, "\(what): \(error)")
+        }
+    }
 }
