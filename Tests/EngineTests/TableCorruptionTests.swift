@@ -146,7 +146,7 @@ import Testing
             var bytes = example
             bytes[at] = byte
             DecoderHooks.repairTable(&bytes)
-            let answers = Self.answers(bytes, probes: TableFormatExampleTests.entries.map(\.key))
+            let answers = Self.answers(bytes, probes: Self.probes(TableFormatExampleTests.entries))
             guard case .failure(let error) = answers else {
                 Issue.record("\(what): read as \(answers)")
                 continue
