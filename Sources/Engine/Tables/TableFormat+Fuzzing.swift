@@ -63,7 +63,8 @@ extension DecoderHooks {
         }
     }
 
-    /// Decodes a stored filter block (or version-5 filter partition) and probes it with `keys`. Returns how many may be present.
+    /// Decodes a stored filter block (or version-5 filter partition) and probes it with `keys`.
+    /// Returns how many may be present.
     @discardableResult
     package static func tableFilterBlock(_ stored: [UInt8], probing keys: [[UInt8]]) throws(EngineError) -> Int {
         let filter = try BloomFilter(raw: StoredBlock.decode(stored[...], path: "fuzz", offset: 0), path: "fuzz", offset: 0)

@@ -21,7 +21,8 @@
 ///   crc32's linearity). Limit: a block that follows damaged bytes is certain to be found only
 ///   when it spans at most half of ``resyncWindow`` (256 KiB), and is never found past the whole
 ///   window; a block that follows an intact one is found at any length.
-///   With the footer intact the walk stops at the filter block; without it, it goes to the end
+///   With the footer intact the walk stops where the data blocks end (the filter block, or
+///   version 5's first partition); without it, it goes to the end
 ///   of the file, and what follows the last intact data block is reported as one range.
 ///
 /// Memory: the file's bytes once, the entries, and at most two hash tables of
