@@ -42,22 +42,29 @@ import Testing
         return try TableReader(source: source, id: 1, cache: cache)
     }
 
-    static func options(blockSize: Int, level: Int = 1) -> TableBuilder.Options {
+    static func options(blockSize: Int, level: Int = 1, partitionSize: Int = 4096) -> TableBuilder.Options {
         var options = TableBuilder.Options()
         options.blockSize = blockSize
         options.compressionLevel = level
+        options.partitionSize = partitionSize
         return options
     }
 
-    @Test(arguments: [(0, 4096, 1), (1, 4096, 1), (7, 64, 1), (300, 256, 1), (1000, 4096, 0), (2000, 1024, 6)])
-    func everyEntryReadsBackByScanAndPointRead(count: Int, blockSize: Int, level: Int) throws {
+    /// Tables of one partition and of many (the cursor crossing partitions both ways).
+    @Test(arguments: [
+        (0, 4096, 1, 4096), (1, 4096, 1, 4096), (7, 64, 1, 4096), (300, 256, 1, 4096), (1000, 4096, 0, 4096), (2000, 1024, 6, 4096),
+        (7, 64, 1, 1), (300, 256, 1, 64), (2000, 1024, 0, 100),
+    ])
+    func everyEntryReadsBackByScanAndPointRead(count: Int, blockSize: Int, level: Int, partitionSize: Int) throws {
         let entries = Self.randomEntries(count, seed: UInt64(count + blockSize))
-        let bytes = try TableBuilder.build(entries, options: Self.options(blockSize: blockSize, level: level))
+        let bytes = try TableBuilder.build(
+            entries, options: Self.options(blockSize: blockSize, level: level, partitionSize: partitionSize))
         let table = try Self.reader(bytes)
         #expect(try table.entries() == entries)
         #expect(try table.entries(reverse: true) == entries.reversed())
         for entry in entries { #expect(try table.entry(forKey: entry.key) == entry) }
         if count >= 300 { #expect(try table.dataBlockCount > 10, "small blocks: many of them") }
+        if partitionSize < 4096, count > 0 { #expect(try table.partitionCount > 3, "small partitions: many of them") }
     }
 
     @Test func largeValuesAndSharedPrefixesRoundTrip() throws {
@@ -87,9 +94,11 @@ import Testing
 
     /// Range scans with every kind of bound, both directions and limits, against the sorted
     /// array.
-    @Test func rangeScansAgreeWithTheSortedEntries() throws {
+    @Test(arguments: [4096, 40])
+    func rangeScansAgreeWithTheSortedEntries(partitionSize: Int) throws {
         let entries = Self.randomEntries(400, seed: 12)
-        let table = try Self.reader(try TableBuilder.build(entries, options: Self.options(blockSize: 300)))
+        let table = try Self.reader(try TableBuilder.build(entries, options: Self.options(blockSize: 300, partitionSize: partitionSize)))
+        #expect(try table.partitionCount > (partitionSize < 4096 ? 5 : 0))
         var random = SeededGenerator(seed: 13)
         func bound() -> LogStore.KeyRange.Bound {
             let key: [UInt8] = Bool.random(using: &random)
@@ -242,5 +251,30 @@ import Testing
         #expect(large.largest < 12 << 10, "no read of a whole-table structure: \(large)")
         #expect(whole.bytes > 10 * small.bytes, "version 4 reads its whole filter and index: \(whole) against \(small)")
         print("first read: v5 100,000 records \(small), 1,000,000 records \(large); v4 100,000 records \(whole)")
+    }
+
+    /// A scan walks the top-level index, then each index partition it passes, then the data
+    /// blocks: with no cache, a whole scan reads the top-level index once, each partition's index
+    /// once and each block once (no filter), and a short scan from the middle reads one index
+    /// partition and the blocks it passes.
+    @Test func aScanReadsEachIndexPartitionItPassesOnceAndNoFilter() throws {
+        let fs = FaultInjectingFileSystem()
+        let entries = Self.randomEntries(2000, seed: 31)
+        _ = try fs.createDirectory("/t")
+        let file = try fs.openFile("/t/1.sst", create: true)
+        try file.write(try TableBuilder.build(entries, options: Self.options(blockSize: 512, partitionSize: 128)), at: 0)
+        let table = try TableReader(source: FileTableSource(file: file))
+        let (partitions, blocks) = (try table.partitionCount, try table.dataBlockHandles().count)
+        #expect(partitions > 5 && blocks > 2 * partitions, "\(partitions) partitions, \(blocks) blocks")
+        for reverse in [false, true] {
+            let reads = fs.readCount
+            #expect(try table.entries(reverse: reverse).count == entries.count)
+            #expect(fs.readCount - reads == partitions + blocks, "reverse: \(reverse)")
+        }
+        let fresh = try TableReader(source: FileTableSource(file: file))
+        let reads = fs.readCount
+        let middle = entries[entries.count / 2].key
+        #expect(try fresh.entries(in: .init(lower: .inclusive(middle)), limit: 2).first?.key == middle)
+        #expect(fs.readCount - reads <= 4, "the top-level index, one index partition, one or two blocks")
     }
 }
