@@ -32,10 +32,19 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case store
     /// A sorted table's stored data block: trailer, inflation, restart array, every entry.
     case tableBlock = "table-block"
-    /// A sorted table's stored index block: flags, the data's end (8 bytes), then the block.
+    /// A sorted table's stored index block (version 4): flags, the data's end (8 bytes), then the
+    /// block.
     case tableIndex = "table-index"
-    /// A sorted table's stored filter block, probed with a few keys.
+    /// A sorted table's stored filter block (version 4) or filter partition (version 5), probed
+    /// with a few keys.
     case tableFilter = "table-filter"
+    /// A version-5 table's stored top-level index: flags, the data's end (8 bytes), the
+    /// partitions' length (8 bytes), the partition count (4 bytes), then the block.
+    case tableTopIndex = "table-top-index"
+    /// A version-5 table's stored index partition: flags, its data's start and end (8 bytes
+    /// each), the last separator the top-level index names (a 2-byte length, then the bytes),
+    /// then the block.
+    case tableIndexPartition = "table-index-partition"
     /// A sorted table's footer: flags, the table's size (8 bytes), then the 60-byte footer.
     case tableFooter = "table-footer"
     /// A whole sorted table opened with `TableReader`, scanned both ways, every key read.
@@ -84,6 +93,22 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 var block = Array(bytes.dropFirst(8))
                 if flags.contains(.repair) { Repair.trailingChecksum(&block) }
                 try DecoderHooks.tableIndexBlock(block, dataEnd: Repair.load64(bytes, 0))
+            case .tableTopIndex:
+                guard bytes.count >= 20 else { throw Self.short }
+                var block = Array(bytes.dropFirst(20))
+                if flags.contains(.repair) { Repair.trailingChecksum(&block) }
+                try DecoderHooks.tableTopIndex(
+                    block, dataEnd: Repair.load64(bytes, 0), partitionsLength: Repair.load64(bytes, 8),
+                    partitionCount: Repair.load32(bytes, 16))
+            case .tableIndexPartition:
+                guard bytes.count >= 18 else { throw Self.short }
+                let separatorLength = Int(bytes[16]) | Int(bytes[17]) << 8
+                guard bytes.count >= 18 + separatorLength else { throw Self.short }
+                var block = Array(bytes.dropFirst(18 + separatorLength))
+                if flags.contains(.repair) { Repair.trailingChecksum(&block) }
+                try DecoderHooks.tableIndexPartition(
+                    block, dataStart: Repair.load64(bytes, 0), dataEnd: Repair.load64(bytes, 8),
+                    lastSeparator: Array(bytes[18..<18 + separatorLength]))
             case .tableFilter:
                 if flags.contains(.repair) { Repair.trailingChecksum(&bytes) }
                 try DecoderHooks.tableFilterBlock(bytes, probing: (0..<16).map { [UInt8(truncatingIfNeeded: $0 * 37)] })

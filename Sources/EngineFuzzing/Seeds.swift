@@ -83,22 +83,35 @@ public enum Seeds {
             let value = i % 5 == 0 ? [UInt8](repeating: UInt8(i), count: 300) : random.bytes(i % 40)
             entries.append((Array("user/\(1000 + i)/name".utf8), UInt64(i + 1), kind, value))
         }
-        let table = try DecoderHooks.buildTable(entries, blockSize: 1024)
-        let handles = try DecoderHooks.tableBlockHandles(table)
-        func cut(_ handle: (offset: UInt64, length: UInt64)) -> [UInt8] {
-            Array(table[Int(handle.offset)..<Int(handle.offset + handle.length)])
+        // Version 5 with small partitions (several of them), and version 4.
+        let table = try DecoderHooks.buildTable(entries, blockSize: 1024, partitionSize: 64)
+        let layout = try DecoderHooks.tableLayout(table)
+        let table4 = try DecoderHooks.buildTable(entries, blockSize: 1024, version: 4)
+        let layout4 = try DecoderHooks.tableLayout(table4)
+        func u64(_ value: UInt64) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 8)
+            Repair.store64(&bytes, 0, value)
+            return bytes
         }
-        var size = [UInt8](repeating: 0, count: 8)
-        Repair.store64(&size, 0, UInt64(table.count))
-        var dataEnd = [UInt8](repeating: 0, count: 8)
-        Repair.store64(&dataEnd, 0, handles[0].offset)
+        let partition = layout.partitions[min(1, layout.partitions.count - 1)]
+        let separatorLength = [UInt8(partition.separator.count & 0xFF), UInt8(partition.separator.count >> 8)]
+        let count = withUnsafeBytes(of: layout.partitionCount.littleEndian) { Array($0) }
         let empty = try DecoderHooks.buildTable([])
         return [
-            .table: [("table", [0] + table), ("empty", [0] + empty)],
-            .tableBlock: [("first", [0] + cut(handles[2])), ("last", [0] + cut(handles.last!))],
-            .tableIndex: [("index", [0] + dataEnd + cut(handles[1]))],
-            .tableFilter: [("filter", [0] + cut(handles[0]))],
-            .tableFooter: [("footer", [0] + size + Array(table.suffix(60)))],
+            .table: [("table", [0] + table), ("table-v4", [0] + table4), ("empty", [0] + empty)],
+            .tableBlock: [("first", [0] + table[layout.dataBlocks[0]]), ("last", [0] + table[layout.dataBlocks.last!])],
+            .tableIndex: [("index", [0] + u64(UInt64(layout4.filter.lowerBound)) + table4[layout4.index])],
+            .tableFilter: [("filter", [0] + table4[layout4.filter]), ("filter-partition", [0] + table[partition.filter])],
+            .tableTopIndex: [(
+                "top-index",
+                [0] + u64(UInt64(layout.filter.lowerBound)) + u64(UInt64(layout.filter.count)) + count + table[layout.index]
+            )],
+            .tableIndexPartition: [(
+                "index-partition",
+                [0] + u64(partition.data.lowerBound) + u64(partition.data.upperBound) + separatorLength + partition.separator
+                    + table[partition.index]
+            )],
+            .tableFooter: [("footer", [0] + u64(UInt64(table.count)) + Array(table.suffix(60))), ("footer-v4", [0] + u64(UInt64(table4.count)) + Array(table4.suffix(60)))],
         ]
     }
 

@@ -195,13 +195,14 @@ import Testing
 
     /// A table cut short (even at a block boundary), with a flipped bit in its footer, or
     /// missing, is corruption naming the table: open refuses the store and changes nothing. A
-    /// flipped bit in its filter or index (which open does not read) is the same corruption at
-    /// the first read that needs them, and again at the next. Nothing of a damaged table is ever
-    /// returned as data.
+    /// flipped bit in its top-level index or a filter partition (which open does not read) is
+    /// the same corruption at the first read that needs it (any read for the top-level index, a
+    /// point read for a filter: a scan reads none), and again at the next. Nothing of a damaged
+    /// table is ever returned as data.
     @Test(arguments: ["cut", "cut at a block", "footer", "index", "filter", "remove"])
     func aDamagedTableIsCorruptionNamingItsFile(damage: String) throws {
         let fs = FaultInjectingFileSystem()
-        try Self.fill(fs)
+        let model = try Self.fill(fs)
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
         try store.compact()
         try store.close()
@@ -220,8 +221,12 @@ import Testing
         let error: EngineError?
         if damage == "index" || damage == "filter" {
             let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-            error = #expect(throws: EngineError.self, "\(damage)") { try reopened.scan().collect() }
-            let again = #expect(throws: EngineError.self, "\(damage)") { try reopened.value(forKey: bytes("user/1")) }
+            let readAll = { () throws -> Void in
+                if damage == "index" { _ = try reopened.scan().collect() }
+                for key in model.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { _ = try reopened.value(forKey: key) }
+            }
+            error = #expect(throws: EngineError.self, "\(damage)") { try readAll() }
+            let again = #expect(throws: EngineError.self, "\(damage)") { try readAll() }
             #expect(again?.path == table, "\(damage): the next read reports it too")
             try reopened.close()
         } else {
@@ -232,6 +237,45 @@ import Testing
         #expect(error?.code == .corruption, "\(damage)")
         #expect(error?.path == table, "\(damage)")
         #expect(Set(fs.names(in: Self.dir)) == before, "\(damage): nothing removed")
+    }
+
+    /// A store whose table is version 4 (an older build's) reads as before, and `compact()`
+    /// rewrites that lone table as version 5 even with nothing to flush or drop (FORMAT.md,
+    /// "Table files": upgrade by rewrite).
+    @Test func compactRewritesAVersion4TableAsVersion5() throws {
+        let fs = FaultInjectingFileSystem()
+        let model = try Self.fill(fs)
+        let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        try store.compact()
+        try store.close()
+        // The table rewritten in version 4, the manifest's record of its length to match.
+        let name = try #require(fs.names(in: Self.dir).first { $0.hasSuffix(".sst") })
+        let path = Self.dir + "/" + name
+        let current = try TableReader(source: MemoryTableSource(bytes: try #require(fs.contents(of: path))))
+        #expect(current.footer.version == TableFormat.version, "compaction writes version 5")
+        var options = TableBuilder.Options()
+        options.version = TableFormat.unpartitionedVersion
+        let old = try TableBuilder.build(try current.entries(), options: options)
+        fs.setContents(old, of: path)
+        var manifest = try Manifest(decoding: try #require(fs.contents(of: Self.dir + "/MANIFEST")), path: "MANIFEST")
+        #expect(manifest.tables.count == 1)
+        manifest.tables[0].length = UInt64(old.count)
+        fs.setContents(manifest.encoded(), of: Self.dir + "/MANIFEST")
+
+        let reopened = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        let version = { reopened.state.withLock { $0.tables.map(\.reader.footer.version) } }
+        #expect(version() == [TableFormat.unpartitionedVersion])
+        #expect(try reopened.contents() == model)
+        for (key, value) in model { #expect(try reopened.value(forKey: key) == value) }
+        try reopened.compact()
+        #expect(version() == [TableFormat.version], "the lone version-4 table is rewritten")
+        #expect(try reopened.contents() == model)
+        try reopened.compact()
+        #expect(version() == [TableFormat.version])
+        try reopened.close()
+        let again = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+        #expect(try again.contents() == model)
+        try again.close()
     }
 
     /// A table's entries are in key order: after compaction, reading a prefix's values touches a

@@ -52,7 +52,8 @@ import Testing
 
     /// After a close that flushed the tail, open reads the manifest, the newest segment's header
     /// and each table's footer: the same reads and bytes for a store four times larger. The first
-    /// point read then reads the table's filter, index and one block.
+    /// point read then reads the table's top-level index, one filter partition, one index
+    /// partition and one block.
     @Test func openReadsTheSameFewBytesWhateverTheStoreHolds() throws {
         var figures: [(reads: Int, bytes: Int)] = []
         for count in [1_000, 4_000] {
@@ -70,7 +71,7 @@ import Testing
             let before = fs.readCount
             let key = bytes("key/\(100_000 + count - 1)")
             #expect(try store.value(forKey: key) == model[key])
-            #expect(fs.readCount - before == 3, "filter, index, one data block")
+            #expect(fs.readCount - before == 4, "top-level index, filter partition, index partition, one data block")
             #expect(tables.allSatisfy { $0.reader.isMetadataLoaded })
             #expect(try store.contents() == model)
             try store.close()

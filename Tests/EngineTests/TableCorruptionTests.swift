@@ -8,7 +8,9 @@ import Testing
 /// or give the same answers as the table intact; none traps.
 @Suite struct TableCorruptionTests {
     /// A small table of several blocks (some compressed) holding every kind of entry.
-    static func smallTable() throws -> (bytes: [UInt8], entries: [TableEntry]) {
+    /// 24 entries in small data blocks; in version 5, small partitions (two or three data blocks
+    /// each), so that the table has several.
+    static func smallTable(version: UInt16 = TableFormat.version) throws -> (bytes: [UInt8], entries: [TableEntry]) {
         var entries: [TableEntry] = []
         for i in 0..<24 {
             let key = bytes("k/\(100 + i)")
@@ -21,7 +23,10 @@ import Testing
                 }
             entries.append(TableEntry(key: key, sequence: UInt64(i + 1), value: value))
         }
-        let bytes = try TableBuilder.build(entries, options: TableTests.options(blockSize: 200))
+        var options = TableTests.options(blockSize: 200)
+        options.partitionSize = 30
+        options.version = version
+        let bytes = try TableBuilder.build(entries, options: options)
         return (bytes, entries)
     }
 
@@ -43,8 +48,9 @@ import Testing
         entries.map(\.key) + [bytes("k/0"), bytes("k/1005"), bytes("z")]
     }
 
-    @Test func everyTruncationIsReportedAsCorruption() throws {
-        let (table, entries) = try Self.smallTable()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func everyTruncationIsReportedAsCorruption(version: UInt16) throws {
+        let (table, entries) = try Self.smallTable(version: version)
         #expect(try TableReader(source: MemoryTableSource(bytes: table)).dataBlockCount >= 5)
         for length in 0..<table.count {
             switch Self.answers(Array(table.prefix(length)), probes: Self.probes(entries)) {
@@ -56,8 +62,9 @@ import Testing
         }
     }
 
-    @Test func everyBitFlipIsDetectedOrHarmless() throws {
-        let (table, entries) = try Self.smallTable()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func everyBitFlipIsDetectedOrHarmless(version: UInt16) throws {
+        let (table, entries) = try Self.smallTable(version: version)
         let probes = Self.probes(entries)
         let intact = try Self.answers(table, probes: probes).get()
         #expect(intact[0] == entries)
@@ -82,8 +89,9 @@ import Testing
 
     /// Damage behind rewritten checksums (what a crafted file can do): typed errors or answers,
     /// never a trap, and no read past the file.
-    @Test func craftedTablesWithRepairedChecksumsNeverTrap() throws {
-        let (table, _) = try Self.smallTable()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func craftedTablesWithRepairedChecksumsNeverTrap(version: UInt16) throws {
+        let (table, _) = try Self.smallTable(version: version)
         var random = SeededGenerator(seed: 77)
         var rejected = 0
         for index in table.indices {
@@ -116,5 +124,34 @@ import Testing
         stored.append(TableFormat.blockTypeZlib)
         stored += withUnsafeBytes(of: checksum(stored[...]).littleEndian) { Array($0) }
         #expect(throws: EngineError.self) { try StoredBlock.decode(stored[...], path: "/t.sst", offset: 0) }
+    }
+
+    /// A version-5 table whose top-level index disagrees with its partitions, checksums rewritten
+    /// to match (what a crafted file can do), is corruption at the first read that meets it,
+    /// never a wrong answer: a last separator that is not the partition's, a run that starts
+    /// elsewhere, partitions that do not tile, a partition count the entries do not match.
+    @Test func aTopLevelIndexThatDisagreesWithItsPartitionsIsCorruption() throws {
+        let example = try TableBuilder.build(TableFormatExampleTests.entries, options: TableFormatExampleTests.version5)
+        #expect(example == (try TableFormatExampleTests.documentedBytes("table-v5-example")))
+        // Offsets in FORMAT.md's version-5 worked example.
+        let crafted: [(what: String, at: Int, byte: UInt8)] = [
+            ("partition 0's last separator user/3, not user/2", 0xac, 0x33),
+            ("partition 0's data starts at 1", 0xb1, 0x01),
+            ("partition 1's data starts at block 1", 0xbc, 0x1b),
+            ("partition 0's filter one byte late", 0xad, 0x4f),
+            ("partition 0's index one byte longer", 0xb0, 0x28),
+            ("the footer counts one partition", 0xfe, 0x01),
+        ]
+        for (what, at, byte) in crafted {
+            var bytes = example
+            bytes[at] = byte
+            DecoderHooks.repairTable(&bytes)
+            let answers = Self.answers(bytes, probes: Self.probes(TableFormatExampleTests.entries))
+            guard case .failure(let error) = answers else {
+                Issue.record("\(what): read as \(answers)")
+                continue
+            }
+            #expect(error.code == .corruption && error.path == "/t.sst" && error.offset != nil, "\(what): \(error)")
+        }
     }
 }

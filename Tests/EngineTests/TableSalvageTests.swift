@@ -14,10 +14,13 @@ import Testing
         let entries: [TableEntry]
         let blocks: [(handle: BlockHandle, entries: [TableEntry])]
         let footer: TableFooter
+        /// Version 5: the partitions (each names two or three data blocks); version 4: one.
+        let partitions: [TableReader.Partition]
 
-        init() throws {
-            let (bytes, entries) = try TableCorruptionTests.smallTable()
+        init(version: UInt16 = TableFormat.version) throws {
+            let (bytes, entries) = try TableCorruptionTests.smallTable(version: version)
             let reader = try TableReader(source: MemoryTableSource(bytes: bytes, path: "/t.sst"))
+            partitions = try reader.metadataLoaded().partitions
             var blocks: [(BlockHandle, [TableEntry])] = []
             for index in 0..<(try reader.dataBlockCount) {
                 let blockEntries = try reader.entries(ofBlock: index)
@@ -54,9 +57,11 @@ import Testing
         try TableSalvage(source: MemoryTableSource(bytes: bytes, path: "/t.sst"))
     }
 
-    @Test func aWholeTableSalvagesToAllItsEntriesThroughItsIndex() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func aWholeTableSalvagesToAllItsEntriesThroughItsIndex(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         #expect(fixture.blocks.count >= 5)
+        #expect(fixture.partitions.count >= (version == 5 ? 2 : 1))
         let salvage = try Self.salvage(fixture.bytes)
         #expect(salvage.isClean && salvage.losses.isEmpty)
         #expect(salvage.method == .index)
@@ -64,13 +69,17 @@ import Testing
         #expect(salvage.keptBlocks == fixture.blocks.map(\.handle))
     }
 
-    @Test func anEmptyTableIsClean() throws {
-        let salvage = try Self.salvage(TableBuilder.build([]))
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func anEmptyTableIsClean(version: UInt16) throws {
+        var options = TableBuilder.Options()
+        options.version = version
+        let salvage = try Self.salvage(TableBuilder.build([], options: options))
         #expect(salvage.isClean && salvage.entries.isEmpty && salvage.keptBlocks.isEmpty)
     }
 
-    @Test func everyBitFlipIsReportedWhereItIsAndLosesOnlyTheBlockItTouched() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func everyBitFlipIsReportedWhereItIsAndLosesOnlyTheBlockItTouched(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         for offset in fixture.bytes.indices {
             var damaged = fixture.bytes
             damaged[offset] ^= 1 << (offset % 8)
@@ -82,8 +91,9 @@ import Testing
         }
     }
 
-    @Test func everyTruncationKeepsEveryWholeBlockBeforeTheCut() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func everyTruncationKeepsEveryWholeBlockBeforeTheCut(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         for length in 0..<fixture.bytes.count {
             let salvage = try Self.salvage(Array(fixture.bytes.prefix(length)))
             let what = "cut to \(length) of \(fixture.bytes.count) bytes"
@@ -94,8 +104,9 @@ import Testing
         }
     }
 
-    @Test func aDamagedFooterStillGivesEveryDataBlockByWalkingTheFile() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func aDamagedFooterStillGivesEveryDataBlockByWalkingTheFile(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         var damaged = fixture.bytes
         damaged[damaged.count - 30] ^= 0x10  // a handle's byte: the magic stays readable
         let salvage = try Self.salvage(damaged)
@@ -106,8 +117,8 @@ import Testing
         #expect(salvage.losses.first?.range == fixture.footer.filter.offset..<UInt64(damaged.count))
     }
 
-    @Test func aDamagedIndexStillGivesEveryDataBlockByWalkingTheFile() throws {
-        let fixture = try Fixture()
+    @Test func aDamagedVersion4IndexStillGivesEveryDataBlockByWalkingTheFile() throws {
+        let fixture = try Fixture(version: 4)
         var damaged = fixture.bytes
         damaged[Int(fixture.footer.index.offset) + 2] ^= 0x40
         let salvage = try Self.salvage(damaged)
@@ -118,8 +129,8 @@ import Testing
         #expect(salvage.losses.first?.range == fixture.footer.index.offset..<fixture.footer.index.offset + fixture.footer.index.length)
     }
 
-    @Test func aDamagedFilterLosesNoEntry() throws {
-        let fixture = try Fixture()
+    @Test func aDamagedVersion4FilterLosesNoEntry() throws {
+        let fixture = try Fixture(version: 4)
         var damaged = fixture.bytes
         damaged[Int(fixture.footer.filter.offset)] ^= 0x01
         let salvage = try Self.salvage(damaged)
@@ -128,8 +139,9 @@ import Testing
         #expect(salvage.losses.map(\.reason) == [.filterUnreadable])
     }
 
-    @Test func aDamagedDataBlockIsLostAloneThroughTheIndex() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func aDamagedDataBlockIsLostAloneThroughTheIndex(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         let victim = fixture.blocks[2]
         var damaged = fixture.bytes
         damaged[Int(victim.handle.offset) + 3] ^= 0x04
@@ -139,8 +151,9 @@ import Testing
         #expect(salvage.entries == fixture.blocks.enumerated().filter { $0.offset != 2 }.flatMap(\.element.entries))
     }
 
-    @Test func walkingFindsTheBlocksAfterADamagedOne() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func walkingFindsTheBlocksAfterADamagedOne(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         for victim in [0, 2, fixture.blocks.count - 1] {
             let handle = fixture.blocks[victim].handle
             var damaged = fixture.bytes
@@ -159,8 +172,9 @@ import Testing
         }
     }
 
-    @Test func aCorruptDataBlockWhoseChecksumMatchesIsUndecodable() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func aCorruptDataBlockWhoseChecksumMatchesIsUndecodable(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         let victim = fixture.blocks[1].handle
         var damaged = fixture.bytes
         let start = Int(victim.offset)
@@ -183,11 +197,12 @@ import Testing
         }
     }
 
-    @Test func aFooterOfAnotherVersionIsRefusedNotSalvaged() throws {
-        let fixture = try Fixture()
+    @Test(arguments: [TableFormat.unpartitionedVersion, TableFormat.version])
+    func aFooterOfAnotherVersionIsRefusedNotSalvaged(version: UInt16) throws {
+        let fixture = try Fixture(version: version)
         var damaged = fixture.bytes
         let footer = damaged.count - TableFormat.footerSize
-        damaged[footer + 8] = 5  // version 5, the footer's crc32 rewritten to match
+        damaged[footer + 8] = 6  // version 6, the footer's crc32 rewritten to match
         let crc = checksum(damaged[footer..<footer + 56])
         for i in 0..<4 { damaged[footer + 56 + i] = UInt8(truncatingIfNeeded: crc >> (8 * i)) }
         #expect {
@@ -195,5 +210,53 @@ import Testing
         } throws: { error in
             (error as? EngineError)?.code == .unsupportedFormat
         }
+    }
+    @Test func aDamagedTopLevelIndexStillGivesEveryDataBlockByWalkingTheFile() throws {
+        let fixture = try Fixture()
+        var damaged = fixture.bytes
+        damaged[Int(fixture.footer.index.offset) + 2] ^= 0x40
+        let salvage = try Self.salvage(damaged)
+        #expect(salvage.method == .walk)
+        #expect(salvage.entries == fixture.entries)
+        #expect(salvage.keptBlocks == fixture.blocks.map(\.handle))
+        #expect(salvage.losses.map(\.reason) == [.indexUnreadable])
+        #expect(salvage.losses.first?.range == fixture.footer.index.offset..<fixture.footer.index.offset + fixture.footer.index.length)
+    }
+
+    /// A damaged index partition: its own run of data blocks (where the top-level index says it
+    /// lies) is walked, every other partition's blocks are found by their index, and a data block
+    /// of the walked run that is damaged too is the only other loss.
+    @Test func aDamagedIndexPartitionWalksOnlyItsOwnRunOfDataBlocks() throws {
+        let fixture = try Fixture()
+        #expect(fixture.partitions.count >= 3)
+        let partition = fixture.partitions[1]
+        var damaged = fixture.bytes
+        damaged[Int(partition.index.offset) + 1] ^= 0x08
+        let salvage = try Self.salvage(damaged)
+        #expect(salvage.method == .walk)
+        #expect(salvage.entries == fixture.entries)
+        #expect(salvage.keptBlocks == fixture.blocks.map(\.handle))
+        #expect(salvage.losses.map(\.reason) == [.indexUnreadable])
+        #expect(salvage.losses.first?.range == partition.index.offset..<partition.index.end)
+        // And a data block of that run.
+        let victim = try #require(fixture.blocks.firstIndex { $0.handle.offset == partition.dataStart })
+        damaged[Int(fixture.blocks[victim].handle.offset) + 2] ^= 0x02
+        let both = try Self.salvage(damaged)
+        #expect(both.keptBlocks == fixture.blocks.enumerated().filter { $0.offset != victim }.map(\.element.handle))
+        #expect(both.entries == fixture.blocks.enumerated().filter { $0.offset != victim }.flatMap(\.element.entries))
+        #expect(both.losses.map(\.reason) == [.checksumMismatch, .indexUnreadable])
+        #expect(both.losses.first?.range == fixture.blocks[victim].handle.offset..<fixture.blocks[victim].handle.end)
+    }
+
+    @Test func aDamagedFilterPartitionLosesNoEntry() throws {
+        let fixture = try Fixture()
+        let partition = fixture.partitions[fixture.partitions.count - 1]
+        var damaged = fixture.bytes
+        damaged[Int(partition.filter.offset)] ^= 0x01
+        let salvage = try Self.salvage(damaged)
+        #expect(salvage.method == .index)
+        #expect(salvage.entries == fixture.entries)
+        #expect(salvage.losses.map(\.reason) == [.filterUnreadable])
+        #expect(salvage.losses.first?.range == partition.filter.offset..<partition.filter.end)
     }
 }

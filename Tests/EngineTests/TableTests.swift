@@ -42,22 +42,29 @@ import Testing
         return try TableReader(source: source, id: 1, cache: cache)
     }
 
-    static func options(blockSize: Int, level: Int = 1) -> TableBuilder.Options {
+    static func options(blockSize: Int, level: Int = 1, partitionSize: Int = 4096) -> TableBuilder.Options {
         var options = TableBuilder.Options()
         options.blockSize = blockSize
         options.compressionLevel = level
+        options.partitionSize = partitionSize
         return options
     }
 
-    @Test(arguments: [(0, 4096, 1), (1, 4096, 1), (7, 64, 1), (300, 256, 1), (1000, 4096, 0), (2000, 1024, 6)])
-    func everyEntryReadsBackByScanAndPointRead(count: Int, blockSize: Int, level: Int) throws {
+    /// Tables of one partition and of many (the cursor crossing partitions both ways).
+    @Test(arguments: [
+        (0, 4096, 1, 4096), (1, 4096, 1, 4096), (7, 64, 1, 4096), (300, 256, 1, 4096), (1000, 4096, 0, 4096), (2000, 1024, 6, 4096),
+        (7, 64, 1, 1), (300, 256, 1, 64), (2000, 1024, 0, 100),
+    ])
+    func everyEntryReadsBackByScanAndPointRead(count: Int, blockSize: Int, level: Int, partitionSize: Int) throws {
         let entries = Self.randomEntries(count, seed: UInt64(count + blockSize))
-        let bytes = try TableBuilder.build(entries, options: Self.options(blockSize: blockSize, level: level))
+        let bytes = try TableBuilder.build(
+            entries, options: Self.options(blockSize: blockSize, level: level, partitionSize: partitionSize))
         let table = try Self.reader(bytes)
         #expect(try table.entries() == entries)
         #expect(try table.entries(reverse: true) == entries.reversed())
         for entry in entries { #expect(try table.entry(forKey: entry.key) == entry) }
         if count >= 300 { #expect(try table.dataBlockCount > 10, "small blocks: many of them") }
+        if partitionSize < 4096, count > 0 { #expect(try table.partitionCount > 3, "small partitions: many of them") }
     }
 
     @Test func largeValuesAndSharedPrefixesRoundTrip() throws {
@@ -87,9 +94,11 @@ import Testing
 
     /// Range scans with every kind of bound, both directions and limits, against the sorted
     /// array.
-    @Test func rangeScansAgreeWithTheSortedEntries() throws {
+    @Test(arguments: [4096, 40])
+    func rangeScansAgreeWithTheSortedEntries(partitionSize: Int) throws {
         let entries = Self.randomEntries(400, seed: 12)
-        let table = try Self.reader(try TableBuilder.build(entries, options: Self.options(blockSize: 300)))
+        let table = try Self.reader(try TableBuilder.build(entries, options: Self.options(blockSize: 300, partitionSize: partitionSize)))
+        #expect(try table.partitionCount > (partitionSize < 4096 ? 5 : 0))
         var random = SeededGenerator(seed: 13)
         func bound() -> LogStore.KeyRange.Bound {
             let key: [UInt8] = Bool.random(using: &random)
@@ -119,10 +128,11 @@ import Testing
         var entries: [TableEntry] = []
         for i in 0..<10_000 { entries.append(TableEntry(key: bytes("key/\(100_000 + i)"), sequence: 1, value: .value([1]))) }
         let table = try Self.reader(try TableBuilder.build(entries))
-        let filter = try table.filter
-        for entry in entries { #expect(filter.mayContain(entry.key)) }
+        #expect(try table.partitionCount > 1, "each partition's filter covers its own keys")
+        for entry in entries { #expect(try table.mayContain(entry.key)) }
         var passed = 0
-        for i in 0..<10_000 where filter.mayContain(bytes("absent/\(i)")) { passed += 1 }
+        // Absent keys inside the table's range, so that each reaches a partition's filter.
+        for i in 0..<10_000 where try table.mayContain(bytes("key/\(100_000 + i)/absent")) { passed += 1 }
         #expect(passed < 300, "\(passed) of 10,000 absent keys pass the filter")
         #expect(passed > 0, "a filter this size has some false positives; none suggests it is not consulted")
     }
@@ -168,8 +178,8 @@ import Testing
         }
     }
 
-    /// Opening reads the footer alone; the first point read reads the filter, the index and one
-    /// block, and a cached block is not read again.
+    /// Opening reads the footer alone; the first point read reads the top-level index, one filter
+    /// partition, one index partition and one block, and a second read of the key reads nothing.
     @Test func openReadsTheFooterAloneAndAFirstPointReadTheFilterIndexAndOneBlock() throws {
         let fs = FaultInjectingFileSystem()
         let entries = Self.randomEntries(3000, seed: 30)
@@ -186,17 +196,85 @@ import Testing
         let key = entries[1234].key
         let reads = fs.readCount
         #expect(try table.entry(forKey: key) == entries[1234])
-        #expect(fs.readCount - reads == 3, "filter, index, one block")
+        #expect(try table.partitionCount > 1)
+        #expect(fs.readCount - reads == 4, "top-level index, filter partition, index partition, one block")
         #expect(table.isMetadataLoaded)
         #expect(try table.entry(forKey: key) == entries[1234])
-        #expect(fs.readCount - reads == 3, "the second read is served by the cache")
-        #expect(cache.figures.hits == 1)
+        #expect(fs.readCount - reads == 4, "the second read is served by the cache")
+        #expect(cache.figures.hits == 3, "the filter partition, the index partition and the block")
         // Without a cache, so that every block consulted is a read.
         let uncached = try TableReader(source: FileTableSource(file: file))
         let absent = fs.readCount
         var stopped = 0
         for i in 0..<100 where try uncached.entry(forKey: Array("nope/\(i)".utf8)) == nil { stopped += 1 }
         #expect(stopped == 100)
-        #expect(fs.readCount - absent < 10, "the filter stops most absent keys before any block is read")
+        #expect(fs.readCount - absent < 110, "the filter (one partition read) stops most absent keys before any index or block is read")
+    }
+    /// What open and a first point read of a table of `count` records in format `version` read:
+    /// reads and bytes, the largest read, and the number of partitions.
+    static func firstReadCost(count: Int, version: UInt16) throws -> (reads: Int, bytes: Int, largest: Int, partitions: Int) {
+        var options = TableBuilder.Options()
+        options.version = version
+        var builder = TableBuilder(options: options)
+        let fs = FaultInjectingFileSystem()
+        _ = try fs.createDirectory("/t")
+        let file = try fs.openFile("/t/1.sst", create: true)
+        var written: UInt64 = 0
+        func key(_ i: Int) -> [UInt8] { bytes("user/\(10_000_000 + i)/name") }
+        for i in 0..<count {
+            try builder.add(TableEntry(key: key(i), sequence: UInt64(i + 1), value: .value(bytes("record \(i) of the table"))))
+            let chunk = builder.takeBytes()
+            if chunk.count > 0 {
+                try file.write(chunk, at: written)
+                written += UInt64(chunk.count)
+            }
+        }
+        try file.write(builder.finish(), at: written)
+        let (reads, read) = (fs.readCount, fs.bytesRead)
+        let table = try TableReader(source: FileTableSource(file: file), id: 1, cache: TableBlockCache(capacity: 8 << 20))
+        let target = count * 2 / 3
+        #expect(try table.entry(forKey: key(target))?.sequence == UInt64(target + 1))
+        return (fs.readCount - reads, fs.bytesRead - read, fs.largestRead, try table.partitionCount)
+    }
+
+    /// Open and the first point read of a table read the footer, the top-level index (an entry
+    /// per partition), one filter partition, one index partition and one data block: a few
+    /// kilobytes, within the same bound for a table ten times larger, where an unpartitioned
+    /// (version-4) table's first read loads its whole filter and index.
+    @Test func openAndAFirstPointReadReadKilobytesWhateverTheTableHolds() throws {
+        let small = try Self.firstReadCost(count: 100_000, version: TableFormat.version)
+        let large = try Self.firstReadCost(count: 1_000_000, version: TableFormat.version)
+        let whole = try Self.firstReadCost(count: 100_000, version: TableFormat.unpartitionedVersion)
+        #expect(small.reads == 5 && large.reads == 5, "footer, top-level index, filter, index, block: \(small) \(large)")
+        #expect(large.partitions >= 10 * small.partitions - 10, "\(small) \(large)")
+        #expect(small.bytes < 24 << 10 && large.bytes < 24 << 10, "100,000 records: \(small); 1,000,000: \(large)")
+        #expect(large.largest < 12 << 10, "no read of a whole-table structure: \(large)")
+        #expect(whole.bytes > 10 * small.bytes, "version 4 reads its whole filter and index: \(whole) against \(small)")
+        print("first read: v5 100,000 records \(small), 1,000,000 records \(large); v4 100,000 records \(whole)")
+    }
+
+    /// A scan walks the top-level index, then each index partition it passes, then the data
+    /// blocks: with no cache, a whole scan reads the top-level index once, each partition's index
+    /// once and each block once (no filter), and a short scan from the middle reads one index
+    /// partition and the blocks it passes.
+    @Test func aScanReadsEachIndexPartitionItPassesOnceAndNoFilter() throws {
+        let fs = FaultInjectingFileSystem()
+        let entries = Self.randomEntries(2000, seed: 31)
+        _ = try fs.createDirectory("/t")
+        let file = try fs.openFile("/t/1.sst", create: true)
+        try file.write(try TableBuilder.build(entries, options: Self.options(blockSize: 512, partitionSize: 128)), at: 0)
+        let table = try TableReader(source: FileTableSource(file: file))
+        let (partitions, blocks) = (try table.partitionCount, try table.dataBlockHandles().count)
+        #expect(partitions > 5 && blocks > 2 * partitions, "\(partitions) partitions, \(blocks) blocks")
+        for reverse in [false, true] {
+            let reads = fs.readCount
+            #expect(try table.entries(reverse: reverse).count == entries.count)
+            #expect(fs.readCount - reads == partitions + blocks, "reverse: \(reverse)")
+        }
+        let fresh = try TableReader(source: FileTableSource(file: file))
+        let reads = fs.readCount
+        let middle = entries[entries.count / 2].key
+        #expect(try fresh.entries(in: .init(lower: .inclusive(middle)), limit: 2).first?.key == middle)
+        #expect(fs.readCount - reads <= 4, "the top-level index, one index partition, one or two blocks")
     }
 }

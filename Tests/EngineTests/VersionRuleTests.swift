@@ -110,7 +110,7 @@ import Testing
         let path = try #require(Self.path(fs, suffix: ".sst"), "a table")
         var bytes = try #require(fs.contents(of: path))
         let footer = bytes.count - TableFormat.footerSize
-        bytes[footer + 8] = 5
+        bytes[footer + 8] = 6
         let crc = checksum(bytes[footer..<footer + 56])
         for i in 0..<4 { bytes[footer + 56 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
         fs.setContents(bytes, of: path)

@@ -26,9 +26,11 @@ extension LogStore {
         let level: UInt32
         if everything {
             // A lone table is rewritten only to drop its tombstones (an older table it hid keys
-            // of is gone: salvage dropped it).
+            // of is gone: salvage dropped it), or to upgrade it from an older table format
+            // (FORMAT.md, "Table files": upgrade by rewrite).
             if tables.count < 2 {
-                guard let lone = tables.first, try Self.holdsTombstone(lone) else { return nil }
+                guard let lone = tables.first else { return nil }
+                if lone.reader.footer.version == TableFormat.version, !(try Self.holdsTombstone(lone)) { return nil }
             }
             inputRange = 0..<tables.count
             level = max(1, tables.map(\.level).max()!)

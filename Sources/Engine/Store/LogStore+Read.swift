@@ -191,7 +191,7 @@ extension LogStore {
     func mayHold(_ table: StoreTable, _ key: UnsafeRawBufferPointer) throws(EngineError) -> Bool {
         guard table.covers(key) else { return false }
         tableFilterChecks.add(1, ordering: .relaxed)
-        guard try table.reader.filter.mayContain(key) else {
+        guard try table.reader.mayContain(key) else {
             tableFilterNegatives.add(1, ordering: .relaxed)
             return false
         }

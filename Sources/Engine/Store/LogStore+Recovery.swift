@@ -37,7 +37,7 @@ struct RecoveredLog {
 
     /// Opens the store's files (FORMAT.md, "Open"): reads the manifest (upgrading a format-3
     /// store first), removes what an interrupted flush or merge left, opens each table (its
-    /// length checked against the manifest, its footer, filter and index read), loads each sealed
+    /// length checked against the manifest, its footer read), loads each sealed
     /// segment's hint file (replaying the segment when its
     /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
@@ -141,8 +141,8 @@ struct RecoveredLog {
     }
 
     /// Opens every table the manifest lists: its length checked against the manifest's (a cut
-    /// table is corruption, even one cut at a block boundary), its footer, filter and index read
-    /// and verified (three reads per table, whatever its number of keys).
+    /// table is corruption, even one cut at a block boundary), its footer read and verified (one
+    /// read per table, whatever its number of keys; the rest is read on first use).
     private mutating func openTables(directory: String, fileSystem: any FileSystem) throws(EngineError) {
         for record in manifest.tables {
             tables.append(try StoreTable.open(record, directory: directory, fileSystem: fileSystem, cache: tableCache))

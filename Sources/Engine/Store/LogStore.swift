@@ -154,7 +154,7 @@ public final class LogStore: Sendable {
     }
 
     /// Opens the store in the directory at `path`, creating it if needed, and recovers it: reads
-    /// the manifest and each table's footer, filter and index (work in proportion to the number
+    /// the manifest and each table's footer (work in proportion to the number
     /// of tables, not of keys; a format-3 store is upgraded first, FORMAT.md "Upgrading a
     /// format-3 store"), loads the tail's index entries from the segments' hint files, replays the
     /// frames no hint covers (those written since the last clean close or rollover, and any

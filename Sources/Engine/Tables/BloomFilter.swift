@@ -1,5 +1,5 @@
-/// Builds a table's Bloom filter (FORMAT.md, "Table files", "Filter block"): one filter for the
-/// whole table, of `bitsPerKey` bits a key (at least 64), probed `k` times per key by double
+/// Builds a Bloom filter of a table (FORMAT.md, "Table files", "Filter block"): one filter for
+/// a partition's keys (version 5) or the whole table's (version 4), of `bitsPerKey` bits a key (at least 64), probed `k` times per key by double
 /// hashing of the key's XXH64: probe `i` sets bit `(h1 + i·h2) mod m`, where `h1` is the hash's low
 /// 32 bits and `h2` its high 32 bits with the lowest bit set.
 struct BloomFilterBuilder {
@@ -15,6 +15,9 @@ struct BloomFilterBuilder {
     var probes: Int { max(1, min(TableFormat.maxFilterProbes, bitsPerKey * 69 / 100)) }
 
     mutating func add(_ key: [UInt8]) { hashes.append(XXHash64.hash(key[...])) }
+
+    /// Keys added so far.
+    var count: Int { hashes.count }
 
     /// The filter block's raw contents: the bit array (bit `j` is bit `j % 8` of byte `j / 8`),
     /// then the probe count as one byte.
@@ -33,10 +36,13 @@ struct BloomFilterBuilder {
     }
 }
 
-/// A table's Bloom filter, as read from its filter block: answers "certainly absent" or "maybe
-/// present" for a key.
+/// A table's Bloom filter, as read from a filter partition (version 5) or its filter block
+/// (version 4): answers "certainly absent" or "maybe present" for a key of the blocks it covers.
 struct BloomFilter: Sendable {
     private let bits: [UInt8]
+
+    /// The bytes the filter holds, for the block cache's accounting.
+    var byteCount: Int { bits.count }
     private let bitCount: UInt64
     let probes: Int
 

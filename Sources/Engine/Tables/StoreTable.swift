@@ -17,7 +17,7 @@ final class StoreTable: Sendable {
 
     /// Opens table `record` in `directory`: checks its length against the manifest's (a table cut
     /// at a block boundary would read as whole otherwise), then reads and checks its footer. The
-    /// filter and index are read on first use (``TableReader``).
+    /// rest of its metadata is read on first use (``TableReader``).
     static func open(
         _ record: Manifest.Table, directory: String, fileSystem: any FileSystem, cache: TableBlockCache
     ) throws(EngineError) -> StoreTable {

@@ -5,8 +5,9 @@ struct TableBlockID: Hashable, Sendable {
     var offset: UInt64
 }
 
-/// A cache of parsed table blocks (``Block``: inflated, verified, restart array checked), shared
-/// by any number of ``TableReader``s, bounded by a byte budget. A hit costs one lock, one hash
+/// A cache of parsed table blocks (``Block``: inflated, verified, restart array checked; data
+/// blocks and a version-5 table's index partitions) and of filter partitions (``BloomFilter``),
+/// shared by any number of ``TableReader``s, bounded by one byte budget. A hit costs one lock, one hash
 /// lookup and a reference: no copy and no parse.
 ///
 /// The policy is a **segmented LRU**, so that a scan larger than the cache does not evict the
@@ -31,11 +32,17 @@ final class TableBlockCache: @unchecked Sendable {
 
     private struct Slot {
         var id: TableBlockID?
-        var block: Block?
+        var item: Item?
         var cost: Int
         var protected: Bool
         var previous: Int
         var next: Int
+    }
+
+    /// What a slot holds.
+    private enum Item {
+        case block(Block)
+        case filter(BloomFilter)
     }
 
     /// One segment's list, most recent first.
@@ -65,6 +72,17 @@ final class TableBlockCache: @unchecked Sendable {
 
     /// The cached block `id`, counting a hit or a miss; a probationary block found is promoted.
     func block(_ id: TableBlockID) -> Block? {
+        if case .block(let block) = item(id) { return block }
+        return nil
+    }
+
+    /// The cached filter partition `id`, counted and promoted as ``block(_:)``.
+    func filter(_ id: TableBlockID) -> BloomFilter? {
+        if case .filter(let filter) = item(id) { return filter }
+        return nil
+    }
+
+    private func item(_ id: TableBlockID) -> Item? {
         let protectedLimit = Int(Double(capacity) * Self.protectedShare)
         return lock.withLock { s in
             guard let slot = s.index[id] else {
@@ -86,14 +104,22 @@ final class TableBlockCache: @unchecked Sendable {
                     Self.pushFront(demoted, to: &s.probation, in: &s.slots)
                 }
             }
-            return s.slots[slot].block
+            return s.slots[slot].item
         }
     }
 
     /// Caches `block` under `id` as probationary, evicting to make room (probationary blocks
     /// first), unless it alone would take more than an eighth of the budget.
     func insert(_ block: Block, for id: TableBlockID) {
-        let cost = block.byteCount + 128
+        insert(.block(block), cost: block.byteCount + 128, for: id)
+    }
+
+    /// Caches the filter partition `filter` under `id`, as ``insert(_:for:)-(Block,_)`` a block.
+    func insert(_ filter: BloomFilter, for id: TableBlockID) {
+        insert(.filter(filter), cost: filter.byteCount + 128, for: id)
+    }
+
+    private func insert(_ item: Item, cost: Int, for id: TableBlockID) {
         guard cost <= capacity / 8 else { return }
         lock.withLock { s in
             guard s.index[id] == nil else { return }
@@ -106,10 +132,10 @@ final class TableBlockCache: @unchecked Sendable {
                     Self.unlink(victim, from: &s.probation, in: &s.slots)
                 }
                 if let old = s.slots[victim].id { s.index[old] = nil }
-                s.slots[victim] = Slot(id: nil, block: nil, cost: 0, protected: false, previous: -1, next: -1)
+                s.slots[victim] = Slot(id: nil, item: nil, cost: 0, protected: false, previous: -1, next: -1)
                 s.free.append(victim)
             }
-            let fresh = Slot(id: id, block: block, cost: cost, protected: false, previous: -1, next: -1)
+            let fresh = Slot(id: id, item: item, cost: cost, protected: false, previous: -1, next: -1)
             let slot: Int
             if let reused = s.free.popLast() {
                 slot = reused

@@ -1,7 +1,12 @@
 /// Writes a table (FORMAT.md, "Table files"): entries added in strictly ascending key order go
-/// into data blocks of about ``Options/blockSize`` bytes; ``finish()`` appends the filter block,
-/// the index block and the footer. The bytes are handed out as they are produced
-/// (``takeBytes()``), so a caller can write a large table to a file without holding it whole.
+/// into data blocks of about ``Options/blockSize`` bytes. In version 5 (the default), the index
+/// entries and filter keys of a run of data blocks form a partition, cut once its index or its
+/// filter reaches about ``Options/partitionSize`` bytes; ``finish()`` appends every partition (its
+/// filter, then its index), the top-level index and the footer. In version 4 (for tests of
+/// reading older tables), ``finish()`` appends one filter block, one index block and the
+/// footer. Data bytes are handed out as they are produced (``takeBytes()``), so a caller can
+/// write a large table to a file without holding its data whole; the metadata is held until
+/// ``finish()``.
 struct TableBuilder {
     struct Options: Sendable {
         /// A data block is cut once its raw contents reach this many bytes.
@@ -12,6 +17,19 @@ struct TableBuilder {
         var bitsPerKey = 10
         /// zlib level for data and index blocks; 0 stores every block raw.
         var compressionLevel = 1
+        /// Version 5: a partition is cut once its index block's raw contents or its filter's bits
+        /// reach this many bytes (at a data block boundary).
+        var partitionSize = 4096
+        /// The table format version written: ``TableFormat/version`` (5), or 4.
+        var version = TableFormat.version
+    }
+
+    /// A partition written, placed relative to the start of the partitions.
+    private struct Partition {
+        var separator: [UInt8]
+        var filter: BlockHandle
+        var index: BlockHandle
+        var dataStart: UInt64
     }
 
     let options: Options
@@ -24,11 +42,20 @@ struct TableBuilder {
     private var lastKey: [UInt8]?
     /// The last data block written, whose index entry waits for the next key (its separator).
     private var unindexed: BlockHandle?
+    /// Version 5: the partitions cut so far, their stored bytes, and where the data of the one
+    /// being built starts.
+    private var partitions: [Partition] = []
+    private var partitionBytes: [UInt8] = []
+    private var partitionDataStart: UInt64 = 0
+    private var lastSeparator: [UInt8] = []
     private(set) var entryCount = 0
     private(set) var dataBlockCount = 0
     private var finished = false
 
     init(options: Options = Options()) {
+        precondition(
+            options.version == TableFormat.version || options.version == TableFormat.unpartitionedVersion,
+            "a table is written in version 4 or 5")
         self.options = options
         data = BlockBuilder(restartInterval: options.restartInterval)
         filter = BloomFilterBuilder(bitsPerKey: options.bitsPerKey)
@@ -70,19 +97,21 @@ struct TableBuilder {
         return output
     }
 
-    /// Ends the table: the last data block, the filter, the index and the footer. Returns the
-    /// bytes not yet taken; the table is whole once every byte taken has been written.
+    /// Ends the table: the last data block, the metadata (version 5: the partitions and the
+    /// top-level index; version 4: the filter and the index) and the footer. Returns the bytes
+    /// not yet taken; the table is whole once every byte taken has been written.
     mutating func finish() -> [UInt8] {
         precondition(!finished, "a table is finished once")
         finished = true
         if !data.isEmpty { flushData() }
         if let handle = unindexed, let lastKey { addIndexEntry(Self.successor(of: lastKey), handle) }
+        guard options.version == TableFormat.unpartitionedVersion else { return finishPartitioned() }
         let filterRaw = filter.finish()
         let filterHandle = append(StoredBlock.encode(filterRaw, level: 0))
         let indexRaw = index.finish()
         let indexHandle = append(StoredBlock.encode(indexRaw, level: options.compressionLevel))
         let footer = TableFooter(
-            filter: filterHandle, index: indexHandle, filterChecksum: checksum(filterRaw[...]),
+            version: TableFormat.unpartitionedVersion, filter: filterHandle, index: indexHandle, filterChecksum: checksum(filterRaw[...]),
             indexChecksum: checksum(indexRaw[...]))
         _ = append(footer.encoded())
         return takeBytes()
@@ -106,6 +135,52 @@ struct TableBuilder {
         var writer = ByteWriter()
         handle.append(to: &writer)
         index.add(key: separator, value: writer.bytes)
+        guard options.version != TableFormat.unpartitionedVersion else { return }
+        // The filter holds exactly the keys of the blocks indexed so far: the key that made this
+        // entry's separator is added to it after.
+        lastSeparator = separator
+        if index.estimatedSize >= options.partitionSize || filter.count * options.bitsPerKey >= 8 * options.partitionSize {
+            cutPartition(dataEnd: handle.end)
+        }
+    }
+
+    /// Stores the partition being built (its filter, then its index) among the partitions, and
+    /// starts the next at `dataEnd`.
+    private mutating func cutPartition(dataEnd: UInt64) {
+        let filterStored = StoredBlock.encode(filter.finish(), level: 0)
+        let indexStored = StoredBlock.encode(index.finish(), level: options.compressionLevel)
+        let filterHandle = BlockHandle(offset: UInt64(partitionBytes.count), length: UInt64(filterStored.count))
+        let indexHandle = BlockHandle(offset: filterHandle.end, length: UInt64(indexStored.count))
+        partitionBytes += filterStored
+        partitionBytes += indexStored
+        partitions.append(Partition(separator: lastSeparator, filter: filterHandle, index: indexHandle, dataStart: partitionDataStart))
+        filter = BloomFilterBuilder(bitsPerKey: options.bitsPerKey)
+        partitionDataStart = dataEnd
+    }
+
+    /// Version 5's end: the last partition, every partition, the top-level index (an entry per
+    /// partition: its last separator, then its filter's handle, its index's handle and where
+    /// its data blocks start) and the footer.
+    private mutating func finishPartitioned() -> [UInt8] {
+        if !index.isEmpty { cutPartition(dataEnd: size) }
+        let dataEnd = size
+        let region = append(partitionBytes)
+        partitionBytes = []
+        var top = BlockBuilder(restartInterval: 1)
+        for partition in partitions {
+            var writer = ByteWriter()
+            BlockHandle(offset: dataEnd + partition.filter.offset, length: partition.filter.length).append(to: &writer)
+            BlockHandle(offset: dataEnd + partition.index.offset, length: partition.index.length).append(to: &writer)
+            writer.appendVarint64(partition.dataStart)
+            top.add(key: partition.separator, value: writer.bytes)
+        }
+        let topRaw = top.finish()
+        let topHandle = append(StoredBlock.encode(topRaw, level: options.compressionLevel))
+        let footer = TableFooter(
+            version: TableFormat.version, filter: region, index: topHandle, filterChecksum: UInt32(partitions.count),
+            indexChecksum: checksum(topRaw[...]))
+        _ = append(footer.encoded())
+        return takeBytes()
     }
 
     private mutating func append(_ bytes: [UInt8]) -> BlockHandle {

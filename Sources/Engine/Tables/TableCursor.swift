@@ -1,5 +1,5 @@
 /// The engine's one cursor contract over key-ordered entries, implemented by a table's cursor
-/// (``TableCursor``, two levels: the index, then a ``BlockCursor`` per data block) and by the
+/// (``TableCursor``: the index, then a ``BlockCursor`` per data block) and by the
 /// log tail's (``TailCursor``), and combined by ``MergingCursor``, which scans, flushes, merges
 /// and the record layer's overlay all use.
 ///
@@ -19,16 +19,22 @@ protocol EntryCursor {
 }
 
 /// A cursor over one table's entries, tombstones included, in either direction: a search of the
-/// index (in place) finds the data block, a ``BlockCursor`` walks it, and moving off its end
-/// takes the next (or previous) block, checking that keys ascend across the boundary. Blocks come
-/// from the block cache or are read, verified and parsed; with `caching`, read ones are cached.
+/// top-level index then of one index partition (version 4: of the index), in place, finds the
+/// data block; a ``BlockCursor`` walks it, and moving off its end takes the next (or previous)
+/// block, the index partition's next entry or the next partition's first, checking that keys
+/// ascend across the boundary. Index partitions and data blocks come from the block cache or are
+/// read, verified and parsed; with `caching`, read ones are cached. Nothing loads a whole-table
+/// structure.
 ///
-/// Holds the reader (and so the table's file), the block it is in and its decoding memory;
-/// allocates nothing per entry.
+/// Holds the reader (and so the table's file), the index partition and the block it is in and
+/// its decoding memory; allocates nothing per entry.
 struct TableCursor: EntryCursor, Sendable {
     let reader: TableReader
     let caching: Bool
-    private var blockIndex = -1
+    /// The partition, its index block and the data block's entry in it.
+    private var partition = -1
+    private var index: Block?
+    private var blockEntry = -1
     private var block: BlockCursor?
     private var loaded: TableReader.Loaded?
 
@@ -62,26 +68,59 @@ struct TableCursor: EntryCursor, Sendable {
         return fresh
     }
 
-    /// Enters data block `index` afresh (no boundary check), not yet positioned in it.
-    private mutating func load(_ index: Int) throws(EngineError) {
-        let loaded = try metadata()
-        let data = try reader.dataBlock(loaded.handles[index], caching: caching)
-        blockIndex = index
+    /// Enters partition `number`'s index block (no data block yet).
+    private mutating func enter(partition number: Int) throws(EngineError) {
+        if number == partition, index != nil { return }
+        index = try reader.indexBlock(of: number, in: try metadata(), caching: caching)
+        partition = number
+    }
+
+    /// The data block of entry `number` of the current index block, which becomes current.
+    private mutating func dataBlock(entry number: Int) throws(EngineError) -> Block {
+        let data = try reader.dataBlock(try TableReader.handle(in: index!, number), caching: caching)
+        blockEntry = number
+        return data
+    }
+
+    /// Enters the data block of entry `number` of partition `partition` afresh (no boundary
+    /// check), not yet positioned in it.
+    private mutating func load(partition number: Int, entry: Int) throws(EngineError) {
+        try enter(partition: number)
+        let data = try dataBlock(entry: entry)
         if block == nil { block = BlockCursor(data) } else { block!.reset(data) }
+    }
+
+    /// The data block after the current one (the next partition's first after its partition's
+    /// last), made current; nil after the table's last.
+    private mutating func nextDataBlock() throws(EngineError) -> Block? {
+        if blockEntry + 1 < index!.restartCount { return try dataBlock(entry: blockEntry + 1) }
+        guard partition + 1 < (try metadata()).partitions.count else { return nil }
+        try enter(partition: partition + 1)
+        return try dataBlock(entry: 0)
+    }
+
+    /// The data block before the current one, made current; nil before the table's first.
+    private mutating func previousDataBlock() throws(EngineError) -> Block? {
+        if blockEntry > 0 { return try dataBlock(entry: blockEntry - 1) }
+        guard partition > 0 else { return nil }
+        try enter(partition: partition - 1)
+        return try dataBlock(entry: index!.restartCount - 1)
     }
 
     mutating func seek(to lower: LogStore.KeyRange.Bound) throws(EngineError) {
         let loaded = try metadata()
         switch lower {
         case .unbounded:
-            guard !loaded.handles.isEmpty else { return invalidate() }
-            try load(0)
+            guard !loaded.partitions.isEmpty else { return invalidate() }
+            try load(partition: 0, entry: 0)
             try block!.first()
         case .inclusive(let target), .exclusive(let target):
             let inclusive = if case .inclusive = lower { true } else { false }
             let found = try withBytes(target) { target throws(EngineError) -> Bool in
-                guard let index = try loaded.firstBlock(atOrAbove: target) else { return false }
-                try load(index)
+                guard let number = try loaded.partition(atOrAbove: target) else { return false }
+                try enter(partition: number)
+                guard let first = try TableReader.firstEntry(in: index!, count: index!.restartCount, atOrAbove: target) else { return false }
+                try load(partition: number, entry: first)
                 try block!.seek(atOrAbove: target, inclusive: inclusive)
                 return true
             }
@@ -89,56 +128,50 @@ struct TableCursor: EntryCursor, Sendable {
         }
         // Empty block, or the target above its last key: the next block's first entry.
         while !block!.isValid {
-            guard blockIndex + 1 < loaded.handles.count else { return invalidate() }
-            try load(blockIndex + 1)
+            guard let data = try nextDataBlock() else { return invalidate() }
+            block!.reset(data)
             try block!.first()
         }
     }
 
     mutating func seekReverse(to upper: LogStore.KeyRange.Bound) throws(EngineError) {
         let loaded = try metadata()
-        guard !loaded.handles.isEmpty else { return invalidate() }
+        guard !loaded.partitions.isEmpty else { return invalidate() }
         switch upper {
         case .unbounded:
-            try load(loaded.handles.count - 1)
+            try enter(partition: loaded.partitions.count - 1)
+            try load(partition: partition, entry: index!.restartCount - 1)
             try block!.last()
         case .inclusive(let target), .exclusive(let target):
             let inclusive = if case .inclusive = upper { true } else { false }
             try withBytes(target) { target throws(EngineError) in
-                try load(try loaded.firstBlock(atOrAbove: target) ?? loaded.handles.count - 1)
+                try enter(partition: try loaded.partition(atOrAbove: target) ?? loaded.partitions.count - 1)
+                let last = index!.restartCount - 1
+                try load(partition: partition, entry: try TableReader.firstEntry(in: index!, count: last + 1, atOrAbove: target) ?? last)
                 try block!.seek(atOrBelow: target, inclusive: inclusive)
             }
         }
         while !block!.isValid {
-            guard blockIndex > 0 else { return invalidate() }
-            try load(blockIndex - 1)
+            guard let data = try previousDataBlock() else { return invalidate() }
+            block!.reset(data)
             try block!.last()
         }
     }
 
     mutating func next() throws(EngineError) {
         guard try !block!.next() else { return }
-        let count = try metadata().handles.count
-        var index = blockIndex + 1
-        while index < count {
-            let data = try reader.dataBlock(try metadata().handles[index], caching: caching)
-            blockIndex = index
+        while let data = try nextDataBlock() {
             try block!.enter(next: data)
             if block!.isValid { return }
-            index += 1
         }
         invalidate()
     }
 
     mutating func previous() throws(EngineError) {
         guard try !block!.previous() else { return }
-        var index = blockIndex - 1
-        while index >= 0 {
-            let data = try reader.dataBlock(try metadata().handles[index], caching: caching)
-            blockIndex = index
+        while let data = try previousDataBlock() {
             try block!.enter(previous: data)
             if block!.isValid { return }
-            index -= 1
         }
         invalidate()
     }
@@ -173,7 +206,7 @@ extension TableReader {
 
     /// The entry for `key` (a tombstone included), copied, or nil: the filter, then ``get(_:)``.
     func entry(forKey key: [UInt8]) throws(EngineError) -> TableEntry? {
-        guard try filter.mayContain(key) else { return nil }
+        guard try mayContain(key) else { return nil }
         return try entryAfterFilter(forKey: key)
     }
 

@@ -1,12 +1,17 @@
 /// Sorted-table files (FORMAT.md, "Table files"): the file kind format 4 introduces, an
 /// immutable run of key-ordered entries read on demand. Data blocks of prefix-compressed
-/// entries, a whole-table Bloom filter, an index block of separator keys and block handles, and
-/// a fixed-size footer at the end.
+/// entries, then the metadata, then a fixed-size footer at the end. Version 5 (written) splits
+/// the metadata into partitions: per run of data blocks an index partition (separators and
+/// handles) and a Bloom filter partition of the same blocks' keys, and a small top-level index
+/// naming each partition. Version 4 (read only) has one whole-table filter block and one index
+/// block.
 enum TableFormat {
     /// The footer's magic, ASCII `WALSTABL`.
     static let magic: [UInt8] = Array("WALSTABL".utf8)
-    /// The table format's version: the store format that introduces the file kind.
-    static let version: UInt16 = 4
+    /// The table format version this build writes: partitioned filter and index.
+    static let version: UInt16 = 5
+    /// The previous table format version, still read: one filter block and one index block.
+    static let unpartitionedVersion: UInt16 = 4
     /// The footer's size in bytes.
     static let footerSize = 60
     /// A stored block's trailer: the type byte and a crc32.
@@ -23,6 +28,10 @@ enum TableFormat {
     static let maxFilterProbes = 30
     /// The fewest bits a filter holds (an empty table's filter too).
     static let minFilterBits = 64
+
+    /// The longest stored block a handle may name: the largest raw contents, a compressed
+    /// block's length prefix and the trailer.
+    static let maxStoredBlockLength = UInt64(LogFormat.maxBlockRawLength + 4 + trailerSize)
 
     /// The file name of table `number`.
     static func name(_ number: UInt64) -> String { hex16(number) + ".sst" }
@@ -42,6 +51,34 @@ struct BlockHandle: Sendable, Equatable, Hashable {
         guard let offset = reader.readVarint64(), let length = reader.readVarint64() else { return nil }
         return BlockHandle(offset: offset, length: length)
     }
+
+    /// A handle decoded in place from `bytes` at `position` (moved past it); nil when a varint
+    /// runs past the end or over 64 bits. Allocates nothing.
+    @inline(__always)
+    static func read(_ bytes: UnsafeRawBufferPointer, at position: inout Int) -> BlockHandle? {
+        guard let offset = readVarint64(bytes, at: &position), let length = readVarint64(bytes, at: &position) else { return nil }
+        return BlockHandle(offset: offset, length: length)
+    }
+
+    /// A LEB128 varint of at most ten bytes, in place (as ``ByteReader/readVarint64()``).
+    @inline(__always)
+    static func readVarint64(_ bytes: UnsafeRawBufferPointer, at position: inout Int) -> UInt64? {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while shift <= 63, position < bytes.count {
+            let byte = bytes[position]
+            position += 1
+            let bits = UInt64(byte & 0x7F)
+            guard shift < 63 || bits <= 1 else { return nil }
+            result |= bits << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+        return nil
+    }
+
+    /// The offset just past the block.
+    var end: UInt64 { offset + length }
 }
 
 /// One entry of a table: a key, the sequence number of the commit that wrote it, and what it

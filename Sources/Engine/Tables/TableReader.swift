@@ -32,18 +32,25 @@ struct MemoryTableSource: TableSource {
 }
 
 /// Reads a table (FORMAT.md, "Table files"). Opening reads the footer alone (one read of its
-/// fixed size, whatever the number of keys); the filter and the index are read and verified on
-/// first use (two reads), then kept for the reader's life. What a reader offers is three things:
-/// its metadata, ``get(_:)`` (a point read: the filter, a search of the index in place, one
-/// data block and a search of its restart points) and ``cursor(caching:)`` (a ``TableCursor``,
-/// the one way to walk entries). Data blocks are parsed once (``Block``) and kept in a
-/// ``TableBlockCache`` when one is given.
+/// fixed size, whatever the number of keys). What a reader offers is three things: its
+/// metadata, ``get(_:)`` (a point read) with ``mayContain(_:)-(UnsafeRawBufferPointer)`` (the
+/// filter), and ``cursor(caching:)`` (a ``TableCursor``, the one way to walk entries).
+///
+/// A version-5 table's metadata is partitioned: the first use reads and verifies the top-level
+/// index (one read, an entry per partition), which the reader keeps for its life; a point read
+/// then takes one filter partition, one index partition and one data block, each read once and
+/// kept in the ``TableBlockCache`` when one is given (bounded by its budget, as data blocks
+/// are). Nothing reads a whole-table structure. A version-4 table's one filter block and one
+/// index block are read on first use (two reads) and kept for the reader's life, as one
+/// partition that never leaves memory.
 ///
 /// Every length and offset read from the file is checked before use: a damaged or crafted table
 /// makes a call throw ``EngineError/Code/corruption`` (or ``EngineError/Code/unsupportedFormat``
 /// for another version) naming the file and offset; no read asks for bytes past the file's end.
-/// A filter or index that fails its checks (or cannot be read) is reported by every call that
-/// needs it, and read again by the next.
+/// An index partition is checked whole when it is read (before it is cached): handles back to
+/// back over its data blocks, separators ascending, its last separator the top-level index's.
+/// Metadata that fails its checks (or cannot be read) is reported by every call that needs it,
+/// and read again by the next.
 struct TableReader: Sendable {
     let source: any TableSource
     /// The id blocks are cached under.
@@ -52,55 +59,53 @@ struct TableReader: Sendable {
     private let metadata: Metadata
     private let cache: TableBlockCache?
 
-    /// What the filter and index blocks decode to.
-    struct Loaded: Sendable {
-        let filter: BloomFilter
-        /// The index block, searched in place: entry `i` (restart point `i`) holds data block
-        /// `i`'s separator (at or above its last key, below the next block's first) and handle.
-        let index: Block
-        /// Each data block's handle, in order (decoded from the index once).
-        let handles: [BlockHandle]
+    /// A run of data blocks with its filter and index partition (version 5), or the whole table
+    /// (version 4: its filter and index blocks).
+    struct Partition: Sendable, Equatable {
+        let filter: BlockHandle
+        let index: BlockHandle
+        /// The data blocks the index partition names tile `dataStart..<dataEnd`.
+        let dataStart: UInt64
+        let dataEnd: UInt64
+    }
 
-        /// The first data block whose separator is at or above `key`: the only one that can hold
-        /// it, and where a scan from `key` starts. nil when `key` is above every separator.
-        func firstBlock(atOrAbove key: UnsafeRawBufferPointer) throws(EngineError) -> Int? {
-            var low = 0
-            var high = handles.count
-            while low < high {
-                let middle = (low + high) / 2
-                if compareBytes(try index.restartKey(middle), key) < 0 { low = middle + 1 } else { high = middle }
-            }
-            return low < handles.count ? low : nil
+    /// What a reader keeps once the table's metadata is first used.
+    struct Loaded: Sendable {
+        /// Version 5: the top-level index, entry `p` (restart point `p`) holding partition `p`'s
+        /// last separator. Version 4: the index block.
+        let top: Block
+        let partitions: [Partition]
+        /// Version 4 only: the whole-table filter and index, resident.
+        let wholeFilter: BloomFilter?
+        let wholeIndex: Block?
+
+        /// The only partition that can hold `key`, where a scan from `key` starts: the first
+        /// whose last separator is at or above it. nil when `key` is above every separator
+        /// (version 4: when the table is empty; its one index block answers the rest).
+        func partition(atOrAbove key: UnsafeRawBufferPointer) throws(EngineError) -> Int? {
+            if wholeIndex != nil { return partitions.isEmpty ? nil : 0 }
+            return try TableReader.firstEntry(in: top, count: partitions.count, atOrAbove: key)
         }
     }
 
-    /// The filter and index once loaded: shared by the reader's copies, loaded once.
+    /// The metadata once loaded: shared by the reader's copies, loaded once.
     private final class Metadata: Sendable {
         let loaded = Locked<Loaded?>(nil)
     }
 
     var path: String { source.path }
 
-    /// The number of data blocks (the index is loaded first if it is not yet).
-    var dataBlockCount: Int {
-        get throws(EngineError) { try metadataLoaded().handles.count }
-    }
-
-    /// The table's filter (loaded first if it is not yet).
-    var filter: BloomFilter {
-        get throws(EngineError) { try metadataLoaded().filter }
-    }
-
-    /// True once the filter and index have been read (for tests of what open reads).
+    /// True once the reader keeps the metadata it needs first (version 5: the top-level index;
+    /// version 4: the filter and index), for tests of what open reads.
     var isMetadataLoaded: Bool { metadata.loaded.withLock { $0 != nil } }
 
-    /// A reader that caches nothing: every data block it needs is read and inflated again.
+    /// A reader that caches nothing: every partition and data block it needs is read again.
     init(source: any TableSource) throws(EngineError) {
         try self.init(source: source, id: 0, sharing: nil)
     }
 
-    /// A reader whose data blocks go through `cache`, under `id`: every table sharing a cache
-    /// needs an id of its own, or one table's blocks would answer for another's.
+    /// A reader whose partitions and data blocks go through `cache`, under `id`: every table
+    /// sharing a cache needs an id of its own, or one table's blocks would answer for another's.
     init(source: any TableSource, id: UInt64, cache: TableBlockCache) throws(EngineError) {
         try self.init(source: source, id: id, sharing: cache)
     }
@@ -119,8 +124,8 @@ struct TableReader: Sendable {
             try source.read(at: size - footerSize, count: TableFormat.footerSize)[...], fileSize: size, path: source.path)
     }
 
-    /// The filter and index, read and verified the first time they are needed. The lock is held
-    /// while they are read, so concurrent first uses read them once.
+    /// The metadata, read and verified the first time it is needed. The lock is held while it is
+    /// read, so concurrent first uses read it once.
     func metadataLoaded() throws(EngineError) -> Loaded {
         try metadata.loaded.withLock { loaded throws(EngineError) -> Loaded in
             if let loaded { return loaded }
@@ -130,51 +135,125 @@ struct TableReader: Sendable {
         }
     }
 
-    /// Reads the filter and index blocks the footer names, checks each against its crc32 and
-    /// decodes them.
+    /// The stored block at `handle` (inside the file: checked by the caller), its trailer checked
+    /// and its contents inflated.
+    private func readRaw(_ handle: BlockHandle) throws(EngineError) -> [UInt8] {
+        try StoredBlock.decode(try source.read(at: handle.offset, count: Int(handle.length))[...], path: source.path, offset: handle.offset)
+    }
+
+    /// Version 5: the top-level index, checked against the footer's crc32 and decoded. Version 4:
+    /// the filter and index blocks, each checked against its crc32, decoded.
     private func readMetadata() throws(EngineError) -> Loaded {
-        let filterRaw = try StoredBlock.decode(
-            try source.read(at: footer.filter.offset, count: Int(footer.filter.length))[...], path: source.path,
-            offset: footer.filter.offset)
+        if footer.isPartitioned {
+            let topRaw = try readRaw(footer.index)
+            guard checksum(topRaw[...]) == footer.indexChecksum else {
+                throw .corruption("table top-level index does not match the footer's crc32", path: source.path, offset: footer.index.offset)
+            }
+            let top = try Block(raw: topRaw, path: source.path, offset: footer.index.offset)
+            return Loaded(top: top, partitions: try Self.decodeTopIndex(top, footer: footer), wholeFilter: nil, wholeIndex: nil)
+        }
+        let filterRaw = try readRaw(footer.filter)
         guard checksum(filterRaw[...]) == footer.filterChecksum else {
             throw .corruption("table filter block does not match the footer's crc32", path: source.path, offset: footer.filter.offset)
         }
         let filter = try BloomFilter(raw: filterRaw, path: source.path, offset: footer.filter.offset)
-        let indexRaw = try StoredBlock.decode(
-            try source.read(at: footer.index.offset, count: Int(footer.index.length))[...], path: source.path,
-            offset: footer.index.offset)
+        let indexRaw = try readRaw(footer.index)
         guard checksum(indexRaw[...]) == footer.indexChecksum else {
             throw .corruption("table index block does not match the footer's crc32", path: source.path, offset: footer.index.offset)
         }
         let index = try Block(raw: indexRaw, path: source.path, offset: footer.index.offset)
-        let handles = try Self.decodeIndex(index, dataEnd: footer.filter.offset)
-        return Loaded(filter: filter, index: index, handles: handles)
+        let handles = try Self.decodeIndex(index, dataEnd: footer.dataEnd)
+        let whole = Partition(filter: footer.filter, index: footer.index, dataStart: 0, dataEnd: footer.dataEnd)
+        return Loaded(top: index, partitions: handles.isEmpty ? [] : [whole], wholeFilter: filter, wholeIndex: index)
     }
 
-    /// The index block's handles, checked: one entry per restart point (the index restarts at
-    /// every entry), separators ascending, handles back to back from offset 0 to the filter
-    /// block, each a whole stored block.
-    static func decodeIndex(_ block: Block, dataEnd: UInt64) throws(EngineError) -> [BlockHandle] {
-        var handles: [BlockHandle] = []
-        var expectedOffset: UInt64 = 0
-        var cursor = BlockCursor(block)
+    /// A version-5 top-level index's partitions, checked: one entry per restart point (it
+    /// restarts at every entry), as many as the footer declares, separators ascending; each
+    /// entry's value a filter handle, an index handle and a data offset, nothing after; filter
+    /// and index partitions back to back, in that order, from the end of the data blocks to the
+    /// top-level index, each at least a trailer and at most the longest stored block; data
+    /// offsets from 0, strictly ascending, below the end of the data blocks (none without data).
+    static func decodeTopIndex(_ top: Block, footer: TableFooter) throws(EngineError) -> [Partition] {
+        let trailer = UInt64(TableFormat.trailerSize)
+        let dataEnd = footer.dataEnd
+        let regionEnd = footer.index.offset
+        var found: [(filter: BlockHandle, index: BlockHandle, dataStart: UInt64)] = []
+        var expected = footer.filter.offset
+        var cursor = BlockCursor(top)
         try cursor.first()
         var more = cursor.isValid
         while more {
-            var reader = ByteReader(Array(cursor.value)[...])
-            guard let handle = BlockHandle.read(from: &reader), reader.isAtEnd else {
+            let value = cursor.value
+            var position = 0
+            guard let filter = BlockHandle.read(value, at: &position), let index = BlockHandle.read(value, at: &position),
+                let dataStart = BlockHandle.readVarint64(value, at: &position), position == value.count
+            else {
+                throw .corruption(
+                    "table top-level index entry \(found.count) is not two block handles and a data offset", path: top.path, offset: top.offset)
+            }
+            guard filter.offset == expected, filter.length >= trailer, filter.length <= TableFormat.maxStoredBlockLength,
+                filter.length <= regionEnd - filter.offset, index.offset == filter.end, index.length >= trailer,
+                index.length <= TableFormat.maxStoredBlockLength, index.length <= regionEnd - index.offset
+            else {
+                throw .corruption(
+                    "table top-level index entry \(found.count) names partitions \(filter.offset)+\(filter.length) and \(index.offset)+\(index.length), not the next two before \(regionEnd)",
+                    path: top.path, offset: top.offset)
+            }
+            guard found.isEmpty ? dataStart == 0 : dataStart > found[found.count - 1].dataStart, dataStart < dataEnd else {
+                throw .corruption(
+                    "table top-level index entry \(found.count) starts its data blocks at \(dataStart), out of order or past the data's end \(dataEnd)",
+                    path: top.path, offset: top.offset)
+            }
+            expected = index.end
+            found.append((filter, index, dataStart))
+            more = try cursor.next()
+        }
+        guard found.count == top.restartCount, found.count == footer.partitionCount else {
+            throw .corruption(
+                "table top-level index holds \(found.count) entries but \(top.restartCount) restart points and a footer declaring \(footer.partitionCount) partitions",
+                path: top.path, offset: top.offset)
+        }
+        guard expected == regionEnd, !found.isEmpty || dataEnd == 0 else {
+            throw .corruption(
+                "table top-level index names partitions up to \(expected) (data blocks from \(found.isEmpty ? "none" : "0")), not up to itself at \(regionEnd) (data to \(dataEnd))",
+                path: top.path, offset: top.offset)
+        }
+        return found.indices.map { p in
+            Partition(
+                filter: found[p].filter, index: found[p].index, dataStart: found[p].dataStart,
+                dataEnd: p + 1 < found.count ? found[p + 1].dataStart : dataEnd)
+        }
+    }
+
+    /// An index block's (version 5: an index partition's) handles, checked: one entry per
+    /// restart point (an index restarts at every entry), separators ascending, handles back to
+    /// back from `dataStart` to `dataEnd`, each a whole stored block; with `lastSeparator` (an
+    /// index partition), at least one entry and the last separator equal to it.
+    static func decodeIndex(
+        _ block: Block, dataStart: UInt64 = 0, dataEnd: UInt64, lastSeparator: UnsafeRawBufferPointer? = nil
+    ) throws(EngineError) -> [BlockHandle] {
+        var handles: [BlockHandle] = []
+        var expectedOffset = dataStart
+        var cursor = BlockCursor(block)
+        try cursor.first()
+        var more = cursor.isValid
+        var lastMatches = false
+        while more {
+            let value = cursor.value
+            var position = 0
+            guard let handle = BlockHandle.read(value, at: &position), position == value.count else {
                 throw .corruption("table index entry \(handles.count) holds no block handle", path: block.path, offset: block.offset)
             }
-            let maxLength = UInt64(LogFormat.maxBlockRawLength + 4 + TableFormat.trailerSize)
             guard handle.offset == expectedOffset, handle.length >= UInt64(TableFormat.trailerSize),
-                handle.length <= maxLength, handle.length <= dataEnd - handle.offset
+                handle.length <= TableFormat.maxStoredBlockLength, handle.length <= dataEnd - handle.offset
             else {
                 throw .corruption(
                     "table index entry \(handles.count) names block \(handle.offset)+\(handle.length), not the next block before \(dataEnd)",
                     path: block.path, offset: block.offset)
             }
-            expectedOffset = handle.offset + handle.length
+            expectedOffset = handle.end
             handles.append(handle)
+            if let lastSeparator { lastMatches = compareBytes(cursor.key, lastSeparator) == 0 }
             more = try cursor.next()
         }
         guard handles.count == block.restartCount else {
@@ -183,39 +262,142 @@ struct TableReader: Sendable {
                 path: block.path, offset: block.offset)
         }
         guard expectedOffset == dataEnd else {
-            throw .corruption("table index names data blocks up to \(expectedOffset), not up to the filter at \(dataEnd)", path: block.path, offset: block.offset)
+            throw .corruption("table index names data blocks up to \(expectedOffset), not up to \(dataEnd)", path: block.path, offset: block.offset)
+        }
+        if lastSeparator != nil, !lastMatches {
+            throw .corruption(
+                "table index partition's last separator is not the one the top-level index names for it", path: block.path, offset: block.offset)
         }
         return handles
     }
 
+    /// The first of the first `count` entries of `index` (an index block: an entry per restart
+    /// point) whose key is at or above `key`, by binary search in place; nil when every key is
+    /// below it.
+    static func firstEntry(in index: Block, count: Int, atOrAbove key: UnsafeRawBufferPointer) throws(EngineError) -> Int? {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if compareBytes(try index.restartKey(middle), key) < 0 { low = middle + 1 } else { high = middle }
+        }
+        return low < count ? low : nil
+    }
+
+    /// The handle of entry `entry` of the index block (or partition) `index`, decoded in place.
+    /// The block was checked whole when it was read; a handle that does not decode is corruption
+    /// all the same.
+    static func handle(in index: Block, _ entry: Int) throws(EngineError) -> BlockHandle {
+        let header = try BlockEntryHeader.decode(
+            in: index, at: index.restart(entry), end: index.intervalEnd(entry), previousKeyLength: 0, first: true)
+        let value = UnsafeRawBufferPointer(rebasing: index.bytes[header.valueStart..<header.valueEnd])
+        var position = 0
+        guard let handle = BlockHandle.read(value, at: &position), position == value.count else {
+            throw index.corrupt("index entry \(entry) holds no block handle", at: header.valueStart)
+        }
+        return handle
+    }
+
+    // MARK: Partitions
+
+    /// The index block of partition `partition`: version 4's resident index, or the index
+    /// partition from the cache or read, verified whole, parsed (and cached when `caching`).
+    func indexBlock(of partition: Int, in loaded: Loaded, caching: Bool) throws(EngineError) -> Block {
+        if let whole = loaded.wholeIndex { return whole }
+        let handle = loaded.partitions[partition].index
+        let blockID = TableBlockID(table: id, offset: handle.offset)
+        if let cache, let block = cache.block(blockID) { return block }
+        let block = try Block(raw: try readRaw(handle), path: path, offset: handle.offset)
+        _ = try Self.decodeIndex(
+            block, dataStart: loaded.partitions[partition].dataStart, dataEnd: loaded.partitions[partition].dataEnd,
+            lastSeparator: try loaded.top.restartKey(partition))
+        if caching, let cache { cache.insert(block, for: blockID) }
+        return block
+    }
+
+    /// The filter of partition `partition`: version 4's resident filter, or the filter partition
+    /// from the cache or read, verified and cached.
+    func filter(of partition: Int, in loaded: Loaded) throws(EngineError) -> BloomFilter {
+        if let whole = loaded.wholeFilter { return whole }
+        let handle = loaded.partitions[partition].filter
+        let blockID = TableBlockID(table: id, offset: handle.offset)
+        if let cache, let filter = cache.filter(blockID) { return filter }
+        let filter = try BloomFilter(raw: try readRaw(handle), path: path, offset: handle.offset)
+        cache?.insert(filter, for: blockID)
+        return filter
+    }
+
+    /// The filter of partition `partition` (tests and tools).
+    func filter(ofPartition partition: Int) throws(EngineError) -> BloomFilter {
+        try filter(of: partition, in: try metadataLoaded())
+    }
+
+    /// The number of partitions (version 4: 1, or 0 for a table of no entries).
+    var partitionCount: Int {
+        get throws(EngineError) { try metadataLoaded().partitions.count }
+    }
+
     // MARK: Point reads
 
+    /// False only when the table certainly holds no entry for `key`: the filter of the one
+    /// partition that could hold it (nothing read when `key` is above every separator).
+    func mayContain(_ key: UnsafeRawBufferPointer) throws(EngineError) -> Bool {
+        let loaded = try metadataLoaded()
+        guard let partition = try loaded.partition(atOrAbove: key) else { return false }
+        return try filter(of: partition, in: loaded).mayContain(key)
+    }
+
+    /// ``mayContain(_:)-(UnsafeRawBufferPointer)`` for a key held in an array.
+    func mayContain(_ key: [UInt8]) throws(EngineError) -> Bool {
+        try withBytes(key) { key throws(EngineError) in try mayContain(key) }
+    }
+
     /// The entry for `key` (a tombstone included) when the caller has already consulted the
-    /// filter: a search of the index and of one data block's restart points, keys compared in
-    /// place, then a walk of one restart interval. The entry is a view into the block, which it
-    /// holds. nil when the table holds no entry for `key`.
+    /// filter: a search of the top-level index and of one index partition (version 4: of the
+    /// index), then of one data block's restart points, keys compared in place, then a walk of
+    /// one restart interval. The entry is a view into the block, which it holds. nil when the
+    /// table holds no entry for `key`.
     func get(_ key: UnsafeRawBufferPointer) throws(EngineError) -> TableEntryView? {
         let loaded = try metadataLoaded()
-        guard let blockIndex = try loaded.firstBlock(atOrAbove: key) else { return nil }
-        let block = try dataBlock(loaded.handles[blockIndex], caching: true)
+        guard let partition = try loaded.partition(atOrAbove: key) else { return nil }
+        let index = try indexBlock(of: partition, in: loaded, caching: true)
+        guard let entry = try Self.firstEntry(in: index, count: index.restartCount, atOrAbove: key) else { return nil }
+        let block = try dataBlock(try Self.handle(in: index, entry), caching: true)
         guard let range = try block.find(key) else { return nil }
         return try TableEntryView(block: block, value: range)
     }
 
     /// A cursor over the table's entries, not yet positioned. With `caching`, the blocks it reads
-    /// go into the block cache (reads and scans); without, blocks are taken from the cache when
-    /// there but never put in it (a merge reads each block once, and must not evict what reads
-    /// keep hot).
+    /// (index partitions and data blocks) go into the block cache (reads and scans); without,
+    /// blocks are taken from the cache when there but never put in it (a merge reads each block
+    /// once, and must not evict what reads keep hot).
     func cursor(caching: Bool = true) -> TableCursor { TableCursor(reader: self, caching: caching) }
 
     // MARK: Blocks
 
+    /// Every data block's handle, in order, from every index partition (tests, tools and
+    /// fuzzing: reads walk a cursor).
+    func dataBlockHandles() throws(EngineError) -> [BlockHandle] {
+        let loaded = try metadataLoaded()
+        var handles: [BlockHandle] = []
+        for partition in loaded.partitions.indices {
+            let index = try indexBlock(of: partition, in: loaded, caching: false)
+            for entry in 0..<index.restartCount { handles.append(try Self.handle(in: index, entry)) }
+        }
+        return handles
+    }
+
+    /// The number of data blocks (every index partition read).
+    var dataBlockCount: Int {
+        get throws(EngineError) { try dataBlockHandles().count }
+    }
+
     /// Where data block `index` lies.
-    func dataBlockHandle(_ index: Int) throws(EngineError) -> BlockHandle { try metadataLoaded().handles[index] }
+    func dataBlockHandle(_ index: Int) throws(EngineError) -> BlockHandle { try dataBlockHandles()[index] }
 
     /// Data block `index`, from the cache or read, verified and parsed.
     func dataBlock(_ index: Int, caching: Bool = true) throws(EngineError) -> Block {
-        try dataBlock(try metadataLoaded().handles[index], caching: caching)
+        try dataBlock(try dataBlockHandles()[index], caching: caching)
     }
 
     /// The data block at `handle`, from the cache or read, verified and parsed (and cached when
@@ -223,9 +405,7 @@ struct TableReader: Sendable {
     func dataBlock(_ handle: BlockHandle, caching: Bool) throws(EngineError) -> Block {
         let blockID = TableBlockID(table: id, offset: handle.offset)
         if let cache, let block = cache.block(blockID) { return block }
-        let stored = try source.read(at: handle.offset, count: Int(handle.length))
-        let raw = try StoredBlock.decode(stored[...], path: path, offset: handle.offset)
-        let block = try Block(raw: raw, path: path, offset: handle.offset)
+        let block = try Block(raw: try readRaw(handle), path: path, offset: handle.offset)
         if caching, let cache { cache.insert(block, for: blockID) }
         return block
     }

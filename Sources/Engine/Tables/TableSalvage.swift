@@ -8,17 +8,21 @@
 /// damage the crc32 cannot see).
 ///
 /// The blocks are found in one of two ways:
-/// - **By the index**, when the footer and the index block check out: every handle the index
-///   names is a data block, intact or not, and every byte of the file is accounted for.
+/// - **By the index**, when the footer and the index block check out (version 5: the top-level
+///   index and every index partition): every handle the index names is a data block, intact or
+///   not, and every byte of the file is accounted for.
 /// - **By walking the file**, when the footer or the index is unreadable (or the file is cut
-///   short). A stored block carries no length of its own; its end is where its crc32 matches the
+///   short). In a version-5 table whose top-level index checks out, only the run of data blocks
+///   of a damaged index partition is walked (the top-level index says where it starts and
+///   ends); the other partitions' blocks are found by their index. A stored block carries no length of its own; its end is where its crc32 matches the
 ///   bytes from its start. Data blocks lie back to back from offset 0, so each is found from the
 ///   end of the one before. After damage the walk looks for the next block that ends with a
 ///   matching crc32 from any start (comparing both ends of every candidate in one pass, by the
 ///   crc32's linearity). Limit: a block that follows damaged bytes is certain to be found only
 ///   when it spans at most half of ``resyncWindow`` (256 KiB), and is never found past the whole
 ///   window; a block that follows an intact one is found at any length.
-///   With the footer intact the walk stops at the filter block; without it, it goes to the end
+///   With the footer intact the walk stops where the data blocks end (the filter block, or
+///   version 5's first partition); without it, it goes to the end
 ///   of the file, and what follows the last intact data block is reported as one range.
 ///
 /// Memory: the file's bytes once, the entries, and at most two hash tables of
@@ -37,9 +41,10 @@ struct TableSalvage: Sendable {
         case cutShort
         /// The footer's checksum, magic or handles do not check out.
         case footerUnreadable
-        /// The index block does not check out (its crc32, its contents, the handles it names).
+        /// The index block (version 5: the top-level index or an index partition) does not
+        /// check out (its crc32, its contents, the handles it names).
         case indexUnreadable
-        /// The filter block does not check out. No entry is lost: a rewrite builds a new filter
+        /// The filter block (version 5: a filter partition) does not check out. No entry is lost: a rewrite builds a new filter
         /// from the keys.
         case filterUnreadable
     }
@@ -91,7 +96,9 @@ struct TableSalvage: Sendable {
         var scan = Scan(bytes: bytes, path: path)
         method = try scan.run()
         keptBlocks = scan.kept
-        losses = scan.losses
+        losses = scan.losses.enumerated().sorted { a, b in
+            (a.element.range.lowerBound, a.offset) < (b.element.range.lowerBound, b.offset)
+        }.map(\.element)
         entries = Self.ordered(scan.entries)
     }
 
@@ -136,6 +143,7 @@ extension TableSalvage {
                 walkWithoutFooter(error)
                 return .walk
             }
+            if footer.isPartitioned { return try runPartitioned(footer) }
             let handles: [BlockHandle]
             do {
                 handles = try index(footer)
@@ -145,18 +153,73 @@ extension TableSalvage {
                 losses.append(Loss(range: range(footer.index), reason: .indexUnreadable, message: error.message))
                 return .walk
             }
-            for handle in handles {
-                let start = Int(handle.offset)
-                switch dataBlock(bytes[start..<start + Int(handle.length)], offset: handle.offset) {
-                case .intact(let blockEntries):
-                    kept.append(handle)
-                    entries += blockEntries
-                case .lost(let loss):
-                    losses.append(loss)
-                }
-            }
+            for handle in handles { keep(handle) }
             checkFilter(footer)
             return .index
+        }
+
+        /// A version-5 table: the top-level index names the partitions; each index partition
+        /// names its data blocks, or (when it does not check out) its run of data blocks is
+        /// walked; each filter partition is checked.
+        private mutating func runPartitioned(_ footer: TableFooter) throws(EngineError) -> Method {
+            let top: Block
+            let partitions: [TableReader.Partition]
+            do throws(EngineError) {
+                let start = Int(footer.index.offset)
+                let raw = try StoredBlock.decode(bytes[start..<start + Int(footer.index.length)], path: path, offset: footer.index.offset)
+                guard checksum(raw[...]) == footer.indexChecksum else {
+                    throw .corruption("table top-level index does not match the footer's crc32", path: path, offset: footer.index.offset)
+                }
+                top = try Block(raw: raw, path: path, offset: footer.index.offset)
+                partitions = try TableReader.decodeTopIndex(top, footer: footer)
+            } catch {
+                walkWithoutIndex(footer)
+                losses.append(Loss(range: range(footer.index), reason: .indexUnreadable, message: error.message))
+                return .walk
+            }
+            var method = Method.index
+            for (number, partition) in partitions.enumerated() {
+                do throws(EngineError) {
+                    let start = Int(partition.index.offset)
+                    let raw = try StoredBlock.decode(
+                        bytes[start..<start + Int(partition.index.length)], path: path, offset: partition.index.offset)
+                    let block = try Block(raw: raw, path: path, offset: partition.index.offset)
+                    let handles = try TableReader.decodeIndex(
+                        block, dataStart: partition.dataStart, dataEnd: partition.dataEnd, lastSeparator: try top.restartKey(number))
+                    for handle in handles { keep(handle) }
+                } catch {
+                    method = .walk
+                    let end = walk(Int(partition.dataStart)..<Int(partition.dataEnd))
+                    if end < Int(partition.dataEnd) {
+                        losses.append(Loss(
+                            range: UInt64(end)..<partition.dataEnd, reason: .checksumMismatch,
+                            message: "no intact data block ends in these bytes"))
+                    }
+                    losses.append(Loss(range: range(partition.index), reason: .indexUnreadable, message: error.message))
+                }
+                do throws(EngineError) {
+                    let start = Int(partition.filter.offset)
+                    _ = try BloomFilter(
+                        raw: StoredBlock.decode(bytes[start..<start + Int(partition.filter.length)], path: path, offset: partition.filter.offset),
+                        path: path, offset: partition.filter.offset)
+                } catch {
+                    losses.append(Loss(range: range(partition.filter), reason: .filterUnreadable, message: error.message))
+                }
+            }
+            return method
+        }
+
+        /// Keeps the data block at `handle` (inside the file) when it is intact, else records
+        /// its loss.
+        private mutating func keep(_ handle: BlockHandle) {
+            let start = Int(handle.offset)
+            switch dataBlock(bytes[start..<start + Int(handle.length)], offset: handle.offset) {
+            case .intact(let blockEntries):
+                kept.append(handle)
+                entries += blockEntries
+            case .lost(let loss):
+                losses.append(loss)
+            }
         }
 
         /// The footer is unreadable (`error`): the data blocks are walked to the end of the file,
