@@ -166,8 +166,7 @@ struct MergingCursor: @unchecked Sendable {
     private mutating func refresh() {
         guard let top = heap.first else { return }
         if top > 0 {
-            key = tables[top - 1].key
-            storedValue = tables[top - 1].storedValue
+            (key, storedValue) = tables.withUnsafeBufferPointer { ($0[top - 1].key, $0[top - 1].storedValue) }
         } else {
             key = key(top)
             storedValue = UnsafeRawBufferPointer(start: nil, count: 0)
@@ -185,7 +184,8 @@ struct MergingCursor: @unchecked Sendable {
 
     @inline(__always)
     private func key(_ source: Int) -> UnsafeRawBufferPointer {
-        source > 0 ? tables[source - 1].key : source == 0 ? tail!.key : overlay!.key
+        // (Through the buffer: an element read in place, never copied out of the array.)
+        source > 0 ? tables.withUnsafeBufferPointer { $0[source - 1].key } : source == 0 ? tail!.key : overlay!.key
     }
 
     /// Moves past the current key: every source at that key takes its next entry.
@@ -221,7 +221,7 @@ struct MergingCursor: @unchecked Sendable {
     }
 
     private func isSourceValid(_ source: Int) -> Bool {
-        source > 0 ? tables[source - 1].isValid : source == 0 ? tail!.isValid : overlay!.isValid
+        source > 0 ? tables.withUnsafeBufferPointer { $0[source - 1].isValid } : source == 0 ? tail!.isValid : overlay!.isValid
     }
 
     /// True when `a`'s entry comes before `b`'s: its key is nearer in the cursor's direction, or
