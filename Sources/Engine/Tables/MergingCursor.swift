@@ -164,7 +164,9 @@ struct MergingCursor: @unchecked Sendable {
     /// Reads the current entry's key and stored value from its source.
     @inline(__always)
     private mutating func refresh() {
-        guard let top = heap.first else { return }
+        // (Indexed, not `first`: no allocation per entry in debug builds either.)
+        guard !heap.isEmpty else { return }
+        let top = heap[0]
         if top > 0 {
             (key, storedValue) = tables.withUnsafeBufferPointer { ($0[top - 1].key, $0[top - 1].storedValue) }
         } else {
@@ -199,7 +201,7 @@ struct MergingCursor: @unchecked Sendable {
         moving.removeAll(keepingCapacity: true)
         moving.append(pop())
         let current = key
-        while let next = heap.first, compareBytes(key(next), current) == 0 { moving.append(pop()) }
+        while !heap.isEmpty, compareBytes(key(heap[0]), current) == 0 { moving.append(pop()) }
         for source in moving {
             try move(source)
             if isSourceValid(source) { push(source) }
