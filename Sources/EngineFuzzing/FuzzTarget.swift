@@ -50,7 +50,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// A whole sorted table opened with `TableReader`, scanned both ways, every key read.
     case table
     /// A records-format-2 record value through `RecordReader`, every field decoded under a fixed
-    /// schema (the Snapshot layer's records, FORMAT.md §19).
+    /// schema (the Snapshot layer's records, FORMAT.md §18).
     case record
 
     public struct Flags: OptionSet, Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import Snapshot
 
 /// The `record` target: a records-format-2 record value through `RecordReader` (the header),
-/// then every field of the record's entity decoded under a fixed schema (FORMAT.md §19, "Record
+/// then every field of the record's entity decoded under a fixed schema (FORMAT.md §18, "Record
 /// value, version 2"). A `RecordDecodingError` (or a refused identifier) is the accepted outcome
 /// for damaged bytes.
 enum RecordTarget {

@@ -434,7 +434,7 @@ import Testing
         try reopened.close()
     }
 
-    /// A written blob checked against FORMAT.md section 12 from the value alone, so that writer and
+    /// A written blob checked against FORMAT.md section 10 from the value alone, so that writer and
     /// reader cannot drift from the document together: header fields and crc32 over bytes
     /// 0..<40; chunk entries of stored length and XXH64 of the stored bytes; a chunk that did not
     /// shrink stored as it is; the table's crc32; and the content checksum, XXH64 of the chunks'

@@ -3,7 +3,7 @@ import EngineTestSupport
 import Testing
 
 /// The weak sync modes under a power loss that wrote dirty pages back out of order (FORMAT.md
-/// section 9, "Lost unsynced writes versus damaged durable data"): when the disk kept a later
+/// section 14, "Lost unsynced writes versus damaged durable data"): when the disk kept a later
 /// unsynced page but lost an earlier one, open keeps the prefix before the hole, reports the
 /// verified frames it dropped, and loses no commit before the last completed `sync()`; damage to
 /// a frame a later frame names durable is corruption, and changes nothing.

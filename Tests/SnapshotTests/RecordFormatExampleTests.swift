@@ -4,7 +4,7 @@ import Snapshot
 import SnapshotTestSupport
 import Testing
 
-/// FORMAT.md §19's Example is produced by a store and checked byte for byte, so the document
+/// FORMAT.md §18's Example is produced by a store and checked byte for byte, so the document
 /// cannot drift from the code.
 @Suite struct RecordFormatExampleTests {
     static func b(_ s: String) -> [UInt8] { Array(s.utf8) }

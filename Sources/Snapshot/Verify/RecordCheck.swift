@@ -134,7 +134,7 @@ extension StoreInspector {
         }
         progress(report.records, total)
         // The per-entity counts. A generation with no count key at all is counted from its
-        // records at the next open (FORMAT.md §19): nothing is missing then.
+        // records at the next open (FORMAT.md §18): nothing is missing then.
         for entity in schema.entities {
             let key = RecordKeys.count(entity: entity.name)
             let expected = tallies[entity.name] ?? 0

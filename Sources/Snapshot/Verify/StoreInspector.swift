@@ -53,7 +53,7 @@ package struct StoreInspector {
         var mapper = RecordMapper(
             layout: layout, engine: space, storeIdentifier: header.identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: {})
-        // Headers before version 4 hold records format 1 (FORMAT.md §19): read as such.
+        // Headers before version 4 hold records format 1 (FORMAT.md §18): read as such.
         mapper.format = header.formatVersion < 4 ? .format1 : .format2
         self.mapper = mapper
     }
@@ -163,7 +163,7 @@ package struct StoreInspector {
     }
 
     /// The `CDMR` fields of the link from `source` through `relationship` to `target`:
-    /// `CD_entityNames`, `CD_recordNames`, `CD_relationships` (FORMAT.md §19, "join record").
+    /// `CD_entityNames`, `CD_recordNames`, `CD_relationships` (FORMAT.md §18, "join record").
     package func joinFields(
         of source: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier
     ) -> (entityNames: String, recordNames: String, relationships: String) {
