@@ -48,6 +48,19 @@ final class Block: @unchecked Sendable {
         self.entriesEnd = entriesEnd
     }
 
+    /// An empty block (no entries, no restart points): what a cursor points at before its first.
+    static let empty = Block()
+
+    private init() {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 8)
+        storage.storeBytes(of: UInt32(0), as: UInt32.self)
+        bytes = UnsafeRawBufferPointer(storage)
+        restartCount = 0
+        entriesEnd = 0
+        path = ""
+        offset = 0
+    }
+
     deinit { UnsafeMutableRawPointer(mutating: bytes.baseAddress!).deallocate() }
 
     /// Where restart interval `index` begins (checked at init: ascending, inside the entries).

@@ -84,7 +84,11 @@ final class CursorStorage: @unchecked Sendable {
 /// cursor moves. Nothing is allocated per entry. A table cursor moves one block cursor from
 /// block to block (``enter(next:)``, ``enter(previous:)``), which also checks that keys go on
 /// ascending across the blocks' boundary.
-struct BlockCursor: Sendable {
+///
+/// `@unchecked Sendable`: besides the block and its storage (both safe to share: the block is
+/// immutable, the storage copied before a shared one is written) it holds views of the current
+/// entry into that memory, which no other copy writes.
+struct BlockCursor: @unchecked Sendable {
     private(set) var block: Block
     private var storage: CursorStorage
     /// The decoded interval (-1 before any) and how many entries it has.
@@ -94,6 +98,11 @@ struct BlockCursor: Sendable {
     private var index = 0
     /// False before a seek and once the cursor has moved past either end.
     private(set) var isValid = false
+    /// The current entry's key (valid until the cursor moves) and its stored value (kind,
+    /// sequence, then the value or reference), in place: kept as views, set on every move, so
+    /// that reading them is a load.
+    private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var value = UnsafeRawBufferPointer(start: nil, count: 0)
 
     init(_ block: Block) {
         self.block = block
@@ -111,13 +120,13 @@ struct BlockCursor: Sendable {
 
     // MARK: The current entry
 
-    /// The current entry's key (valid until the cursor moves).
-    var key: UnsafeRawBufferPointer { storage.key(storage.spans[index]) }
-
-    /// The current entry's stored value (kind, sequence, then the value or reference), in place.
-    var value: UnsafeRawBufferPointer {
-        let span = storage.spans[index]
-        return UnsafeRawBufferPointer(rebasing: block.bytes[Int(span.valueStart)..<Int(span.valueEnd)])
+    /// Makes entry `i` of the decoded interval current.
+    @inline(__always)
+    private mutating func select(_ i: Int) {
+        index = i
+        let span = storage.spans[i]
+        key = storage.key(span)
+        value = UnsafeRawBufferPointer(start: block.bytes.baseAddress! + Int(span.valueStart), count: Int(span.valueEnd - span.valueStart))
     }
 
     /// The current entry's value's place in ``Block/bytes``.
@@ -135,7 +144,7 @@ struct BlockCursor: Sendable {
             return
         }
         try decode(interval: 0)
-        index = 0
+        select(0)
     }
 
     /// To the last entry; invalid for an empty block.
@@ -145,7 +154,7 @@ struct BlockCursor: Sendable {
             return
         }
         try decode(interval: block.restartCount - 1)
-        index = count - 1
+        select(count - 1)
     }
 
     /// To `next`'s first entry, checking that it is above the current one (the last of the
@@ -158,7 +167,7 @@ struct BlockCursor: Sendable {
             return
         }
         try decode(interval: 0, checkingAfterLast: boundary)
-        index = 0
+        select(0)
     }
 
     /// To `previous`'s last entry, checking that it is below the current one (the first of the
@@ -171,7 +180,7 @@ struct BlockCursor: Sendable {
             return
         }
         try decode(interval: previous.restartCount - 1, checkingBeforeFirst: boundary)
-        index = count - 1
+        select(count - 1)
     }
 
     /// To the first entry whose key is at or above `target` (above it when `inclusive` is
@@ -186,7 +195,7 @@ struct BlockCursor: Sendable {
             for i in 0..<count {
                 let order = compareBytes(storage.key(storage.spans[i]), target)
                 if order > 0 || (order == 0 && inclusive) {
-                    index = i
+                    select(i)
                     return
                 }
             }
@@ -208,7 +217,7 @@ struct BlockCursor: Sendable {
             while i >= 0 {
                 let order = compareBytes(storage.key(storage.spans[i]), target)
                 if order < 0 || (order == 0 && inclusive) {
-                    index = i
+                    select(i)
                     return
                 }
                 i -= 1
@@ -222,12 +231,12 @@ struct BlockCursor: Sendable {
     /// The cursor must be valid.
     mutating func next() throws(EngineError) -> Bool {
         if index + 1 < count {
-            index += 1
+            select(index + 1)
             return true
         }
         guard interval + 1 < block.restartCount else { return false }
         try decode(interval: interval + 1, checkingAfterLast: true)
-        index = 0
+        select(0)
         return true
     }
 
@@ -235,12 +244,12 @@ struct BlockCursor: Sendable {
     /// there). The cursor must be valid.
     mutating func previous() throws(EngineError) -> Bool {
         if index > 0 {
-            index -= 1
+            select(index - 1)
             return true
         }
         guard interval > 0 else { return false }
         try decode(interval: interval - 1, checkingBeforeFirst: true)
-        index = count - 1
+        select(count - 1)
         return true
     }
 

@@ -35,7 +35,7 @@ struct TableCursor: EntryCursor, Sendable {
     private var partition = -1
     private var index: Block?
     private var blockEntry = -1
-    private var block: BlockCursor?
+    private var block = BlockCursor(Block.empty)
     private var loaded: TableReader.Loaded?
 
     init(reader: TableReader, caching: Bool) {
@@ -43,19 +43,19 @@ struct TableCursor: EntryCursor, Sendable {
         self.caching = caching
     }
 
-    var isValid: Bool { block?.isValid ?? false }
+    var isValid: Bool { block.isValid }
 
-    var key: UnsafeRawBufferPointer { block!.key }
+    var key: UnsafeRawBufferPointer { block.key }
 
     /// The current entry's stored value (kind, sequence, then the value or reference), in place.
-    var storedValue: UnsafeRawBufferPointer { block!.value }
+    var storedValue: UnsafeRawBufferPointer { block.value }
 
     /// The block the current entry is in.
-    var currentBlock: Block { block!.block }
+    var currentBlock: Block { block.block }
 
     /// The current entry as a view that holds its block.
     func view() throws(EngineError) -> TableEntryView {
-        try TableEntryView(block: block!.block, value: block!.valueRange)
+        try TableEntryView(block: block.block, value: block.valueRange)
     }
 
     /// The current entry, copied.
@@ -87,7 +87,7 @@ struct TableCursor: EntryCursor, Sendable {
     private mutating func load(partition number: Int, entry: Int) throws(EngineError) {
         try enter(partition: number)
         let data = try dataBlock(entry: entry)
-        if block == nil { block = BlockCursor(data) } else { block!.reset(data) }
+        block.reset(data)
     }
 
     /// The data block after the current one (the next partition's first after its partition's
@@ -113,7 +113,7 @@ struct TableCursor: EntryCursor, Sendable {
         case .unbounded:
             guard !loaded.partitions.isEmpty else { return invalidate() }
             try load(partition: 0, entry: 0)
-            try block!.first()
+            try block.first()
         case .inclusive(let target), .exclusive(let target):
             let inclusive = if case .inclusive = lower { true } else { false }
             let found = try withBytes(target) { target throws(EngineError) -> Bool in
@@ -121,16 +121,16 @@ struct TableCursor: EntryCursor, Sendable {
                 try enter(partition: number)
                 guard let first = try TableReader.firstEntry(in: index!, count: index!.restartCount, atOrAbove: target) else { return false }
                 try load(partition: number, entry: first)
-                try block!.seek(atOrAbove: target, inclusive: inclusive)
+                try block.seek(atOrAbove: target, inclusive: inclusive)
                 return true
             }
             guard found else { return invalidate() }
         }
         // Empty block, or the target above its last key: the next block's first entry.
-        while !block!.isValid {
+        while !block.isValid {
             guard let data = try nextDataBlock() else { return invalidate() }
-            block!.reset(data)
-            try block!.first()
+            block.reset(data)
+            try block.first()
         }
     }
 
@@ -141,42 +141,42 @@ struct TableCursor: EntryCursor, Sendable {
         case .unbounded:
             try enter(partition: loaded.partitions.count - 1)
             try load(partition: partition, entry: index!.restartCount - 1)
-            try block!.last()
+            try block.last()
         case .inclusive(let target), .exclusive(let target):
             let inclusive = if case .inclusive = upper { true } else { false }
             try withBytes(target) { target throws(EngineError) in
                 try enter(partition: try loaded.partition(atOrAbove: target) ?? loaded.partitions.count - 1)
                 let last = index!.restartCount - 1
                 try load(partition: partition, entry: try TableReader.firstEntry(in: index!, count: last + 1, atOrAbove: target) ?? last)
-                try block!.seek(atOrBelow: target, inclusive: inclusive)
+                try block.seek(atOrBelow: target, inclusive: inclusive)
             }
         }
-        while !block!.isValid {
+        while !block.isValid {
             guard let data = try previousDataBlock() else { return invalidate() }
-            block!.reset(data)
-            try block!.last()
+            block.reset(data)
+            try block.last()
         }
     }
 
     mutating func next() throws(EngineError) {
-        guard try !block!.next() else { return }
+        guard try !block.next() else { return }
         while let data = try nextDataBlock() {
-            try block!.enter(next: data)
-            if block!.isValid { return }
+            try block.enter(next: data)
+            if block.isValid { return }
         }
         invalidate()
     }
 
     mutating func previous() throws(EngineError) {
-        guard try !block!.previous() else { return }
+        guard try !block.previous() else { return }
         while let data = try previousDataBlock() {
-            try block!.enter(previous: data)
-            if block!.isValid { return }
+            try block.enter(previous: data)
+            if block.isValid { return }
         }
         invalidate()
     }
 
-    private mutating func invalidate() { block?.invalidate() }
+    private mutating func invalidate() { block.invalidate() }
 }
 
 extension TableReader {
