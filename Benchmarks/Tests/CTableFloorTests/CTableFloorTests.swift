@@ -263,7 +263,7 @@ import Testing
         #expect((ctf_zlib_block_count(table.table) > 0) == (compressionLevel > 0))
     }
 
-    /// A table the engine wrote by `compact()` of 30,000 small records (keys of 12 … 16 bytes,
+    /// A table the engine wrote by `compact()` of 30,000 small records (keys of 12 … 17 bytes,
     /// values of 0 … 40 bytes): many entries per data block and per restart interval, partitions
     /// cut by their filters' keys, several of them.
     @Test(arguments: [0, 3]) func readsATableOfManyPartitionsTheEngineWrote(compressionLevel: Int) throws {
@@ -276,7 +276,7 @@ import Testing
             var batch = WriteBatch()
             for i in 0..<1_000 {
                 let n = batchIndex * 1_000 + i
-                // "user/" and a number of 7 … 11 digits, scattered: neighbours share 5 … 10 bytes.
+                // "user/" and a number of 7 … 12 digits, scattered over the key space.
                 let key = Self.bytes("user/\(UInt64(n) &* 2_654_435_761 % 100_000_000_000 + 1_000_000)")
                 keys.append(key)
                 // Compressible values (zlib pays for the blocks at level 3).
