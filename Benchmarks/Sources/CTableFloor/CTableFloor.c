@@ -17,10 +17,14 @@ enum {
     KIND_TOMBSTONE = 2,
     KIND_BLOB = 3,
     BLOB_REFERENCE_SIZE = 33,
+    MIN_FILTER_BYTES = 64 / 8 + 1,
+    MAX_FILTER_PROBES = 30,
 };
 
 #define SEQUENCE_LIMIT (UINT64_C(1) << 62)
 #define MAX_INFLATED (UINT64_C(257) << 20)
+/// The longest stored block: the longest raw contents, a zlib block's raw length, the trailer.
+#define MAX_STORED (MAX_INFLATED + 4 + TRAILER_SIZE)
 
 /// A data block's contents in memory, its restart array at data + entries_end.
 typedef struct ctf_block {
@@ -29,14 +33,31 @@ typedef struct ctf_block {
     uint32_t restart_count;
 } ctf_block;
 
+/// An index block's contents in memory (version 5: an index partition's; version 4: the index
+/// block's), its restart array at data + entries_end: every entry is a restart point, so entry
+/// i is at restart i and names data block first_block + i.
+typedef struct ctf_index {
+    const uint8_t *data;
+    uint32_t entries_end;
+    uint32_t count;
+    size_t first_block;
+} ctf_index;
+
 struct ctf_table {
+    /// 4 or 5.
+    unsigned version;
     /// Every data block's contents, inflated, back to back.
     uint8_t *arena;
     ctf_block *blocks;
     size_t block_count;
-    /// The index block's contents; every entry is a restart point, so entry i is at restart i.
-    uint8_t *index;
-    uint32_t index_entries_end;
+    /// Version 5: the top-level index's contents (entry p, at restart p, names partition p);
+    /// NULL in version 4.
+    uint8_t *top;
+    uint32_t top_entries_end;
+    /// Every index partition's contents, inflated, back to back (version 4: the index block's).
+    uint8_t *index_arena;
+    /// Version 5: one per partition; version 4: one, the index block.
+    ctf_index *indexes;
     uint32_t index_count;
     uint64_t entry_count;
     uint64_t file_bytes;
@@ -373,20 +394,283 @@ static uint8_t *read_file(const char *path, uint64_t *size, char *error, size_t 
     return bytes;
 }
 
-/// A handle of the index: a data block's offset and stored length.
+/// A block handle: a stored block's offset and length, trailer included.
 typedef struct handle {
     uint64_t offset;
     uint64_t length;
 } handle;
 
-/// The separator of index entry i, in place (its shared is 0: every index entry is a restart).
-static inline const uint8_t *separator(const ctf_table *table, uint32_t i, uint32_t *length) {
-    const uint8_t *p = table->index + load32(table->index + table->index_entries_end + 4 * (size_t)i);
+/// The key of restart point i of checked block contents, in place (its shared is 0). In an
+/// index block, partition or the top-level index, every entry is a restart point: entry i's key.
+static inline const uint8_t *restart_key(const uint8_t *contents, uint32_t entries_end, uint32_t i, uint32_t *length) {
+    const uint8_t *p = contents + load32(contents + entries_end + 4 * (size_t)i);
     uint32_t shared, value_length;
     p = varint32(p, &shared);
     p = varint32(p, length);
     p = varint32(p, &value_length);
     return p;
+}
+
+/// The data blocks the index entries name, in file order.
+typedef struct block_list {
+    handle *handles;
+    size_t count;
+    size_t capacity;
+} block_list;
+
+static int block_list_add(block_list *list, handle h) {
+    if (list->count == list->capacity) {
+        size_t capacity = list->capacity ? 2 * list->capacity : 256;
+        handle *handles = realloc(list->handles, capacity * sizeof *handles);
+        if (handles == NULL) return 0;
+        list->handles = handles;
+        list->capacity = capacity;
+    }
+    list->handles[list->count++] = h;
+    return 1;
+}
+
+/// A block handle (two checked varint64s) at p in [p, end): the bytes it takes, 0 when it does
+/// not decode.
+static size_t read_handle(const uint8_t *p, const uint8_t *end, handle *h) {
+    size_t n1 = checked_varint(p, end, 10, &h->offset);
+    size_t n2 = n1 ? checked_varint(p + n1, end, 10, &h->length) : 0;
+    return n2 ? n1 + n2 : 0;
+}
+
+/// Checks the index block (version 4) or index partition (version 5) whose contents are
+/// `contents`: every entry a restart point, a separator (ascending: `key` carries the previous
+/// separator across the table) and a block handle, the handles tiling data_start ..< data_end
+/// exactly; with `last`, at least one entry and the last separator equal to it. Adds the
+/// handles to `list` and describes the block in `*out`.
+static int check_index(const uint8_t *contents, size_t length, uint64_t where, const char *what, uint64_t data_start,
+                       uint64_t data_end, const uint8_t *last, uint32_t last_length, key_state *key, block_list *list,
+                       ctf_index *out, char *error, size_t capacity) {
+    walker w;
+    if (!walker_start(&w, contents, length, key, what, where, error, capacity)) return 0;
+    size_t first = list->count;
+    uint32_t entries = 0;
+    uint64_t expected = data_start;
+    for (int status; (status = walker_next(&w, what, where, error, capacity)) != 0;) {
+        if (status < 0) return 0;
+        handle h;
+        if (read_handle(w.value, w.value + w.value_length, &h) != w.value_length) {
+            fail(error, capacity, "%s at %llu: entry %u is not a block handle", what, (unsigned long long)where, entries);
+            return 0;
+        }
+        if (entries == w.restart_count || h.offset != expected || h.length < TRAILER_SIZE || h.length > MAX_STORED ||
+            h.length > data_end - h.offset) {
+            fail(error, capacity, "%s at %llu: entry %u does not name the next data block before %llu", what,
+                 (unsigned long long)where, entries, (unsigned long long)data_end);
+            return 0;
+        }
+        expected = h.offset + h.length;
+        if (!block_list_add(list, h)) {
+            fail(error, capacity, "out of memory");
+            return 0;
+        }
+        entries++;
+    }
+    if (entries != w.restart_count || expected != data_end) {
+        fail(error, capacity, "%s at %llu: its %u entries are not all restart points or do not tile %llu ..< %llu", what,
+             (unsigned long long)where, entries, (unsigned long long)data_start, (unsigned long long)data_end);
+        return 0;
+    }
+    if (last != NULL && (entries == 0 || compare_keys(key->bytes, key->length, last, last_length) != 0)) {
+        fail(error, capacity, "%s at %llu: its last separator is not the one the top-level index names for it", what,
+             (unsigned long long)where);
+        return 0;
+    }
+    *out = (ctf_index){contents, w.entries_end, w.restart_count, first};
+    return 1;
+}
+
+/// Checks a filter block or partition: raw, its bits at least 64, its probe count 1 … 30. (Its
+/// bits are not used here: every key looked up is present.)
+static int check_filter(const stored_block *filter, uint64_t where, char *error, size_t capacity) {
+    if (filter->type != 0 || filter->contents_length < MIN_FILTER_BYTES ||
+        filter->contents[filter->contents_length - 1] < 1 ||
+        filter->contents[filter->contents_length - 1] > MAX_FILTER_PROBES) {
+        fail(error, capacity, "filter at %llu: not raw, or not 64 bits or more and 1 ... 30 probes",
+             (unsigned long long)where);
+        return 0;
+    }
+    return 1;
+}
+
+/// Version 4's metadata: the filter block (raw, checked against the footer's crc32) and the
+/// index block (inflated into table->index_arena, checked against the footer's crc32, and
+/// whole), its handles added to `list`.
+static int load_v4(ctf_table *table, const uint8_t *file, uint64_t size, const uint8_t *footer, key_state *key,
+                   block_list *list, const char *path, char *error, size_t capacity) {
+    uint64_t filter_offset = load64(footer + 16), filter_length = load64(footer + 24);
+    uint64_t index_offset = load64(footer + 32), index_length = load64(footer + 40);
+    stored_block filter;
+    if (!check_stored(file, size, filter_offset, filter_length, &filter, error, capacity)) return 0;
+    if (!check_filter(&filter, filter_offset, error, capacity)) return 0;
+    if (crc(filter.contents, filter.contents_length) != load32(footer + 48)) {
+        fail(error, capacity, "%s: the filter block fails the footer's checksum", path);
+        return 0;
+    }
+    stored_block index;
+    if (!check_stored(file, size, index_offset, index_length, &index, error, capacity)) return 0;
+    if ((table->index_arena = malloc((size_t)index.raw_length)) == NULL ||
+        (table->indexes = malloc(sizeof *table->indexes)) == NULL) {
+        fail(error, capacity, "out of memory");
+        return 0;
+    }
+    if (!decode_stored(&index, table->index_arena, index_offset, error, capacity)) return 0;
+    if (crc(table->index_arena, (size_t)index.raw_length) != load32(footer + 52)) {
+        fail(error, capacity, "%s: the index block fails the footer's checksum", path);
+        return 0;
+    }
+    key->present = 0;
+    key->length = 0;
+    if (!check_index(table->index_arena, (size_t)index.raw_length, index_offset, "index block", 0, filter_offset, NULL, 0,
+                     key, list, &table->indexes[0], error, capacity)) {
+        return 0;
+    }
+    table->index_count = 1;
+    return 1;
+}
+
+/// A partition named by a top-level index entry.
+typedef struct partition {
+    handle filter;
+    handle index;
+    uint64_t data_start;
+} partition;
+
+/// Version 5's metadata: the top-level index (inflated into table->top, checked against the
+/// footer's crc32 and count, and whole), every filter partition (raw, trailer, shape) and every
+/// index partition (inflated into table->index_arena, checked whole against its run and its
+/// top-level entry), their handles added to `list`.
+static int load_v5(ctf_table *table, const uint8_t *file, uint64_t size, const uint8_t *footer, key_state *key,
+                   block_list *list, const char *path, char *error, size_t capacity) {
+    uint64_t data_end = load64(footer + 16), partitions_length = load64(footer + 24);
+    uint64_t top_offset = load64(footer + 32), top_length = load64(footer + 40);
+    uint32_t declared = load32(footer + 48);
+    if (declared > partitions_length / (2 * TRAILER_SIZE) || (declared == 0) != (partitions_length == 0)) {
+        fail(error, capacity, "%s: the footer declares %u partitions in %llu bytes", path, declared,
+             (unsigned long long)partitions_length);
+        return 0;
+    }
+
+    // The top-level index: an entry per partition, its key the partition's last separator, its
+    // value the filter and index partitions' handles and the run's first data offset.
+    stored_block top;
+    if (!check_stored(file, size, top_offset, top_length, &top, error, capacity)) return 0;
+    if ((table->top = malloc((size_t)top.raw_length)) == NULL) {
+        fail(error, capacity, "out of memory");
+        return 0;
+    }
+    if (!decode_stored(&top, table->top, top_offset, error, capacity)) return 0;
+    if (crc(table->top, (size_t)top.raw_length) != load32(footer + 52)) {
+        fail(error, capacity, "%s: the top-level index fails the footer's checksum", path);
+        return 0;
+    }
+    walker w;
+    key->present = 0;
+    key->length = 0;
+    if (!walker_start(&w, table->top, (size_t)top.raw_length, key, "top-level index", top_offset, error, capacity)) {
+        return 0;
+    }
+    if (w.restart_count != declared) {
+        fail(error, capacity, "%s: the top-level index has %u restart points, the footer declares %u partitions", path,
+             w.restart_count, declared);
+        return 0;
+    }
+    table->top_entries_end = w.entries_end;
+    partition *partitions = malloc(sizeof *partitions * (declared ? declared : 1));
+    if (partitions == NULL || (table->indexes = malloc(sizeof *table->indexes * (declared ? declared : 1))) == NULL) {
+        free(partitions);
+        fail(error, capacity, "out of memory");
+        return 0;
+    }
+    int ok = 0;
+    uint32_t count = 0;
+    uint64_t expected = data_end;
+    for (int status; (status = walker_next(&w, "top-level index", top_offset, error, capacity)) != 0;) {
+        if (status < 0) goto done;
+        partition part;
+        const uint8_t *p = w.value, *end = w.value + w.value_length;
+        size_t n1 = read_handle(p, end, &part.filter);
+        size_t n2 = n1 ? read_handle(p + n1, end, &part.index) : 0;
+        size_t n3 = n2 ? checked_varint(p + n1 + n2, end, 10, &part.data_start) : 0;
+        if (n3 == 0 || n1 + n2 + n3 != w.value_length) {
+            fail(error, capacity, "%s: top-level index entry %u is not two block handles and a data offset", path, count);
+            goto done;
+        }
+        if (count == declared || part.filter.offset != expected || part.filter.length < TRAILER_SIZE ||
+            part.filter.length > MAX_STORED || part.filter.length > top_offset - part.filter.offset ||
+            part.index.offset != part.filter.offset + part.filter.length || part.index.length < TRAILER_SIZE ||
+            part.index.length > MAX_STORED || part.index.length > top_offset - part.index.offset) {
+            fail(error, capacity, "%s: top-level index entry %u does not name the next two partitions before %llu", path,
+                 count, (unsigned long long)top_offset);
+            goto done;
+        }
+        if ((count == 0 ? part.data_start != 0 : part.data_start <= partitions[count - 1].data_start) ||
+            part.data_start >= data_end) {
+            fail(error, capacity, "%s: top-level index entry %u starts its data blocks at %llu, out of order or past %llu",
+                 path, count, (unsigned long long)part.data_start, (unsigned long long)data_end);
+            goto done;
+        }
+        expected = part.index.offset + part.index.length;
+        partitions[count++] = part;
+    }
+    if (count != declared || expected != top_offset || (count == 0 && data_end != 0)) {
+        fail(error, capacity, "%s: the top-level index's %u entries are not all restart points or do not tile the "
+             "partitions (or name no data blocks)", path, count);
+        goto done;
+    }
+
+    // Filter partitions: trailer and shape. Index partitions: trailers, then each inflated into
+    // one buffer and checked whole.
+    uint64_t total = 0;
+    stored_block *stored = malloc(sizeof *stored * (count ? count : 1));
+    if (stored == NULL) {
+        fail(error, capacity, "out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        stored_block filter;
+        if (!check_stored(file, size, partitions[i].filter.offset, partitions[i].filter.length, &filter, error, capacity) ||
+            !check_filter(&filter, partitions[i].filter.offset, error, capacity) ||
+            !check_stored(file, size, partitions[i].index.offset, partitions[i].index.length, &stored[i], error,
+                          capacity)) {
+            free(stored);
+            goto done;
+        }
+        total += stored[i].raw_length;
+    }
+    if ((table->index_arena = malloc(total ? (size_t)total : 1)) == NULL) {
+        free(stored);
+        fail(error, capacity, "out of memory");
+        goto done;
+    }
+    uint8_t *place = table->index_arena;
+    key->present = 0;
+    key->length = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t run_end = i + 1 < count ? partitions[i + 1].data_start : data_end;
+        uint32_t last_length;
+        const uint8_t *last = restart_key(table->top, table->top_entries_end, i, &last_length);
+        if (!decode_stored(&stored[i], place, partitions[i].index.offset, error, capacity) ||
+            !check_index(place, (size_t)stored[i].raw_length, partitions[i].index.offset, "index partition",
+                         partitions[i].data_start, run_end, last, last_length, key, list, &table->indexes[i], error,
+                         capacity)) {
+            free(stored);
+            goto done;
+        }
+        place += stored[i].raw_length;
+    }
+    free(stored);
+    table->index_count = count;
+    ok = 1;
+
+done:
+    free(partitions);
+    return ok;
 }
 
 ctf_table *ctf_open(const char *path, char *error, size_t capacity) {
@@ -395,7 +679,7 @@ ctf_table *ctf_open(const char *path, char *error, size_t capacity) {
     if (file == NULL) return NULL;
     ctf_table *table = calloc(1, sizeof *table);
     key_state *key = malloc(sizeof *key);
-    handle *handles = NULL;
+    block_list list = {NULL, 0, 0};
     stored_block *stored = NULL;
     int ok = 0;
     if (table == NULL || key == NULL) {
@@ -404,7 +688,7 @@ ctf_table *ctf_open(const char *path, char *error, size_t capacity) {
     }
     table->file_bytes = size;
 
-    // Footer.
+    // Footer: magic, version 4 or 5, flags and reserved 0, crc32, handles tiling the file.
     if (size < FOOTER_SIZE) {
         fail(error, capacity, "%s: %llu bytes, shorter than the footer", path, (unsigned long long)size);
         goto done;
@@ -414,116 +698,78 @@ ctf_table *ctf_open(const char *path, char *error, size_t capacity) {
         fail(error, capacity, "%s: footer crc32 mismatch", path);
         goto done;
     }
-    if (memcmp(footer, "WALSTABL", 8) != 0 || footer[8] != 4 || footer[9] != 0 || load32(footer + 8) >> 16 != 0 ||
-        load32(footer + 12) != 0) {
-        fail(error, capacity, "%s: not a format-4 table footer", path);
+    if (memcmp(footer, "WALSTABL", 8) != 0 || (footer[8] != 4 && footer[8] != 5) || footer[9] != 0 ||
+        load32(footer + 8) >> 16 != 0 || load32(footer + 12) != 0) {
+        fail(error, capacity, "%s: not a table footer of version 4 or 5", path);
         goto done;
     }
-    uint64_t filter_offset = load64(footer + 16), filter_length = load64(footer + 24);
+    table->version = footer[8];
+    // Version 4: filter block, index block. Version 5: the partitions (none only for a table of
+    // no entries), the top-level index.
+    uint64_t metadata_offset = load64(footer + 16), metadata_length = load64(footer + 24);
     uint64_t index_offset = load64(footer + 32), index_length = load64(footer + 40);
     uint64_t body = size - FOOTER_SIZE;
-    if (filter_offset > body || filter_length > body - filter_offset || index_offset != filter_offset + filter_length ||
-        index_length != body - index_offset) {
+    if (metadata_offset > body || metadata_length > body - metadata_offset ||
+        index_offset != metadata_offset + metadata_length || index_length != body - index_offset) {
         fail(error, capacity, "%s: the footer's handles do not tile the file", path);
         goto done;
     }
 
-    // Filter: raw, its contents' crc32 in the footer (its bits are not used here: every key
-    // looked up is present).
-    stored_block filter;
-    if (!check_stored(file, size, filter_offset, filter_length, &filter, error, capacity)) goto done;
-    if (filter.type != 0 || crc(filter.contents, filter.contents_length) != load32(footer + 48)) {
-        fail(error, capacity, "%s: the filter block is not raw or fails the footer's checksum", path);
-        goto done;
-    }
-
-    // Index: inflated, its contents' crc32 in the footer, every entry a separator and a handle.
-    stored_block index;
-    if (!check_stored(file, size, index_offset, index_length, &index, error, capacity)) goto done;
-    if ((table->index = malloc((size_t)index.raw_length)) == NULL) {
-        fail(error, capacity, "out of memory");
-        goto done;
-    }
-    if (!decode_stored(&index, table->index, index_offset, error, capacity)) goto done;
-    if (crc(table->index, (size_t)index.raw_length) != load32(footer + 52)) {
-        fail(error, capacity, "%s: the index block fails the footer's checksum", path);
-        goto done;
-    }
-    walker w;
-    key->present = 0;
-    key->length = 0;
-    if (!walker_start(&w, table->index, (size_t)index.raw_length, key, "index block", index_offset, error, capacity)) {
-        goto done;
-    }
-    table->index_entries_end = w.entries_end;
-    table->index_count = w.restart_count;
-    if ((handles = malloc(sizeof *handles * (w.restart_count ? w.restart_count : 1))) == NULL ||
-        (stored = malloc(sizeof *stored * (w.restart_count ? w.restart_count : 1))) == NULL) {
-        fail(error, capacity, "out of memory");
-        goto done;
-    }
-    uint32_t entries = 0;
-    uint64_t expected_offset = 0;
-    for (int status; (status = walker_next(&w, "index block", index_offset, error, capacity)) != 0;) {
-        if (status < 0) goto done;
-        handle h;
-        const uint8_t *end = w.value + w.value_length;
-        size_t n1 = checked_varint(w.value, end, 10, &h.offset);
-        size_t n2 = n1 ? checked_varint(w.value + n1, end, 10, &h.length) : 0;
-        if (n2 == 0 || n1 + n2 != w.value_length) {
-            fail(error, capacity, "%s: index entry %u is not a block handle", path, entries);
-            goto done;
-        }
-        if (entries == w.restart_count || h.offset != expected_offset || h.length > filter_offset - h.offset) {
-            fail(error, capacity, "%s: index entry %u does not name the next data block", path, entries);
-            goto done;
-        }
-        expected_offset = h.offset + h.length;
-        handles[entries++] = h;
-    }
-    if (entries != w.restart_count || expected_offset != filter_offset) {
-        fail(error, capacity, "%s: the index's %u entries are not all restart points or do not tile the data blocks",
-             path, entries);
+    if (table->version == 4 ? !load_v4(table, file, size, footer, key, &list, path, error, capacity)
+                            : !load_v5(table, file, size, footer, key, &list, path, error, capacity)) {
         goto done;
     }
 
     // Data blocks: trailers first, then every block inflated into one buffer.
-    table->block_count = entries;
+    size_t blocks = list.count;
+    table->block_count = blocks;
+    if ((stored = malloc(sizeof *stored * (blocks ? blocks : 1))) == NULL) {
+        fail(error, capacity, "out of memory");
+        goto done;
+    }
     uint64_t total = 0;
-    for (uint32_t i = 0; i < entries; i++) {
-        if (!check_stored(file, size, handles[i].offset, handles[i].length, &stored[i], error, capacity)) goto done;
+    for (size_t i = 0; i < blocks; i++) {
+        if (!check_stored(file, size, list.handles[i].offset, list.handles[i].length, &stored[i], error, capacity)) {
+            goto done;
+        }
         total += stored[i].raw_length;
         if (stored[i].type == 1) table->zlib_blocks++;
     }
     table->inflated_bytes = total;
     if ((table->arena = malloc(total ? (size_t)total : 1)) == NULL ||
-        (table->blocks = malloc(sizeof *table->blocks * (entries ? entries : 1))) == NULL) {
+        (table->blocks = malloc(sizeof *table->blocks * (blocks ? blocks : 1))) == NULL) {
         fail(error, capacity, "out of memory");
         goto done;
     }
     uint8_t *place = table->arena;
     key->present = 0;
-    for (uint32_t i = 0; i < entries; i++) {
-        if (!decode_stored(&stored[i], place, handles[i].offset, error, capacity)) goto done;
-        if (!walker_start(&w, place, (size_t)stored[i].raw_length, key, "data block", handles[i].offset, error,
-                          capacity)) {
-            goto done;
-        }
+    key->length = 0;
+    const ctf_index *index = table->indexes;
+    for (size_t i = 0; i < blocks; i++) {
+        // The index (partition) naming block i, and block i's entry in it.
+        while (i >= index->first_block + index->count) index++;
+        uint32_t entry = (uint32_t)(i - index->first_block);
+        uint64_t where = list.handles[i].offset;
+        walker w;
+        if (!decode_stored(&stored[i], place, where, error, capacity)) goto done;
+        if (!walker_start(&w, place, (size_t)stored[i].raw_length, key, "data block", where, error, capacity)) goto done;
         table->blocks[i] = (ctf_block){place, w.entries_end, w.restart_count};
         if (w.restart_count == 0) {
-            fail(error, capacity, "%s: data block %u is empty", path, i);
+            fail(error, capacity, "%s: data block %zu is empty", path, i);
             goto done;
         }
         uint32_t in_block = 0;
-        for (int status; (status = walker_next(&w, "data block", handles[i].offset, error, capacity)) != 0;) {
+        for (int status; (status = walker_next(&w, "data block", where, error, capacity)) != 0;) {
             if (status < 0) goto done;
-            if (!check_data_value(w.value, w.value_length, handles[i].offset, in_block, error, capacity)) goto done;
+            if (!check_data_value(w.value, w.value_length, where, in_block, error, capacity)) goto done;
             // A block's first key is above the previous block's separator.
             if (in_block == 0 && i > 0) {
+                const ctf_index *before = entry > 0 ? index : index - 1;
                 uint32_t length;
-                const uint8_t *previous = separator(table, i - 1, &length);
+                const uint8_t *previous =
+                    restart_key(before->data, before->entries_end, entry > 0 ? entry - 1 : before->count - 1, &length);
                 if (compare_keys(key->bytes, key->length, previous, length) <= 0) {
-                    fail(error, capacity, "%s: data block %u starts at or below the separator before it", path, i);
+                    fail(error, capacity, "%s: data block %zu starts at or below the separator before it", path, i);
                     goto done;
                 }
             }
@@ -531,9 +777,9 @@ ctf_table *ctf_open(const char *path, char *error, size_t capacity) {
         }
         // Its last key is at or below its separator.
         uint32_t length;
-        const uint8_t *own = separator(table, i, &length);
+        const uint8_t *own = restart_key(index->data, index->entries_end, entry, &length);
         if (compare_keys(key->bytes, key->length, own, length) > 0) {
-            fail(error, capacity, "%s: data block %u ends above its separator", path, i);
+            fail(error, capacity, "%s: data block %zu ends above its separator", path, i);
             goto done;
         }
         table->entry_count += in_block;
@@ -544,7 +790,7 @@ ctf_table *ctf_open(const char *path, char *error, size_t capacity) {
 done:
     free(file);
     free(key);
-    free(handles);
+    free(list.handles);
     free(stored);
     if (!ok) {
         ctf_close(table);
@@ -557,9 +803,14 @@ void ctf_close(ctf_table *table) {
     if (table == NULL) return;
     free(table->arena);
     free(table->blocks);
-    free(table->index);
+    free(table->top);
+    free(table->index_arena);
+    free(table->indexes);
     free(table);
 }
+
+unsigned ctf_version(const ctf_table *table) { return table->version; }
+size_t ctf_partition_count(const ctf_table *table) { return table->top != NULL ? table->index_count : 0; }
 
 size_t ctf_block_count(const ctf_table *table) { return table->block_count; }
 uint64_t ctf_entry_count(const ctf_table *table) { return table->entry_count; }
@@ -615,20 +866,38 @@ void ctf_scan(const ctf_table *table, ctf_scan_totals *totals) {
 /// The entry of `key`, `buffer` holding at least MAX_KEY + 1 bytes for the walk's keys.
 static inline int find(const ctf_table *table, const uint8_t *key, size_t key_length, ctf_entry *entry,
                        uint8_t *buffer) {
-    // The first index separator at or above the key names the block.
-    uint32_t low = 0, high = table->index_count;
+    // Version 5: the first top-level separator (a partition's last) at or above the key names
+    // the index partition; version 4 has one index block.
+    const ctf_index *index = table->indexes;
+    if (table->top != NULL) {
+        uint32_t low = 0, high = table->index_count;
+        while (low < high) {
+            uint32_t middle = low + (high - low) / 2;
+            uint32_t length;
+            const uint8_t *candidate = restart_key(table->top, table->top_entries_end, middle, &length);
+            if (compare_keys(candidate, length, key, key_length) < 0) {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        if (low == table->index_count) return 0;
+        index += low;
+    }
+    // The first separator of that index at or above the key names the block.
+    uint32_t low = 0, high = index->count;
     while (low < high) {
         uint32_t middle = low + (high - low) / 2;
         uint32_t length;
-        const uint8_t *candidate = separator(table, middle, &length);
+        const uint8_t *candidate = restart_key(index->data, index->entries_end, middle, &length);
         if (compare_keys(candidate, length, key, key_length) < 0) {
             low = middle + 1;
         } else {
             high = middle;
         }
     }
-    if (low == table->index_count) return 0;
-    const ctf_block block = table->blocks[low];
+    if (low == index->count) return 0;
+    const ctf_block block = table->blocks[index->first_block + low];
     const uint8_t *restarts = block.data + block.entries_end;
     // The first restart point whose key is above the key; the interval before it may hold it.
     uint32_t left = 0, right = block.restart_count;

@@ -3,16 +3,18 @@ import CTableFloor
 
 /// The plain loop beside `readseq-cached` and `readrandom-cached`: a plain C11 reader
 /// (`Sources/CTableFloor`, libc and zlib only) of the one table file of the store those rows read
-/// (``CachedReadStore``). Untimed, it reads the file, checks its footer, trailers, checksums and
-/// every entry as FORMAT.md states, and inflates every data block once into memory; its decode is
-/// then checked against the data set (every key and value, in key order, by crc32). Each timed
-/// pass follows one untimed run of the same pass, as WALStore's does:
+/// (``CachedReadStore``), table version 4 or 5. Untimed, it reads the file, checks its footer,
+/// trailers, checksums, metadata (version 5: the top-level index and every partition) and every
+/// entry as FORMAT.md states, and inflates every data block (and index partition) once into
+/// memory; its decode is then checked against the data set (every key and value, in key order,
+/// by crc32). Each timed pass follows one untimed run of the same pass, as WALStore's does:
 ///
 /// - `readseq-cached`: one pass decoding every entry in place (the key rebuilt into one buffer,
 ///   the value found, its kind byte and sequence varint decoded, its length added up);
-/// - `readrandom-cached`: the same N lookups as WALStore's (``DataSet/readOrder``), each a binary
-///   search of the index separators in place, a binary search of the block's restart points and
-///   a walk of the interval to the key (no filter probe: every key is present).
+/// - `readrandom-cached`: the same N lookups as WALStore's (``DataSet/readOrder``), each, in
+///   place, a binary search of the top-level index's separators (version 5) and of that index
+///   partition's (version 4: of the index block's), a binary search of the block's restart points
+///   and a walk of the interval to the key (no filter probe: every key is present).
 ///
 /// It is a floor for WALStore's table format — what a read of a cached block costs with nothing
 /// around the decode: no cache lookup, lock, merge with the log's tail, copy of the value or

@@ -1,16 +1,23 @@
 #ifndef WALSTORE_BENCH_CTABLEFLOOR_H
 #define WALSTORE_BENCH_CTABLEFLOOR_H
 
-// A plain C11 reader of one WALStore table file (FORMAT.md, "Table files"), only libc and zlib:
-// the floor beside walstore-bench's readseq-cached and readrandom-cached rows.
+// A plain C11 reader of one WALStore table file (FORMAT.md, "Table files"), table version 4 or
+// 5, only libc and zlib: the floor beside walstore-bench's readseq-cached and readrandom-cached
+// rows.
 //
-// ctf_open reads the whole file, checks the footer, every stored block's trailer (type byte and
-// crc32) and the footer's checksums of the filter and index contents, inflates every data block
-// once into one buffer, and checks every entry of the index and data blocks as FORMAT.md states
-// (restart points, varint sizes, shared prefixes, keys strictly ascending across the table,
-// entry values, handles tiling the file, separators between blocks). After that nothing is
-// checked again: ctf_scan, ctf_lookup_all, ctf_get and the cursor decode the blocks in place,
-// trusting what ctf_open verified.
+// ctf_open reads the whole file and checks the footer (magic, version 4 or 5, crc32, handles
+// tiling the file) and every stored block's trailer (type byte and crc32). Version 4: the
+// footer's checksums of the filter and index blocks' contents. Version 5: the footer's checksum
+// of the top-level index's contents and its partition count; the top-level index whole (an entry
+// per partition, naming the filter and index partitions back to back and the run's first data
+// block); each filter partition's shape; each index partition whole (every entry a restart
+// point, its handles tiling its run of data blocks, its last separator the top-level entry's).
+// It inflates every data block once into one buffer (version 5: every index partition too, into
+// another), and checks every entry of the index and data blocks as FORMAT.md states (restart
+// points, varint sizes, shared prefixes, keys strictly ascending across the table, entry values,
+// handles tiling the data blocks, separators between blocks). After that nothing is checked
+// again: ctf_scan, ctf_lookup_all, ctf_get and the cursor decode the blocks in place, trusting
+// what ctf_open verified.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,14 +65,20 @@ uint64_t ctf_entry_count(const ctf_table *table);
 uint64_t ctf_file_bytes(const ctf_table *table);
 uint64_t ctf_inflated_bytes(const ctf_table *table);
 size_t ctf_zlib_block_count(const ctf_table *table);
+/// The table's format version: 4 or 5.
+unsigned ctf_version(const ctf_table *table);
+/// Version 5: the partitions (each a filter and an index partition); version 4: 0.
+size_t ctf_partition_count(const ctf_table *table);
 
 /// Decodes every entry of every data block in order, in place: the key rebuilt into one
 /// buffer, the value found, its kind byte and sequence varint decoded, its length added up.
 void ctf_scan(const ctf_table *table, ctf_scan_totals *totals);
 
-/// Looks `key` up: binary search of the index separators in place, binary search of the block's
-/// restart points, then a walk of the restart interval. 1 and `*entry` when the table holds the
-/// key (whatever its kind), else 0.
+/// Looks `key` up, in place: version 5, a binary search of the top-level index's separators
+/// (each partition's last) for the index partition, then of that partition's separators for
+/// the data block; version 4, a binary search of the index block's separators; then a binary
+/// search of the block's restart points and a walk of the restart interval. 1 and `*entry`
+/// when the table holds the key (whatever its kind), else 0.
 int ctf_get(const ctf_table *table, const uint8_t *key, size_t key_length, ctf_entry *entry);
 
 /// ctf_get for `count` keys, key i being keys[offsets[i] ..< offsets[i + 1]] (`offsets` has
