@@ -153,19 +153,12 @@ extension LogStore {
             guard let file = files[location.segment] else {
                 throw .corruption("the tail's index names segment \(location.segment), which is not open", path: path, offset: 0)
             }
+            // The stored block, held while it is read and inflated.
             let length = Int(location.blockLength)
             buffer.take(length)
-            let stored = try file.read(at: location.blockOffset, count: length)
-            guard stored.count == length, length >= LogFormat.blockHeaderSize else {
-                buffer.release(length)
-                throw .corruption(
-                    "block of \(length) bytes runs past the end of the segment", path: file.path, offset: location.blockOffset)
-            }
             let raw: [UInt8]
             do throws(EngineError) {
-                raw = try CommitDecoding.block(
-                    header: stored[0..<LogFormat.blockHeaderSize], stored: stored[LogFormat.blockHeaderSize...],
-                    path: file.path, offset: location.blockOffset)
+                raw = try readBlock(at: location, from: file)
             } catch {
                 buffer.release(length)
                 throw error

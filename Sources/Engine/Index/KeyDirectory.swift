@@ -497,25 +497,24 @@ struct KeyDirectory {
     /// one buffer straight from the table's chunks, so a batch allocates its buffer and its list
     /// of items, not an array per key (a blob's key is built once, to find its reference).
     func tailCursor(in range: LogStore.KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int) -> TailCursor {
-        guard finished else { return TailCursor(keys: PackedKeys(byteCount: 0, starts: []) { _ in }, items: []) }
+        guard finished else { return TailCursor(keys: PackedKeys(bounds: [0]) { _ in }, items: []) }
         let positions = table.positions(in: range, after: cursor, reverse: reverse, limit: limit)
         let chunks = table.chunks
         // (Indexed loops, not iterators: a scan's tail allocates per batch, in debug builds too.)
         func headLength(_ prefix: UInt64) -> Int { KeyOrder.hasTail(prefix) ? KeyOrder.prefixLength : Int(prefix & 0xFF) }
-        var starts = [Int](repeating: 0, count: positions.count)
-        var total = 0
+        var bounds = [Int](repeating: 0, count: positions.count + 1)
         var i = 0
         while i < positions.count {
             let position = positions[i]
-            starts[i] = total
-            total += headLength(chunks[position.chunk].prefix(position.index)) + chunks[position.chunk].withTail(position.index) { $0.count }
+            bounds[i + 1] = bounds[i] + headLength(chunks[position.chunk].prefix(position.index))
+                + chunks[position.chunk].withTail(position.index) { $0.count }
             i += 1
         }
-        let keys = PackedKeys(byteCount: total, starts: starts) { base in
+        let keys = PackedKeys(bounds: bounds) { base in
             var i = 0
             while i < positions.count {
                 let position = positions[i]
-                let start = starts[i]
+                let start = bounds[i]
                 let prefix = chunks[position.chunk].prefix(position.index)
                 let head = headLength(prefix)
                 var byte = 0
@@ -534,10 +533,8 @@ struct KeyDirectory {
         i = 0
         while i < positions.count {
             let packed = table.value(at: positions[i])
-            let start = starts[i]
-            let length = (i + 1 < starts.count ? starts[i + 1] : total) - start
-            let blob = packed.isBlob ? blobs[HashedKey(Array(UnsafeRawBufferPointer(start: keys.base + start, count: length)))] : nil
-            items.append(TailCursor.Item(keyStart: start, keyLength: length, location: slots.location(packed), blob: blob))
+            let blob = packed.isBlob ? blobs[HashedKey(Array(keys[i]))] : nil
+            items.append(TailCursor.Item(location: slots.location(packed), blob: blob))
             i += 1
         }
         return TailCursor(keys: keys, items: items)

@@ -105,7 +105,7 @@ extension LogStore {
             var answered = false
             for index in pending.indices {
                 let found = try withBytes(pending[index].key) { key throws(EngineError) -> Version?? in
-                    guard try mayHold(table, key), let view = try table.reader.get(key) else { return nil }
+                    guard let view = try tableEntry(table, key) else { return nil }
                     return .some(try view.version())
                 }
                 guard let found else { continue }

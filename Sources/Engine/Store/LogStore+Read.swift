@@ -159,7 +159,7 @@ extension LogStore {
                 while index < tables.count {
                     let table = tables[index]
                     index += 1
-                    guard try mayHold(table, key), let view = try table.reader.get(key) else { continue }
+                    guard let view = try tableEntry(table, key) else { continue }
                     return try view.version()
                 }
                 return nil
@@ -186,16 +186,18 @@ extension LogStore {
         return .inline(location, file)
     }
 
-    /// Whether `table` may hold `key`: within its key range and passed by its Bloom filter
-    /// (counted in the statistics).
-    func mayHold(_ table: StoreTable, _ key: UnsafeRawBufferPointer) throws(EngineError) -> Bool {
-        guard table.covers(key) else { return false }
+    /// `table`'s entry for `key` (a tombstone included), or nil: the table's key range, then its
+    /// filter (both counted in the statistics), then its index and one data block.
+    func tableEntry(_ table: StoreTable, _ key: UnsafeRawBufferPointer) throws(EngineError) -> TableEntryView? {
+        guard table.covers(key) else { return nil }
         tableFilterChecks.add(1, ordering: .relaxed)
-        guard try table.reader.mayContain(key) else {
+        switch try table.reader.lookup(key) {
+        case .filteredOut:
             tableFilterNegatives.add(1, ordering: .relaxed)
-            return false
+            return nil
+        case .absent: return nil
+        case .found(let view): return view
         }
-        return true
     }
 
     /// Opens blob `reference`, checking its header and chunk table.
@@ -207,21 +209,9 @@ extension LogStore {
     /// caches it if it is still current and `cachingValue` (a scan's reads do not: a scan of a
     /// whole range would evict the values point reads keep hot, and rarely reads one twice).
     func readValue(key: [UInt8], at location: Location, from file: any StoreFile, cachingValue: Bool = true) throws(EngineError) -> [UInt8] {
+        let (raw, fromDisk, range) = try logBlock(holding: location, from: file)
+        let value = range == raw.indices ? raw : Array(raw[range])
         let block = BlockID(segment: location.segment, offset: location.blockOffset)
-        let raw: [UInt8]
-        var fromDisk = false
-        if options.blockCacheCapacity > 0, let cached = state.withLock({ $0.blocks.value(forKey: block, tag: 0) }) {
-            raw = cached
-        } else {
-            raw = try readBlock(at: location, from: file)
-            fromDisk = true
-        }
-        let start = Int(location.valueOffset)
-        let end = start + Int(location.valueLength)
-        guard end <= raw.count else {
-            throw .corruption("value lies past the end of its block", path: file.path, offset: location.blockOffset)
-        }
-        let value = start == 0 && end == raw.count ? raw : Array(raw[start..<end])
         let cacheBlock = fromDisk && options.blockCacheCapacity > 0
         let cacheValue = cachingValue && options.valueCacheCapacity > 0
         if cacheBlock || cacheValue {
@@ -241,24 +231,39 @@ extension LogStore {
     func lendValue<Result>(
         at location: Location, from file: any StoreFile, _ body: (UnsafeRawBufferPointer) throws(EngineError) -> Result
     ) throws(EngineError) -> Result {
+        let (raw, fromDisk, range) = try logBlock(holding: location, from: file)
+        if fromDisk, options.blockCacheCapacity > 0 {
+            let block = BlockID(segment: location.segment, offset: location.blockOffset)
+            state.withLock { $0.blocks.insert(raw, forKey: block, tag: 0) }
+        }
+        return try withBytes(raw) { bytes throws(EngineError) in try body(UnsafeRawBufferPointer(rebasing: bytes[range])) }
+    }
+
+    /// The inflated log block holding the inline value at `location`: from the block cache, or
+    /// read (``readBlock(at:from:)``; `fromDisk`, and not cached yet: the caller caches it),
+    /// with the value's place in it, checked.
+    private func logBlock(
+        holding location: Location, from file: any StoreFile
+    ) throws(EngineError) -> (raw: [UInt8], fromDisk: Bool, value: Range<Int>) {
         let block = BlockID(segment: location.segment, offset: location.blockOffset)
         let raw: [UInt8]
+        var fromDisk = false
         if options.blockCacheCapacity > 0, let cached = state.withLock({ $0.blocks.value(forKey: block, tag: 0) }) {
             raw = cached
         } else {
             raw = try readBlock(at: location, from: file)
-            if options.blockCacheCapacity > 0 { state.withLock { $0.blocks.insert(raw, forKey: block, tag: 0) } }
+            fromDisk = true
         }
         let start = Int(location.valueOffset)
         let end = start + Int(location.valueLength)
         guard end <= raw.count else {
             throw .corruption("value lies past the end of its block", path: file.path, offset: location.blockOffset)
         }
-        return try withBytes(raw) { bytes throws(EngineError) in try body(UnsafeRawBufferPointer(rebasing: bytes[start..<end])) }
+        return (raw, fromDisk, start..<end)
     }
 
-    /// One `pread` of the block at `location`, verified and inflated.
-    private func readBlock(at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
+    /// One `pread` of the block at `location`, verified and inflated (reads and flushes).
+    func readBlock(at location: Location, from file: any StoreFile) throws(EngineError) -> [UInt8] {
         let length = Int(location.blockLength)
         let block = try file.read(at: location.blockOffset, count: length)
         guard block.count == length, length >= LogFormat.blockHeaderSize else {

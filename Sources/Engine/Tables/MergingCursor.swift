@@ -4,32 +4,35 @@
 /// `@unchecked Sendable`: the memory is written only in `init` and freed in `deinit`.
 final class PackedKeys: @unchecked Sendable {
     let base: UnsafeMutableRawPointer
-    /// Where each key starts.
-    let starts: [Int]
+    /// Where each key starts, then where the last ends: key `i` is `bounds[i]..<bounds[i + 1]`.
+    private let bounds: [Int]
 
-    /// Room for `byteCount` bytes of keys, which the caller writes at ``base`` and lists in
-    /// `starts`.
-    init(byteCount: Int, starts: [Int], write: (UnsafeMutableRawPointer) -> Void) {
-        base = .allocate(byteCount: Swift.max(byteCount, 1), alignment: 8)
-        self.starts = starts
+    /// Room for the keys `bounds` places (the first at 0, one more bound than keys), which the
+    /// caller writes at ``base``.
+    init(bounds: [Int], write: (UnsafeMutableRawPointer) -> Void) {
+        base = .allocate(byteCount: Swift.max(bounds.last ?? 0, 1), alignment: 8)
+        self.bounds = bounds
         write(base)
     }
 
-    init(_ keys: some Collection<[UInt8]>) {
-        let base = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(keys.reduce(0) { $0 + $1.count }, 1), alignment: 8)
-        var starts: [Int] = []
-        starts.reserveCapacity(keys.count)
-        var end = 0
-        for key in keys {
-            starts.append(end)
-            key.withUnsafeBytes { if let from = $0.baseAddress { (base + end).copyMemory(from: from, byteCount: $0.count) } }
-            end += key.count
+    convenience init(_ keys: some Collection<[UInt8]>) {
+        var bounds = [0]
+        bounds.reserveCapacity(keys.count + 1)
+        for key in keys { bounds.append(bounds[bounds.count - 1] + key.count) }
+        self.init(bounds: bounds) { base in
+            for (key, start) in zip(keys, bounds) {
+                key.withUnsafeBytes { if let from = $0.baseAddress { (base + start).copyMemory(from: from, byteCount: $0.count) } }
+            }
         }
-        self.base = base
-        self.starts = starts
     }
 
     deinit { base.deallocate() }
+
+    /// Key `i`, in place.
+    @inline(__always)
+    subscript(i: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + bounds[i], count: bounds[i + 1] - bounds[i])
+    }
 }
 
 /// Writes not yet committed, laid over a scan (``LogStore/scan(_:limit:reverse:overlay:)``): each
@@ -50,7 +53,7 @@ struct OverlayCursor: Sendable {
 
     /// The current value's bytes (empty for a deletion), valid while the cursor is held.
     var value: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: values.base + values.starts[position], count: entries[position].value?.count ?? 0)
+        values[position]
     }
 
     var isValid: Bool { position < entries.count }
@@ -58,7 +61,7 @@ struct OverlayCursor: Sendable {
 
     /// The current key, valid while the cursor is held.
     var key: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: keys.base + keys.starts[position], count: entries[position].key.count)
+        keys[position]
     }
 
     mutating func next() { position += 1 }
@@ -68,9 +71,8 @@ struct OverlayCursor: Sendable {
 /// back to back in one buffer, each entry's location and blob reference beside. Moves only
 /// within the batch; whoever reads the tail (a scan) refills it.
 struct TailCursor: Sendable {
+    /// An entry of the batch; its key is the batch's key of the same index.
     struct Item: Sendable {
-        var keyStart: Int
-        var keyLength: Int
         var location: Location
         var blob: BlobReference?
     }
@@ -91,15 +93,11 @@ struct TailCursor: Sendable {
     var item: Item { items[position] }
 
     /// The current key, valid while the cursor is held (the batch never changes).
-    var key: UnsafeRawBufferPointer {
-        let item = items[position]
-        return UnsafeRawBufferPointer(start: keys.base + item.keyStart, count: item.keyLength)
-    }
+    var key: UnsafeRawBufferPointer { keys[position] }
 
     /// The last key of the batch, copied (where the next batch resumes).
     var lastKey: [UInt8]? {
-        guard let item = items.last else { return nil }
-        return Array(UnsafeRawBufferPointer(start: keys.base + item.keyStart, count: item.keyLength))
+        items.isEmpty ? nil : Array(keys[items.count - 1])
     }
 
     mutating func next() { position += 1 }

@@ -304,15 +304,11 @@ struct TableReader: Sendable {
     /// partition from the cache or read, verified whole, parsed (and cached when `caching`).
     func indexBlock(of partition: Int, in loaded: Loaded, caching: Bool) throws(EngineError) -> Block {
         if let whole = loaded.wholeIndex { return whole }
-        let handle = loaded.partitions[partition].index
-        let blockID = TableBlockID(table: id, offset: handle.offset)
-        if let cache, let block = cache.block(blockID) { return block }
-        let block = try Block(raw: try readRaw(handle), path: path, offset: handle.offset)
-        _ = try Self.decodeIndex(
-            block, dataStart: loaded.partitions[partition].dataStart, dataEnd: loaded.partitions[partition].dataEnd,
-            lastSeparator: try loaded.top.restartKey(partition))
-        if caching, let cache { cache.insert(block, for: blockID) }
-        return block
+        return try cachedBlock(loaded.partitions[partition].index, caching: caching) { block throws(EngineError) in
+            _ = try Self.decodeIndex(
+                block, dataStart: loaded.partitions[partition].dataStart, dataEnd: loaded.partitions[partition].dataEnd,
+                lastSeparator: try loaded.top.restartKey(partition))
+        }
     }
 
     /// The filter of partition `partition`: version 4's resident filter, or the filter partition
@@ -360,6 +356,31 @@ struct TableReader: Sendable {
     func get(_ key: UnsafeRawBufferPointer) throws(EngineError) -> TableEntryView? {
         let loaded = try metadataLoaded()
         guard let partition = try loaded.partition(atOrAbove: key) else { return nil }
+        return try entry(key, in: partition, of: loaded)
+    }
+
+    /// What a point read of `key` finds in the table.
+    enum Lookup {
+        /// The filter says the table holds no entry for `key` (or `key` is above every key).
+        case filteredOut
+        /// The filter let `key` through, and the table holds no entry for it.
+        case absent
+        /// The entry for `key`, a tombstone included.
+        case found(TableEntryView)
+    }
+
+    /// A point read of `key` with the filter first: ``mayContain(_:)-(UnsafeRawBufferPointer)``
+    /// then ``get(_:)`` with the metadata taken and the partition searched once for both.
+    func lookup(_ key: UnsafeRawBufferPointer) throws(EngineError) -> Lookup {
+        let loaded = try metadataLoaded()
+        guard let partition = try loaded.partition(atOrAbove: key), try filter(of: partition, in: loaded).mayContain(key) else {
+            return .filteredOut
+        }
+        return try entry(key, in: partition, of: loaded).map(Lookup.found) ?? .absent
+    }
+
+    /// The entry for `key` in partition `partition`: its index searched, then one data block.
+    private func entry(_ key: UnsafeRawBufferPointer, in partition: Int, of loaded: Loaded) throws(EngineError) -> TableEntryView? {
         let index = try indexBlock(of: partition, in: loaded, caching: true)
         guard let entry = try Self.firstEntry(in: index, count: index.restartCount, atOrAbove: key) else { return nil }
         let block = try dataBlock(try Self.handle(in: index, entry), caching: true)
@@ -403,9 +424,18 @@ struct TableReader: Sendable {
     /// The data block at `handle`, from the cache or read, verified and parsed (and cached when
     /// `caching`).
     func dataBlock(_ handle: BlockHandle, caching: Bool) throws(EngineError) -> Block {
+        try cachedBlock(handle, caching: caching) { _ in }
+    }
+
+    /// The block at `handle` from the cache, or read, verified, parsed, passed through `check`
+    /// (which throws for a block that must not be kept) and cached when `caching`.
+    private func cachedBlock(
+        _ handle: BlockHandle, caching: Bool, check: (Block) throws(EngineError) -> Void
+    ) throws(EngineError) -> Block {
         let blockID = TableBlockID(table: id, offset: handle.offset)
         if let cache, let block = cache.block(blockID) { return block }
         let block = try Block(raw: try readRaw(handle), path: path, offset: handle.offset)
+        try check(block)
         if caching, let cache { cache.insert(block, for: blockID) }
         return block
     }
