@@ -87,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnapshotTests",
-            dependencies: ["Snapshot", "SnapshotTestSupport", "EngineTestSupport"]
+            dependencies: ["Snapshot", "SnapshotTestSupport", "EngineTestSupport", "CAllocationCounter"]
         ),
         .testTarget(
             name: "ModelsTests",

@@ -80,7 +80,10 @@ package struct RecordMatcher {
         case let .string(path, operation, needle, options):
             guard let f = field(path) else { return .undecided }
             let bytes = Array(needle.utf8)
-            let ascii = bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } ? bytes : nil
+            // Decided on the bytes only for ASCII without `\r`, and options that fold nothing
+            // ASCII has beyond case.
+            let foldsOnlyCase = options.subtracting([.caseInsensitive, .diacriticInsensitive]).isEmpty
+            let ascii = foldsOnlyCase && bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } ? bytes : nil
             return .field(f, .string(operation, needle: needle, options: options, ascii: ascii))
         case .identifierIn(let ids):
             return .identifiers(Set(ids.compactMap { id in
@@ -111,11 +114,11 @@ package struct RecordMatcher {
     ///
     /// - Throws: ``RecordDecodingError`` for a field that does not decode, and what
     ///   ``PredicateEvaluator`` throws for the values it decodes (a type mismatch).
-    func matches(_ record: RecordReader, primaryKey: UUID) throws -> Bool? {
+    func matches(_ record: RecordView, primaryKey: UUID) throws -> Bool? {
         try evaluate(root, record, primaryKey)
     }
 
-    private func evaluate(_ node: Node, _ record: RecordReader, _ pk: UUID) throws -> Bool? {
+    private func evaluate(_ node: Node, _ record: RecordView, _ pk: UUID) throws -> Bool? {
         switch node {
         case .constant(let value): return value
         case .undecided: return nil
@@ -139,37 +142,27 @@ package struct RecordMatcher {
         }
     }
 
-    private func evaluate(_ test: Test, _ field: RecordField, _ record: RecordReader) throws -> Bool? {
+    private func evaluate(_ test: Test, _ field: RecordField, _ record: RecordView) throws -> Bool? {
         let i = field.index
         if record.isAsset(i) { return nil }
+        // Text held inline, when the bytes are ASCII: decided on the bytes in place, without
+        // decoding the string.
+        if case .attribute(let a) = field.kind, a.valueType == .string, i < record.fieldCount, RecordSerialType.isText(record.serialType(i)),
+            let decided = Self.decideOnASCII(test, record.body(i))
+        {
+            return decided
+        }
         let path = PropertyPath(components: [field.name])
-        // Text held inline, when the bytes are ASCII: decided without decoding the string.
-        let ascii: ArraySlice<UInt8>? = {
-            guard case .attribute(let a) = field.kind, a.valueType == .string, i < record.fieldCount,
-                RecordSerialType.isText(record.serialType(i))
-            else { return nil }
-            let body = record.body(i)
-            return body.allSatisfy { $0 < 0x80 } ? body : nil
-        }()
         switch test {
-        case let .compare(comparison, constant, text):
-            if let ascii, let text { return Self.holds(Self.order(ascii, text), comparison) }
+        case let .compare(comparison, constant, _):
             return try PredicateEvaluator.holds(try value(field, record), comparison, constant, path: path, entityName: entity)
         case .isNull:
             return try value(field, record).isNull
-        case let .oneOf(values, texts):
-            if let ascii, texts.allSatisfy({ $0 != nil }) {
-                return texts.contains { Self.order(ascii, $0 ?? []) == 0 }
-            }
+        case let .oneOf(values, _):
             let v = try value(field, record)
             for constant in values where try PredicateEvaluator.holds(v, .equal, constant, path: path, entityName: entity) { return true }
             return false
-        case let .string(operation, needle, options, asciiNeedle):
-            if let ascii, let asciiNeedle, !ascii.contains(0x0D),
-                options.subtracting([.caseInsensitive, .diacriticInsensitive]).isEmpty
-            {
-                return Self.matches(ascii, operation, asciiNeedle, foldingCase: options.contains(.caseInsensitive))
-            }
+        case let .string(operation, needle, options, _):
             let v = try value(field, record)
             if v.isNull { return false }
             guard case .string(let s) = v else { return nil }
@@ -177,13 +170,57 @@ package struct RecordMatcher {
         }
     }
 
-    private func value(_ field: RecordField, _ record: RecordReader) throws -> PropertyValue {
+    /// What `test` answers on the text `body` when its bytes decide it exactly (ASCII, and for
+    /// a string operation no `\r` and only case and diacritic options); `nil` otherwise.
+    private static func decideOnASCII(_ test: Test, _ body: UnsafeRawBufferPointer) -> Bool? {
+        guard isASCII(body) else { return nil }
+        switch test {
+        case let .compare(comparison, _, text?):
+            return holds(order(body, text), comparison)
+        case let .oneOf(_, texts):
+            var found = false
+            var i = 0
+            while i < texts.count {
+                guard let text = texts[i] else { return nil }
+                if order(body, text) == 0 { found = true }
+                i += 1
+            }
+            return found
+        case let .string(operation, _, options, asciiNeedle?):
+            guard body.isEmpty || memchr(body.baseAddress!, 0x0D, body.count) == nil else { return nil }
+            return matches(body, operation, asciiNeedle, foldingCase: options.contains(.caseInsensitive))
+        default:
+            return nil
+        }
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        let count = bytes.count
+        // Eight bytes at a time, then the rest.
+        while i + 8 <= count {
+            if bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            i += 8
+        }
+        while i < count {
+            if bytes[i] >= 0x80 { return false }
+            i += 1
+        }
+        return true
+    }
+
+    private func value(_ field: RecordField, _ record: RecordView) throws -> PropertyValue {
         try record.value(of: field, storeIdentifier: storeIdentifier)
     }
 
-    private static func order(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Int {
-        if a.elementsEqual(b) { return 0 }
-        return a.lexicographicallyPrecedes(b) ? -1 : 1
+    /// -1, 0 or 1 as `a` sorts before, with or after `b`, byte by byte (a prefix first).
+    private static func order(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+        b.withUnsafeBytes { b in
+            let shared = min(a.count, b.count)
+            let c = shared == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, shared)
+            if c != 0 { return c < 0 ? -1 : 1 }
+            return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+        }
     }
 
     private static func holds(_ order: Int, _ comparison: FetchPredicate.Comparison) -> Bool {
@@ -201,44 +238,43 @@ package struct RecordMatcher {
     /// the record's bytes in place. When case counts, `memchr` finds each occurrence of the
     /// needle's first byte and `memcmp` compares the rest; else each byte is compared with the
     /// needle's first in both cases before the rest is compared folded.
-    private static func matches(_ haystack: ArraySlice<UInt8>, _ operation: FetchPredicate.StringOperation, _ needle: [UInt8], foldingCase: Bool) -> Bool {
+    private static func matches(_ haystack: UnsafeRawBufferPointer, _ operation: FetchPredicate.StringOperation, _ needle: [UInt8], foldingCase: Bool) -> Bool {
         if needle.isEmpty { return true }
         guard needle.count <= haystack.count else { return false }
         @inline(__always) func fold(_ b: UInt8) -> UInt8 { foldingCase && b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
-        return haystack.withUnsafeBufferPointer { h in
-            needle.withUnsafeBufferPointer { n in
-                guard let hBase = h.baseAddress, let nBase = n.baseAddress else { return false }
-                let count = n.count
-                @inline(__always) func equal(at start: Int) -> Bool {
-                    for j in 0..<count where fold(hBase[start + j]) != fold(nBase[j]) { return false }
-                    return true
-                }
-                switch operation {
-                case .beginsWith: return equal(at: 0)
-                case .endsWith: return equal(at: h.count - count)
-                case .contains:
-                    let last = h.count - count
-                    if !foldingCase {
-                        var start = 0
-                        while start <= last {
-                            guard let found = memchr(hBase + start, Int32(nBase[0]), last - start + 1) else { return false }
-                            let at = hBase.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                            if memcmp(hBase + at, nBase, count) == 0 { return true }
-                            start = at + 1
-                        }
-                        return false
-                    }
-                    let first = fold(nBase[0])
-                    // The first byte in both cases, when it is a letter.
-                    let other = first >= 0x61 && first <= 0x7A ? first & ~0x20 : first
+        let h = UnsafeBufferPointer(start: haystack.baseAddress?.assumingMemoryBound(to: UInt8.self), count: haystack.count)
+        return needle.withUnsafeBufferPointer { n in
+            guard let hBase = h.baseAddress, let nBase = n.baseAddress else { return false }
+            let count = n.count
+            @inline(__always) func equal(at start: Int) -> Bool {
+                for j in 0..<count where fold(hBase[start + j]) != fold(nBase[j]) { return false }
+                return true
+            }
+            switch operation {
+            case .beginsWith: return equal(at: 0)
+            case .endsWith: return equal(at: h.count - count)
+            case .contains:
+                let last = h.count - count
+                if !foldingCase {
                     var start = 0
                     while start <= last {
-                        let b = hBase[start]
-                        if (b == first || b == other) && equal(at: start) { return true }
-                        start += 1
+                        guard let found = memchr(hBase + start, Int32(nBase[0]), last - start + 1) else { return false }
+                        let at = hBase.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                        if memcmp(hBase + at, nBase, count) == 0 { return true }
+                        start = at + 1
                     }
                     return false
                 }
+                let first = fold(nBase[0])
+                // The first byte in both cases, when it is a letter.
+                let other = first >= 0x61 && first <= 0x7A ? first & ~0x20 : first
+                var start = 0
+                while start <= last {
+                    let b = hBase[start]
+                    if (b == first || b == other) && equal(at: start) { return true }
+                    start += 1
+                }
+                return false
             }
         }
     }

@@ -22,6 +22,14 @@ enum RecordKeys {
     }
 
     /// A UUID from exactly 16 bytes (the first 16; zeros for missing ones).
+    /// The UUID whose 16 bytes start `bytes` (at least 16 long), copied at once.
+    static func uuid(from bytes: UnsafeRawBufferPointer) -> UUID {
+        precondition(bytes.count >= 16, "a primary key is 16 bytes")
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<16])) }
+        return UUID(uuid: raw)
+    }
+
     static func uuid(from bytes: some Collection<UInt8>) -> UUID {
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &raw) { dst in

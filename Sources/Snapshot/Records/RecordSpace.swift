@@ -59,6 +59,18 @@ struct RecordSpace: Sendable {
         }
     }
 
+    /// Looks `key` up and lends its value's bytes to `body` (valid only during the call): a
+    /// pending write's bytes, or the engine's in place (``LogStore/withValue(forKey:_:)``).
+    /// `nil` when the key is absent.
+    func withValue<Result>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Result) throws -> Result? {
+        let key = engineKey(key)
+        switch pending.value(forKey: key) {
+        case .put(let value, _)?: return try value.withUnsafeBytes(body)
+        case .deleted?: return nil
+        case nil: return try engine.withValue(forKey: key, body)
+        }
+    }
+
     /// ``value(forKey:)`` for each of `keys`, in order: the pending writes answer first, the
     /// rest is one batched engine read (``LogStore/values(forKeys:)``).
     func values(forKeys keys: [[UInt8]]) throws(EngineError) -> [[UInt8]?] {
@@ -130,6 +142,18 @@ struct RecordSpace: Sendable {
         mutating func next() throws(EngineError) -> Entry? {
             guard let raw = try base.next() else { return nil }
             return Entry(key: prefixLength == 0 ? raw.key : Array(raw.key.dropFirst(prefixLength)), raw: raw)
+        }
+
+        /// Lends the next entry to `body`: its key without the generation prefix and the
+        /// engine's entry (whose value `body` reads in place), both valid only during the call;
+        /// `nil` after the last.
+        mutating func withNext<Result>(
+            _ body: (_ key: UnsafeRawBufferPointer, _ entry: LogStore.Scan.BorrowedEntry) throws(EngineError) -> Result
+        ) throws(EngineError) -> Result? {
+            let prefixLength = prefixLength
+            return try base.withNext { entry throws(EngineError) in
+                try body(prefixLength == 0 ? entry.key : UnsafeRawBufferPointer(rebasing: entry.key[prefixLength...]), entry)
+            }
         }
 
         /// One key of the scan, without the generation prefix.

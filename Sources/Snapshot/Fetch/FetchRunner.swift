@@ -11,7 +11,6 @@ final class FetchRunner {
     /// reading the keys).
     let counts: EntityCounts?
     private var cache: [PersistentIdentifier: DefaultSnapshot?] = [:]
-    private var matchers: [String: RecordMatcher] = [:]
     var schema: Schema { mapper.schema }
 
     init(mapper: RecordMapper, counts: EntityCounts? = nil) {
@@ -64,12 +63,7 @@ final class FetchRunner {
     /// counts (no record or key of an object is read), else the identifiers selected.
     func count(_ descriptor: FetchDescriptor) throws -> Int {
         try check(descriptor)
-        guard descriptor.predicate == nil, let counts else {
-            // The order matters only to a window.
-            var unordered = descriptor
-            if descriptor.fetchLimit == nil && descriptor.fetchOffset == nil { unordered.sortBy = [] }
-            return try identifiers(unordered).count
-        }
+        guard descriptor.predicate == nil, let counts else { return try countMatches(descriptor) }
         var entities = [descriptor.entityName]
         if descriptor.includesSubentities { entities += schema.subentities(of: descriptor.entityName).map(\.name) }
         var total = 0
@@ -124,23 +118,6 @@ final class FetchRunner {
 
     private func isFetched(_ entity: String, _ descriptor: FetchDescriptor) -> Bool {
         entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
-    }
-
-    /// Whether an object of the concrete entity `entity` passes the entity tests among the
-    /// predicate's top-level conjuncts: known from a record's or an index entry's entity name,
-    /// before the object is decoded.
-    private func passesEntityTests(_ entity: String, _ predicate: FetchPredicate?) throws -> Bool {
-        let conjuncts: [FetchPredicate]
-        switch predicate {
-        case .and(let list)?: conjuncts = list
-        case let p?: conjuncts = [p]
-        case nil: return true
-        }
-        for case let .entity(name, includesSubentities) in conjuncts
-        where try !evaluator.isOfEntity(entity, name, includesSubentities: includesSubentities) {
-            return false
-        }
-        return true
     }
 
     private static func isFloatingZero(_ value: PropertyValue) -> Bool {
@@ -210,26 +187,14 @@ final class FetchRunner {
         return names
     }
 
-    /// One object a scan or an index found that the predicate selects: its record's bytes (to
-    /// decode it whole if it is in the window), its sort values, and its snapshot decoded in
-    /// part when the predicate or the sort needed one (a format-2 record matched on its bytes
-    /// has none).
-    private struct Candidate {
-        var snapshot: DefaultSnapshot?
-        let entity: String
-        let key: [UInt8]
-        let primaryKey: UUID
-        let bytes: [UInt8]
-        let sortValues: [PropertyValue]
-    }
-
-    /// The predicate compiled for the records of `entity`, once per fetch.
-    private func matcher(_ predicate: FetchPredicate, for entity: String) -> RecordMatcher {
-        if let m = matchers[entity] { return m }
-        let m = RecordMatcher(
-            predicate, entity: entity, fields: mapper.layout.recordFields(of: entity), evaluator: evaluator, storeIdentifier: mapper.storeIdentifier)
-        matchers[entity] = m
-        return m
+    /// What a fetch keeps of each record it selects.
+    private enum Keeping {
+        /// Nothing: only how many there are.
+        case count
+        /// The identifiers.
+        case identifiers
+        /// The snapshots, decoded whole from the bytes.
+        case snapshots
     }
 
     /// The window, and how many records the root holds when they were all read to find it
@@ -255,120 +220,16 @@ final class FetchRunner {
         }
         // Decode only what the predicate and the sort read (everything, when they read to-many
         // arrays: those are filled for every candidate then).
-        let read = propertiesRead(by: descriptor)
-        let properties: Set<String>? = toMany ? nil : read
-        /// The candidate the record `bytes` (stored under `key`) is, when it is of an entity
-        /// fetched and matches; `nil` otherwise. A format-2 record is matched on its bytes, and
-        /// decoded (in part) only when the matcher or the sort cannot do without it.
-        func examine(_ bytes: [UInt8], key: [UInt8], primaryKey pk: UUID) throws -> Candidate? {
-            guard bytes.first == RecordReader.version else {
-                let entity = try mapper.entityName(ofRecord: bytes, key: key)
-                try checkRoot(entity, key)
-                guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
-                let snapshot = try mapper.snapshot(ofRecord: bytes, key: key, primaryKey: pk, root: root, toMany: toMany, only: properties)
-                guard try descriptor.predicate.map({ try evaluator.evaluate($0, on: snapshot) }) ?? true else { return nil }
-                let values = try descriptor.sortBy.map { try evaluator.value(at: $0.path, of: snapshot) }
-                return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
-            }
-            let reader = try RecordReader(bytes, key: key)
-            let entity = reader.entityName
-            let recordFields = try mapper.checkedFields(of: reader, root: root)
-            guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { return nil }
-            var snapshot: DefaultSnapshot?
-            func decoded() throws -> DefaultSnapshot {
-                if let snapshot { return snapshot }
-                let s = try mapper.snapshot(of: reader, primaryKey: pk, root: root, toMany: toMany, only: properties)
-                snapshot = s
-                return s
-            }
-            if let predicate = descriptor.predicate {
-                switch try matcher(predicate, for: entity).matches(reader, primaryKey: pk) {
-                case false?: return nil
-                case true?: break
-                case nil: guard try evaluator.evaluate(predicate, on: try decoded()) else { return nil }
-                }
-            }
-            let values = try descriptor.sortBy.map { sort in
-                // A field of the object itself, held inline: read alone.
-                if snapshot == nil, sort.path.components.count == 1, let field = recordFields.field(named: sort.path.components[0]),
-                    !reader.isAsset(field.index)
-                {
-                    return try reader.value(of: field, storeIdentifier: mapper.storeIdentifier)
-                }
-                return try evaluator.value(at: sort.path, of: try decoded())
-            }
-            return Candidate(snapshot: snapshot, entity: entity, key: key, primaryKey: pk, bytes: bytes, sortValues: values)
-        }
-        func checkRoot(_ entity: String, _ key: [UInt8]) throws {
-            guard schema.entity(named: entity) != nil, mapper.layout.root(of: entity) == root else {
-                throw RecordDecodingError("a record of \(entity), which is not an entity of the root \(root)", key: key)
-            }
-        }
+        let properties: Set<String>? = toMany ? nil : propertiesRead(by: descriptor)
+        let filter = try RecordFilter(
+            descriptor, root: root, mapper: mapper, evaluator: evaluator, properties: properties, toMany: toMany, keepsBytes: whole)
         // Matches are kept as they are found: with a sort and a limit, only the window's worth.
-        var matches = FetchWindow<Candidate>(sortBy: descriptor.sortBy, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
-        func offer(_ c: Candidate) {
-            matches.offer(c, values: c.sortValues, primaryKey: c.primaryKey)
-        }
-        var rootCount: Int?
-        if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
-            // Index entries name the object's concrete entity: read only when the root has
-            // sub-entities to tell apart.
-            let rootOnly = schema.subentities(of: root).isEmpty
-            var boundary: PropertyValue?
-            var boundaryKey: [UInt8]?
-            walk: for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
-                var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
-                while let entry = try cursor.next() {
-                    // Past the window's last value (read from the key, not the record): done.
-                    if let boundaryKey, !entry.key.starts(with: boundaryKey) { break walk }
-                    guard entry.key.count > 16 else { throw RecordDecodingError("a malformed index entry", key: entry.key) }
-                    if !rootOnly {
-                        guard let entity = String(validating: try entry.value(), as: UTF8.self) else {
-                            throw RecordDecodingError("a malformed index entry", key: entry.key)
-                        }
-                        guard isFetched(entity, descriptor), try passesEntityTests(entity, descriptor.predicate) else { continue }
-                    } else if try !passesEntityTests(root, descriptor.predicate) {
-                        break walk
-                    }
-                    let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                    let key = RecordKeys.record(root: root, primaryKey: pk)
-                    guard let bytes = try mapper.engine.value(forKey: key) else {
-                        throw RecordDecodingError("an index entry of a record that is missing", key: entry.key)
-                    }
-                    mapper.countRecordRead()
-                    guard let found = try examine(bytes, key: key, primaryKey: pk) else { continue }
-                    if let topK = plan.topK {
-                        let value = found.sortValues[0]
-                        if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { break walk }
-                        offer(found)
-                        if boundary == nil && matches.count == topK.needed {
-                            boundary = value
-                            // -0.0 and 0.0 tie with two encodings: compare those by reading records.
-                            if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
-                        }
-                    } else {
-                        offer(found)
-                    }
-                }
-            }
-        } else {
-            let prefix = RecordKeys.recordPrefix(root: root)
-            rootCount = 0
-            var cursor = try mapper.engine.scan(prefix: prefix)
-            while let entry = try cursor.next() {
-                rootCount? += 1
-                guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
-                let bytes = try entry.value()
-                mapper.countRecordRead()
-                guard let found = try examine(bytes, key: entry.key, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))) else { continue }
-                offer(found)
-                // Without a sort, the scan's order (record key order) is the fetch's: it stops
-                // once the window is full.
-                if descriptor.sortBy.isEmpty && matches.isFull {
-                    rootCount = nil
-                    break
-                }
-            }
+        var matches = FetchWindow<RecordFilter.Candidate>(sortBy: descriptor.sortBy, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
+        let rootCount = try scanCandidates(descriptor, filter) { candidate in
+            matches.offer(candidate, values: candidate.sortValues, primaryKey: candidate.primaryKey)
+            // Without a sort, the scan's order (record key order) is the fetch's: it stops once
+            // the window is full.
+            return descriptor.sortBy.isEmpty && matches.isFull
         }
         // Sorted (ties in record key order, as a scan finds them), offset and limited: as
         // PredicateEvaluator.run.
@@ -381,8 +242,159 @@ final class FetchRunner {
         }
         let decoded = try window.map { c in
             if properties == nil, let snapshot = c.snapshot { return snapshot }
-            return try mapper.snapshot(ofRecord: c.bytes, key: c.key, primaryKey: c.primaryKey, root: root, toMany: toMany)
+            return try mapper.snapshot(
+                ofRecord: c.bytes ?? [], key: RecordKeys.record(root: root, primaryKey: c.primaryKey), primaryKey: c.primaryKey, root: root,
+                toMany: toMany)
         }
         return (decoded, rootCount)
+    }
+
+    /// How many objects `descriptor` (which has a predicate) selects: the candidates are found
+    /// and matched as for a fetch, but none is kept, sorted or decoded (a record the bytes
+    /// decide is not decoded at all).
+    private func countMatches(_ descriptor: FetchDescriptor) throws -> Int {
+        try check(descriptor)
+        var unordered = descriptor
+        unordered.sortBy = []
+        unordered.fetchLimit = nil
+        unordered.fetchOffset = nil
+        if Self.identifierSet(in: descriptor.predicate) != nil {
+            return Self.windowed(try candidatesWindow(unordered, toMany: needsToMany(unordered), whole: false).0.count, descriptor)
+        }
+        let filter = try RecordFilter(
+            unordered, root: mapper.layout.root(of: descriptor.entityName), mapper: mapper, evaluator: evaluator,
+            properties: needsToMany(unordered) ? nil : propertiesRead(by: unordered), toMany: needsToMany(unordered), keepsBytes: false)
+        var matched = 0
+        _ = try scanCandidates(unordered, filter) { _ in
+            matched += 1
+            return false
+        }
+        return Self.windowed(matched, descriptor)
+    }
+
+    /// How many of `matched` objects the window of `descriptor` holds.
+    private static func windowed(_ matched: Int, _ descriptor: FetchDescriptor) -> Int {
+        let available = max(0, matched - (descriptor.fetchOffset ?? 0))
+        return descriptor.fetchLimit.map { min($0, available) } ?? available
+    }
+
+    /// The candidate sources: walks the index ranges the plan chose, or else every record of
+    /// the root, hands each record's bytes (in place) to `filter`, and each candidate it
+    /// selects to `take`, which returns whether the scan of the root (in record key order)
+    /// may stop. Returns how many records the root
+    /// holds when every one was read (`nil` when an index chose the candidates or the walk
+    /// stopped early).
+    private func scanCandidates(_ descriptor: FetchDescriptor, _ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws -> Int? {
+        let root = filter.root
+        if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
+            try walkIndex(plan, root: root, filter, take: take)
+            return nil
+        }
+        let prefix = RecordKeys.recordPrefix(root: root)
+        let keyLength = prefix.count + 16
+        var rootCount = 0
+        var cursor = try mapper.engine.scan(prefix: prefix)
+        while true {
+            let step = try cursor.withNext { key, entry throws(EngineError) -> ScanStep in
+                guard key.count == keyLength else { return .failed(RecordDecodingError("a record key of the wrong length", key: Array(key))) }
+                let pk = RecordKeys.uuid(from: UnsafeRawBufferPointer(rebasing: key[(keyLength - 16)...]))
+                return try entry.withValue { bytes throws(EngineError) -> ScanStep in
+                    do {
+                        return .found(try filter.candidate(bytes, key: key, primaryKey: pk))
+                    } catch let error as EngineError {
+                        throw error
+                    } catch {
+                        return .failed(error)
+                    }
+                }
+            }
+            guard let step else { break }
+            rootCount += 1
+            mapper.countRecordRead()
+            switch step {
+            case .failed(let error): throw error
+            case .found(nil): continue
+            case .found(let candidate?): if try take(candidate) { return nil }
+            }
+        }
+        return rootCount
+    }
+
+    /// What one record of a scan came to.
+    private enum ScanStep {
+        case found(RecordFilter.Candidate?)
+        case failed(any Error)
+    }
+
+    /// The index walk: the entries of the plan's ranges in order, each naming an object whose
+    /// record is read in place (one point read) and handed to `filter`; a walk for a top-k sort
+    /// stops once the window is full and a key's value is past its last.
+    private func walkIndex(_ plan: FetchPlan, root: String, _ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws {
+        // Index entries name the object's concrete entity: read only when the root has
+        // sub-entities to tell apart.
+        let rootOnly = filter.plans.count == 1
+        if rootOnly && !filter.plans[0].selected { return }
+        var boundary: PropertyValue?
+        var boundaryKey: [UInt8]?
+        var found = 0
+        // One record key, its primary key replaced for each entry.
+        var recordKey = RecordKeys.record(root: root, primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        let pkStart = recordKey.count - 16
+        for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
+            var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
+            while true {
+                let stopAt = boundaryKey
+                // The entry's primary key, when it names an object of an entity the fetch selects.
+                let step = try cursor.withNext { key, entry throws(EngineError) -> IndexStep in
+                    // Past the window's last value (read from the key, not the record): done.
+                    if let stopAt, !key.starts(with: stopAt) { return .stop }
+                    guard key.count > 16 else { return .failed(RecordDecodingError("a malformed index entry", key: Array(key))) }
+                    if !rootOnly {
+                        let selected = try entry.withValue { name in filter.plan(named: name).map { filter.plans[$0].selected } }
+                        guard selected == true else { return .skip }
+                    }
+                    return .object(RecordKeys.uuid(from: UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...])))
+                }
+                guard let step else { break }
+                let pk: UUID
+                switch step {
+                case .stop: return
+                case .skip: continue
+                case .failed(let error): throw error
+                case .object(let object): pk = object
+                }
+                withUnsafeBytes(of: pk.uuid) { source in
+                    recordKey.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: pkStart).copyMemory(from: source.baseAddress!, byteCount: 16) }
+                }
+                let outcome = try mapper.engine.withValue(forKey: recordKey) { bytes in
+                    try recordKey.withUnsafeBytes { key in try filter.candidate(bytes, key: key, primaryKey: pk) }
+                }
+                guard let outcome else { throw RecordDecodingError("an index entry of a record that is missing", key: recordKey) }
+                mapper.countRecordRead()
+                guard let candidate = outcome else { continue }
+                if let topK = plan.topK {
+                    let value = candidate.sortValues[0]
+                    if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { return }
+                    _ = try take(candidate)
+                    found += 1
+                    if boundary == nil && found == topK.needed {
+                        boundary = value
+                        // -0.0 and 0.0 tie with two encodings: compare those by reading records.
+                        if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
+                    }
+                } else {
+                    // Found in index order, not the fetch's: the window takes every match.
+                    _ = try take(candidate)
+                }
+            }
+        }
+    }
+
+    /// What one index entry came to.
+    private enum IndexStep {
+        case object(UUID)
+        case skip
+        case stop
+        case failed(any Error)
     }
 }
