@@ -17,7 +17,10 @@ import Foundation
 public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
     /// The primary key of an object within its store and entity.
     public enum PrimaryKey: Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
-        /// A UUID: what stores of this package make.
+        /// A UUID: what stores of this package make. A ``WALDataStore`` gives a new object a
+        /// time-ordered (version 7) UUID (FORMAT.md section 18, "Keys"); objects saved before
+        /// keep their random (version 4) ones. Any 16 bytes are a valid key: no version is
+        /// checked, and the order of keys means nothing to rely on.
         case uuid(UUID)
         /// A string chosen by the store.
         case string(String)
@@ -97,7 +100,8 @@ public struct PersistentIdentifier: Hashable, Comparable, Codable, Sendable, Cus
     }
 
     /// A new temporary identifier for an object of `entityName` not yet saved: no store
-    /// identifier and a fresh random UUID, so it equals no other identifier.
+    /// identifier and a fresh random (version 4) UUID, so it equals no other identifier. The
+    /// save that inserts the object gives it a permanent, time-ordered key.
     public static func temporary(entityName: String) -> PersistentIdentifier {
         PersistentIdentifier(storeIdentifier: nil, entityName: entityName, primaryKey: .uuid(UUID.makeRandom()))
     }

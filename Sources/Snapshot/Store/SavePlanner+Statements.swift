@@ -144,8 +144,8 @@ extension SavePlanner {
                 upserted.insert(permanent)
                 upsertConstraints[permanent, default: []].formUnion(target.constraint)
             } else {
-                permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeRandom())
-                // A fresh random primary key names no stored object: nothing to read.
+                permanent = try mapper.identifier(entity: temporary.entityName, primaryKey: UUID.makeTimeOrdered())
+                // A fresh primary key names no stored object: nothing to read.
                 noteNotStored(permanent)
                 inserted.insert(permanent)
                 temporaries[permanent] = temporary
