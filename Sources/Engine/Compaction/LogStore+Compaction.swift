@@ -157,7 +157,8 @@ extension LogStore {
     // MARK: Steps shared by flush and merge
 
     /// Writes a table of level `level` with `fill` (which adds its entries in key order) under a
-    /// temporary name, renames it into place, syncs the directory and opens it. On failure,
+    /// temporary name (its partitions waiting in a scratch file once they pass 1 MiB:
+    /// ``TableWriter``), renames it into place, syncs the directory and opens it. On failure,
     /// removes what it wrote.
     func writeTable(
         level: UInt32, _ fill: (inout TableWriter) throws(EngineError) -> Void
@@ -167,7 +168,12 @@ extension LogStore {
             return c.nextTable
         }
         do throws(EngineError) {
-            var writer = try TableWriter(number: number, level: level, directory: path, options: options, fileSystem: fileSystem)
+            var limits = TableWriter.Limits()
+            if let bytes = testHooks.tablePartitionBytes { limits.partitionSize = bytes }
+            if let bytes = testHooks.tableSpillBytes { limits.spillBytes = bytes }
+            if let bytes = testHooks.tableCopyBytes { limits.copyBytes = bytes }
+            var writer = try TableWriter(
+                number: number, level: level, directory: path, options: options, fileSystem: fileSystem, limits: limits)
             try fill(&writer)
             let record = try writer.finish()
             try checkStopping()
@@ -181,14 +187,15 @@ extension LogStore {
         }
     }
 
-    /// Best-effort removal of tables `numbers` under temporary or final names (a step failed
-    /// before its switch). Anything left is removed by the next open.
+    /// Best-effort removal of tables `numbers` under temporary or final names, and their
+    /// partitions scratch files (a step failed before its switch). Anything left is removed by
+    /// the next open.
     func removeTableFiles(_ numbers: [UInt64]) {
         let names = fileSystem.listNames(path)
         var removed = false
         for number in numbers {
             let name = TableFormat.name(number)
-            for candidate in [name, name + LogFormat.temporarySuffix] where names.contains(candidate) {
+            for candidate in [name, name + LogFormat.temporarySuffix, TableFormat.scratchName(number)] where names.contains(candidate) {
                 removed = (try? fileSystem.removeFile(path + "/" + candidate)) != nil || removed
             }
         }

@@ -41,27 +41,33 @@ enum Upgrade {
                     path: file.path, offset: min(size, recordedSize))
             }
             var writer = try TableWriter(number: number, level: 1, directory: directory, options: options, fileSystem: fileSystem)
-            try PackFile.forEachBlock(of: file, number: pack) { blockOffset, _, raw, records throws(EngineError) in
-                for record in records {
-                    let value: TableEntry.Value = if let blob = record.blob {
-                        .blob(blob)
-                    } else {
-                        .value(Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]))
-                    }
-                    do throws(EngineError) {
-                        try writer.add(TableEntry(key: record.key, sequence: record.sequence!, value: value))
-                    } catch where error.code == .invalidArgument {
-                        // The table refuses the entry (out of order): the pack is damaged. Any
-                        // other error is the table's own I/O, and is thrown as it is.
-                        throw .corruption("pack records are not in ascending key order", path: file.path, offset: blockOffset)
+            do throws(EngineError) {
+                try PackFile.forEachBlock(of: file, number: pack) { blockOffset, _, raw, records throws(EngineError) in
+                    for record in records {
+                        let value: TableEntry.Value = if let blob = record.blob {
+                            .blob(blob)
+                        } else {
+                            .value(Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]))
+                        }
+                        do throws(EngineError) {
+                            try writer.add(TableEntry(key: record.key, sequence: record.sequence!, value: value))
+                        } catch where error.code == .invalidArgument {
+                            // The table refuses the entry (out of order): the pack is damaged. Any
+                            // other error is the table's own I/O, and is thrown as it is.
+                            throw .corruption("pack records are not in ascending key order", path: file.path, offset: blockOffset)
+                        }
                     }
                 }
-            }
-            if writer.entryCount > 0 {
-                tables.append(try writer.finish())
-                try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
-            } else {
-                try fileSystem.removeFile(writer.temporaryPath)
+                if writer.entryCount > 0 {
+                    tables.append(try writer.finish())
+                    try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
+                } else {
+                    try fileSystem.removeFile(writer.temporaryPath)
+                }
+            } catch {
+                // Its temporary table and scratch file; the next attempt removes anything left.
+                writer.discard()
+                throw error
             }
             number += 1
         }

@@ -432,8 +432,14 @@ private struct Salvage {
                 nextNumber += 1
                 var writer = try TableWriter(
                     number: replacement, level: record.level, directory: directory, options: options, fileSystem: fileSystem)
-                for entry in kept.entries { try writer.add(entry) }
-                let written = try writer.finish()
+                let written: Manifest.Table
+                do throws(EngineError) {
+                    for entry in kept.entries { try writer.add(entry) }
+                    written = try writer.finish()
+                } catch {
+                    writer.discard()
+                    throw error
+                }
                 try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
                 try fileSystem.syncDirectory(directory)
                 manifest.tables[index] = written

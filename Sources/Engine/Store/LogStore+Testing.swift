@@ -30,15 +30,28 @@ extension LogStore {
         /// Called by a flush, on its own thread, after it has written each window of entries and
         /// before it takes the next: a test can commit here, in the middle of a flush.
         package var afterFlushWindow: (@Sendable () -> Void)?
+        /// The partition size of the tables a flush or merge writes, in place of the builder's
+        /// default (4 KiB): a test cuts tables of a few keys into many partitions.
+        package var tablePartitionBytes: Int?
+        /// The partition bytes a table write holds before it appends them to its scratch file,
+        /// in place of ``TableWriter/spillBytes``: a test spills tables of a few keys.
+        package var tableSpillBytes: Int?
+        /// The window in which a table write copies its scratch file into the table, in place of
+        /// ``TableWriter/spillBytes``.
+        package var tableCopyBytes: Int?
 
         package init(
             startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil,
-            flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil
+            flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil,
+            tablePartitionBytes: Int? = nil, tableSpillBytes: Int? = nil, tableCopyBytes: Int? = nil
         ) {
             self.startsBlobCollection = startsBlobCollection
             self.willRemoveBlob = willRemoveBlob
             self.flushWindowBytes = flushWindowBytes
             self.afterFlushWindow = afterFlushWindow
+            self.tablePartitionBytes = tablePartitionBytes
+            self.tableSpillBytes = tableSpillBytes
+            self.tableCopyBytes = tableCopyBytes
         }
     }
 }

@@ -35,6 +35,15 @@ enum TableFormat {
 
     /// The file name of table `number`.
     static func name(_ number: UInt64) -> String { hex16(number) + ".sst" }
+
+    /// What a table's partitions scratch file adds to the table's name, before the temporary
+    /// suffix: `<n>.sst-partitions-tmp` holds the partitions of table `n` while its data is
+    /// written (``TableWriter``). Its name ends in ``LogFormat/temporarySuffix`` and encodes the
+    /// table's number, so open removes it as it does a temporary table.
+    static let scratchInfix = "-partitions"
+
+    /// The file name of the partitions scratch file of table `number`.
+    static func scratchName(_ number: UInt64) -> String { name(number) + scratchInfix + LogFormat.temporarySuffix }
 }
 
 /// Where a stored block lies in a table file: its offset and its length, trailer included.
