@@ -172,18 +172,10 @@ final class FetchRunner {
     /// The properties the predicate and the sort read on the fetched objects themselves (the
     /// first component of each path).
     private func propertiesRead(by descriptor: FetchDescriptor) -> Set<String> {
-        var names: Set<String> = Set(descriptor.sortBy.compactMap(\.path.components.first))
-        func walk(_ p: FetchPredicate) {
-            switch p {
-            case .constant, .identifierIn: break
-            case let .compare(path, _, _), let .string(path, _, _, _), let .isNull(path), let .oneOf(path, _): path.components.first.map { _ = names.insert($0) }
-            case .and(let list), .or(let list): list.forEach(walk)
-            case .not(let q): walk(q)
-            case let .any(path, _), let .all(path, _): path.components.first.map { _ = names.insert($0) }
-            case .entity: break
-            }
+        var names = descriptor.predicate?.propertiesRead ?? []
+        for sort in descriptor.sortBy {
+            if let first = sort.path.components.first { names.insert(first) }
         }
-        descriptor.predicate.map(walk)
         return names
     }
 

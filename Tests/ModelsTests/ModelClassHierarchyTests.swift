@@ -26,7 +26,7 @@ enum Archive {
 
 /// Hierarchies whose classes share an entity name with another schema's, and subclasses
 /// declared inside a namespace.
-@StoreActor @Suite struct ModelHierarchyReviewTests {
+@StoreActor @Suite struct ModelClassHierarchyTests {
     @Test func twoSchemasListingDifferentClassesForOneEntityEachMakeTheClassTheirSchemaLists() throws {
         // Both schemas exist in the process, whichever was made first.
         let archive = try MediaHome(schema: Archive.schema)
@@ -76,7 +76,7 @@ final class Clip: Asset {
     override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Clip.self, properties: [.attribute(\.frames)]) }
 }
 
-extension ModelHierarchyReviewTests {
+extension ModelClassHierarchyTests {
     static func assets() throws -> StoreContainer {
         try StoreContainer(
             schema: try Schema(models: Asset.self, Picture.self, Clip.self),
@@ -183,7 +183,7 @@ final class Audit: Report {
     override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Audit.self, properties: [.attribute(\.auditor)]) }
 }
 
-extension ModelHierarchyReviewTests {
+extension ModelClassHierarchyTests {
     @Test func aThirdLevelClassHeldAsTheRootSavesEveryLevelAndFetchesOfEachLevelMakeIt() throws {
         let container = try StoreContainer(
             schema: try Schema(models: Document.self, Report.self, Audit.self),
@@ -226,7 +226,7 @@ final class Painting: Artwork {
     override class var declaration: ModelClassDeclaration { ModelClassDeclaration(Painting.self, properties: [.attribute(\.medium)]) }
 }
 
-extension ModelHierarchyReviewTests {
+extension ModelClassHierarchyTests {
     @Test func classesThatOverrideTheRootsEntityNameAreSavedAndFetchedUnderTheirOwnNames() throws {
         let schema = try Schema(models: Artwork.self, Painting.self)
         #expect(schema.entities.map(\.name) == ["ArtworkEntity", "PaintingEntity"])

@@ -7,7 +7,7 @@ import Testing
 /// Observed fetches against the writes whose effect on an answer reaches beyond the objects a
 /// request names: links written at the other end of a relationship, delete rules, upserts and
 /// batch deletes. After each write, the answer an observation holds equals a fresh fetch.
-@Suite(.timeLimit(.minutes(10))) struct ObservationReviewTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservedAnswerReachTests {
     /// Opens a store with a post "a" (tagged "news") holding one attachment.
     static func seeded(_ home: WALHome) throws -> (WALDataStore, post: PersistentIdentifier, tag: PersistentIdentifier) {
         let store = try home.open()

@@ -6,7 +6,7 @@ import SnapshotTestSupport
 import Testing
 
 /// Observed typed fetches against saves made while a value is on its way to the consumer.
-@Suite(.timeLimit(.minutes(10))) struct ObservationReviewModelsTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservedFetchDeliveryTests {
     static let all = Models.FetchDescriptor<Article>(sortBy: [SortDescriptor(\.title)])
 
     /// Two saves land while the consumer waits: the answer it gets is the newest saved one, so

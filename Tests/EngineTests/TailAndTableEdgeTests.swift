@@ -8,7 +8,7 @@ import Foundation
 
 /// Format 4's tail and tables at their edges: flushes of a tail loaded from segment hints, the
 /// log end a clean close records, and what open refuses rather than lose durable commits.
-@Suite struct Format4ReviewTests {
+@Suite struct TailAndTableEdgeTests {
     static let dir = TableStoreTests.dir
 
     static func options(hints: Bool) -> LogStore.Options {
