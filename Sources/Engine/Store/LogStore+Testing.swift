@@ -30,15 +30,19 @@ extension LogStore {
         /// Called by a flush, on its own thread, after it has written each window of entries and
         /// before it takes the next: a test can commit here, in the middle of a flush.
         package var afterFlushWindow: (@Sendable () -> Void)?
+        /// The most log-tail keys a scan reads from the index at once, in place of
+        /// ``LogStore/Scan/batchSize``: a test crosses the tail's batch boundaries with a few keys.
+        package var scanBatchSize: Int?
 
         package init(
             startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil,
-            flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil
+            flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil, scanBatchSize: Int? = nil
         ) {
             self.startsBlobCollection = startsBlobCollection
             self.willRemoveBlob = willRemoveBlob
             self.flushWindowBytes = flushWindowBytes
             self.afterFlushWindow = afterFlushWindow
+            self.scanBatchSize = scanBatchSize
         }
     }
 }
