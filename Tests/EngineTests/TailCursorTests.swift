@@ -223,15 +223,19 @@ import Testing
         var random = SeededGenerator(seed: 5)
         try store.write { batch in for n in stride(from: 0, to: 400, by: 2) { batch.put(Self.key(n), Self.key(n)) } }
         try store.flushForTesting()
-        try store.write { batch in for n in stride(from: 1, to: 400, by: 4) { batch.put(Self.key(n), Self.key(n)) } }
         var touched = Set<[UInt8]>()  // keys some commit changed (whose value is no longer the key)
         for reverse in [false, true] {
+            // A tail of many batches over the table, of keys new to each direction.
+            try store.write { batch in
+                for n in stride(from: reverse ? 3 : 1, to: 400, by: 4) where !touched.contains(Self.key(n)) { batch.put(Self.key(n), Self.key(n)) }
+            }
             var present = Set(try store.scan().collect().map(\.key))
             var seen: [[UInt8]] = []
             var scan = try store.scan(reverse: reverse)
             while let entry = try scan.next() {
                 seen.append(entry.key)
                 if !touched.contains(entry.key) { #expect(try entry.value() == entry.key) }
+                if seen.count % 120 == 60 { try store.flushForTesting() }
                 switch seen.count % 9 {
                 case 0:
                     try store.write { batch in
@@ -241,7 +245,6 @@ import Testing
                             if Bool.random(using: &random) { batch.delete(key) } else { batch.put(key, [0]) }
                         }
                     }
-                case 4: try store.flushForTesting()
                 default: break
                 }
             }
