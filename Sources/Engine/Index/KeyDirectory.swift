@@ -493,12 +493,15 @@ struct KeyDirectory {
         }
     }
 
-    /// ``entries(in:after:reverse:limit:)`` as a scan's cursor: the keys written back to back into
-    /// one buffer straight from the table's chunks, so a batch allocates its buffer and its list
-    /// of items, not an array per key (a blob's key is built once, to find its reference).
-    func tailCursor(in range: LogStore.KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int) -> TailCursor {
-        guard finished else { return TailCursor(keys: PackedKeys(bounds: [0]) { _ in }, items: []) }
-        let positions = table.positions(in: range, after: cursor, reverse: reverse, limit: limit)
+    /// Up to `limit` entries whose keys lie in `range`, nearest its low end (its high end when
+    /// `reverse`), as a batch of a ``TailCursor``, ascending either way: the keys written back to
+    /// back into one buffer straight from the table's chunks, so a batch allocates its buffer and
+    /// its list of items, not an array per key (a blob's key is built once, to find its
+    /// reference).
+    func tailBatch(in range: LogStore.KeyRange, reverse: Bool, limit: Int) -> TailCursor.Batch {
+        guard finished else { return .empty }
+        var positions = table.positions(in: range, after: nil, reverse: reverse, limit: limit)
+        if reverse { positions.reverse() }
         let chunks = table.chunks
         // (Indexed loops, not iterators: a scan's tail allocates per batch, in debug builds too.)
         func headLength(_ prefix: UInt64) -> Int { KeyOrder.hasTail(prefix) ? KeyOrder.prefixLength : Int(prefix & 0xFF) }
@@ -537,7 +540,7 @@ struct KeyDirectory {
             items.append(TailCursor.Item(location: slots.location(packed), blob: blob))
             i += 1
         }
-        return TailCursor(keys: keys, items: items)
+        return TailCursor.Batch(keys: keys, items: items)
     }
 
     /// The blob reference of `key`'s current value, if that value is a blob.

@@ -2,12 +2,14 @@ extension LogStore {
     /// The keys in `range`, in byte order (descending when `reverse`), at most `limit` of them;
     /// each entry reads its value only when asked.
     ///
-    /// The scan is a merging cursor over the log's tail and every table overlapping the range
-    /// (``MergingCursor``): a key's newest version wins, and a delete in the tail or a newer table
-    /// hides it. The set of tables and the tail's first keys (a batch of up to
-    /// ``Scan/batchSize``, and at most `limit`) are taken under the index lock together, once;
-    /// then the tables are walked outside it, block by block, in place, and the tail is read again
-    /// under the lock only when its batch runs out. When only one source overlaps the range (a
+    /// The scan is a merging cursor over the log's tail (a ``TailCursor``) and every table
+    /// overlapping the range (``MergingCursor``): a key's newest version wins, and a delete in the
+    /// tail or a newer table hides it. The tail's first keys (a batch of up to
+    /// ``Scan/batchSize``, and at most `limit`) and the set of tables are taken under the index
+    /// lock together; then the tables are walked outside it, block by block, in place, and the
+    /// tail's cursor reads its next batch (and the set of tables beside it) under the lock only
+    /// when it moves past the one it holds, taking no more keys than the scan may still return.
+    /// When only one source overlaps the range (a
     /// compacted store) its entries are returned directly, with no merge; otherwise the sources
     /// are merged k-way by a heap. Its cost follows the entries it passes and the table blocks it
     /// touches, not the size of the store: it reads ahead at most one block per table.
@@ -127,13 +129,9 @@ extension LogStore {
         let range: KeyRange
         let limit: Int
         let reverse: Bool
+        /// The overlay, the tail (which holds the tail segments its current batch points into)
+        /// and the tables the tail's last read showed (which it holds too).
         private var merge: MergingCursor
-        /// The tables the table cursors read (newest first), as the index lock last showed them.
-        private var tables: [StoreTable]
-        /// The tail segments the current tail batch points into.
-        private var files: [UInt64: any StoreFile]
-        /// True when the tail batch was full: more tail keys may follow it.
-        private var tailMayHaveMore: Bool
         /// Entries returned so far.
         private var returned = 0
         /// True once the current entry was returned: the next step first moves past it.
@@ -147,42 +145,19 @@ extension LogStore {
             self.range = range
             self.limit = limit
             self.reverse = reverse
-            let batch = try Self.readTail(
-                from: store, range: range, after: nil, reverse: reverse, limit: Swift.min(limit, Scan.batchSize), refusingClosed: true)
-            tables = batch.tables
-            files = batch.files
-            tailMayHaveMore = batch.full
-            merge = MergingCursor(
-                overlay: overlay.isEmpty ? nil : OverlayCursor(overlay), tail: batch.cursor,
-                tables: batch.tables.map { $0.reader.cursor() }, reverse: reverse)
-            if limit > 0 { try merge.seek(range) }
-        }
-
-        /// One batch of the tail's entries after `cursor` and the tables, read under the index
-        /// lock together.
-        private static func readTail(
-            from store: LogStore, range: KeyRange, after cursor: [UInt8]?, reverse: Bool, limit: Int, refusingClosed: Bool = false
-        ) throws(EngineError) -> (cursor: TailCursor, full: Bool, files: [UInt64: any StoreFile], tables: [StoreTable]) {
-            try store.state.withLock { s throws(EngineError) in
-                // After close the index and tables still list what they held (no commit can change
-                // it any more); only the first batch refuses.
-                guard !refusingClosed || !s.closed else { throw LogStore.closedError }
-                let tail = s.index.tailCursor(in: range, after: cursor, reverse: reverse, limit: limit)
-                var files: [UInt64: any StoreFile] = [:]
-                var index = 0
-                while index < tail.items.count {
-                    let item = tail.items[index]
-                    index += 1
-                    if item.blob == nil, !item.location.isTombstone, files[item.location.segment] == nil {
-                        files[item.location.segment] = s.files[item.location.segment]
-                    }
-                }
-                return (tail, tail.count == limit && limit > 0, files, s.tables.filter { $0.overlaps(range) })
+            var tail = TailCursor(store: store, range: range, batchSize: store.testHooks.scanBatchSize ?? Scan.batchSize)
+            tail.wanted = limit
+            merge = MergingCursor(overlay: overlay.isEmpty ? nil : OverlayCursor(overlay), tail: tail, tables: [], reverse: reverse)
+            if limit > 0 {
+                // The tail's first batch and the tables, under the index lock together.
+                try merge.seek(range)
+            } else {
+                try store.state.withLock { s throws(EngineError) in if s.closed { throw LogStore.closedError } }
             }
         }
 
         /// Moves to the next visible entry: past the one returned last, over tombstones and
-        /// shadowed versions, refilling the tail batch when it runs out. False at the end.
+        /// shadowed versions. False at the end.
         private mutating func step() throws(EngineError) -> Bool {
             if let failure { throw failure }
             do {
@@ -197,10 +172,11 @@ extension LogStore {
             guard returned < limit else { return false }
             if pendingAdvance {
                 pendingAdvance = false
+                // The tail's next read need not take more keys than the scan may still return.
+                merge.tail?.wanted = limit - returned
                 try merge.advance()
             }
             while true {
-                if tailMayHaveMore, merge.tail?.isValid != true { try refillTail() }
                 guard merge.isValid else { return false }
                 let key = merge.key
                 let inRange = reverse ? range.isAboveLower(key) : range.isBelowUpper(key)
@@ -215,28 +191,9 @@ extension LogStore {
             }
         }
 
-        /// The next tail batch after the last one's final key; when the set of tables changed
-        /// meanwhile (a flush or merge), the table cursors start over on the new set from there.
-        private mutating func refillTail() throws(EngineError) {
-            guard let resume = merge.tail?.lastKey else {
-                tailMayHaveMore = false
-                return
-            }
-            let batch = try Self.readTail(
-                from: store, range: range, after: resume, reverse: reverse, limit: Swift.min(limit - returned, Scan.batchSize))
-            files = batch.files
-            tailMayHaveMore = batch.full
-            merge.tail = batch.cursor
-            if batch.tables.map(ObjectIdentifier.init) != tables.map(ObjectIdentifier.init) {
-                tables = batch.tables
-                merge.tables = batch.tables.map { $0.reader.cursor() }
-                var rest = range
-                if reverse { rest.upper = .exclusive(resume) } else { rest.lower = .exclusive(resume) }
-                try merge.seek(rest)
-            } else {
-                merge.rebuild()
-            }
-        }
+        /// The keys of the tail's current batch (tests: a scan's first read is bounded by its
+        /// limit).
+        var bufferedTailKeys: Int { merge.tail?.bufferedCount ?? 0 }
 
         private func isTombstone(_ source: Int) -> Bool {
             if source == -1 { return merge.overlay!.entry.value == nil }
@@ -263,7 +220,7 @@ extension LogStore {
                 if let blob = item.blob {
                     return Entry(store: store, source: .init(key: key, sequence: item.location.sequence, value: .blob(blob)))
                 }
-                let value = Entry.Source.Value.tail(item.location, files[item.location.segment])
+                let value = Entry.Source.Value.tail(item.location, merge.tail!.file)
                 return Entry(store: store, source: .init(key: key, sequence: item.location.sequence, value: value))
             }
             let view = try merge.tables[source - 1].view()
@@ -300,7 +257,7 @@ extension LogStore {
             if source == 0 {
                 let item = merge.tail!.item
                 let value: BorrowedEntry.Value =
-                    if let blob = item.blob { .blob(blob) } else { .tail(item.location, files[item.location.segment]) }
+                    if let blob = item.blob { .blob(blob) } else { .tail(item.location, merge.tail!.file) }
                 return BorrowedEntry(store: store, key: key, sequence: item.location.sequence, storage: value)
             }
             let stored = merge.storedValue

@@ -39,11 +39,14 @@ extension LogStore {
         /// The window in which a table write copies its scratch file into the table, in place of
         /// ``TableWriter/spillBytes``.
         package var tableCopyBytes: Int?
+        /// The most log-tail keys a scan reads from the index at once, in place of
+        /// ``LogStore/Scan/batchSize``: a test crosses the tail's batch boundaries with a few keys.
+        package var scanBatchSize: Int?
 
         package init(
             startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil,
             flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil,
-            tablePartitionBytes: Int? = nil, tableSpillBytes: Int? = nil, tableCopyBytes: Int? = nil
+            tablePartitionBytes: Int? = nil, tableSpillBytes: Int? = nil, tableCopyBytes: Int? = nil, scanBatchSize: Int? = nil
         ) {
             self.startsBlobCollection = startsBlobCollection
             self.willRemoveBlob = willRemoveBlob
@@ -52,6 +55,7 @@ extension LogStore {
             self.tablePartitionBytes = tablePartitionBytes
             self.tableSpillBytes = tableSpillBytes
             self.tableCopyBytes = tableCopyBytes
+            self.scanBatchSize = scanBatchSize
         }
     }
 }

@@ -67,46 +67,20 @@ struct OverlayCursor: Sendable {
     mutating func next() { position += 1 }
 }
 
-/// A batch of the log tail's index entries, taken under the index lock, as a cursor: their keys
-/// back to back in one buffer, each entry's location and blob reference beside. Moves only
-/// within the batch; whoever reads the tail (a scan) refills it.
-struct TailCursor: Sendable {
-    /// An entry of the batch; its key is the batch's key of the same index.
-    struct Item: Sendable {
-        var location: Location
-        var blob: BlobReference?
-    }
-
-    private let keys: PackedKeys
-    let items: [Item]
-    /// The current item (count when past the end).
-    private(set) var position = 0
-
-    /// A batch of `items` whose keys are in `keys` (built by the tail's index in place).
-    init(keys: PackedKeys, items: [Item]) {
-        self.keys = keys
-        self.items = items
-    }
-
-    var count: Int { items.count }
-    var isValid: Bool { position < items.count }
-    var item: Item { items[position] }
-
-    /// The current key, valid while the cursor is held (the batch never changes).
-    var key: UnsafeRawBufferPointer { keys[position] }
-
-    /// The last key of the batch, copied (where the next batch resumes).
-    var lastKey: [UInt8]? {
-        items.isEmpty ? nil : Array(keys[items.count - 1])
-    }
-
-    mutating func next() { position += 1 }
-}
-
 /// Merges sorted sources into one order, newest version first: optional uncommitted writes laid
-/// over the store (source -1), an optional log tail batch (source 0) and table cursors newest
-/// first (source `i + 1` is `tables[i]`). Of entries with one
-/// key, the lowest source wins; ``advance()`` moves every source past the current key.
+/// over the store (source -1), the log's tail (source 0, a ``TailCursor``) and table cursors
+/// newest first (source `i + 1` is `tables[i]`). Of entries with one key, the lowest source wins;
+/// ``advance()`` moves every source past the current key.
+///
+/// The tail and the tables are ``EntryCursor``s, positioned by ``seek(_:)`` and moved through
+/// that contract alike (``EntryCursor/next()``, or ``EntryCursor/previous()`` when `reverse`);
+/// the tail refills its own batches as it moves. With a tail, the table cursors follow it: they
+/// are made from the tables its reads show beside each batch (``TailCursor/tables``), because a
+/// flush moves keys from the tail into a new table under the index lock. When a read shows
+/// another set (``TailCursor/tableGeneration``), the merge replaces its table cursors with
+/// cursors on the new set, positioned past the key the tail resumed from
+/// (``TailCursor/resumeKey``, the key the merge was moving past), so no key is lost between the
+/// old set and the new one, nor met twice.
 ///
 /// One valid source is read directly, with no comparison; several are merged k-way by a binary
 /// heap of source numbers ordered by their current keys (compared in place), never by sorting a
@@ -122,9 +96,12 @@ struct TailCursor: Sendable {
 /// sent elsewhere never reads memory another copy writes.
 struct MergingCursor: @unchecked Sendable {
     var overlay: OverlayCursor?
+    /// The tail; a reader may lower its ``TailCursor/wanted`` as it goes.
     var tail: TailCursor?
-    var tables: [TableCursor]
+    private(set) var tables: [TableCursor]
     let reverse: Bool
+    /// The tail's ``TailCursor/tableGeneration`` that ``tables`` were made for.
+    private var tableGeneration = 0
     private var heap: [Int] = []
     private var moving: [Int] = []
     /// The current entry's key and, from a table, its stored value: read from the source once
@@ -132,7 +109,10 @@ struct MergingCursor: @unchecked Sendable {
     private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
     private(set) var storedValue = UnsafeRawBufferPointer(start: nil, count: 0)
 
+    /// A merge of `overlay`, `tail` and `tables`, not yet positioned: ``seek(_:)`` it. With a
+    /// tail, `tables` must be empty: the table cursors follow the tail's reads.
     init(overlay: OverlayCursor? = nil, tail: TailCursor?, tables: [TableCursor], reverse: Bool) {
+        precondition(tail == nil || tables.isEmpty, "with a tail, the tables follow its reads")
         self.overlay = overlay
         self.tail = tail
         self.tables = tables
@@ -141,17 +121,42 @@ struct MergingCursor: @unchecked Sendable {
         moving.reserveCapacity(tables.count + 2)
     }
 
-    /// Positions every table at `range`'s start in the cursor's direction (the tail batch is
-    /// positioned already) and orders the sources.
+    /// Positions the tail and every table at `range`'s start in the cursor's direction (the
+    /// overlay is positioned already) and orders the sources.
     mutating func seek(_ range: LogStore.KeyRange) throws(EngineError) {
-        for index in tables.indices {
-            if reverse { try tables[index].seekReverse(to: range.upper) } else { try tables[index].seek(to: range.lower) }
+        if tail != nil {
+            if reverse { try tail!.seekReverse(to: range.upper) } else { try tail!.seek(to: range.lower) }
+            if tail!.tableGeneration != tableGeneration { adoptTailTables() }
         }
+        try seekTables(to: reverse ? range.upper : range.lower)
+        rebuild()
+    }
+
+    private mutating func seekTables(to bound: LogStore.KeyRange.Bound) throws(EngineError) {
+        for index in tables.indices {
+            if reverse { try tables[index].seekReverse(to: bound) } else { try tables[index].seek(to: bound) }
+        }
+    }
+
+    /// Makes the table cursors afresh from the tables the tail's last read showed (not yet
+    /// positioned).
+    private mutating func adoptTailTables() {
+        tables = tail!.tables.map { $0.reader.cursor() }
+        tableGeneration = tail!.tableGeneration
+        heap.reserveCapacity(tables.count + 2)
+        moving.reserveCapacity(tables.count + 2)
+    }
+
+    /// After the tail read a batch beside another set of tables: cursors on the new set, past the
+    /// key the tail resumed from (where the merge is), and the sources ordered afresh.
+    private mutating func followTailTables() throws(EngineError) {
+        adoptTailTables()
+        if let resume = tail!.resumeKey { try seekTables(to: .exclusive(resume)) }
         rebuild()
     }
 
     /// Orders the valid sources afresh (after sources were positioned or replaced).
-    mutating func rebuild() {
+    private mutating func rebuild() {
         heap.removeAll(keepingCapacity: true)
         if overlay?.isValid == true { push(-1) }
         if tail?.isValid == true { push(0) }
@@ -188,11 +193,14 @@ struct MergingCursor: @unchecked Sendable {
         source > 0 ? tables.withUnsafeBufferPointer { $0[source - 1].key } : source == 0 ? tail!.key : overlay!.key
     }
 
-    /// Moves past the current key: every source at that key takes its next entry.
+    /// Moves past the current key: every source at that key takes its next entry (the tail
+    /// reading its next batch when it runs out of one, and the tables following it when that
+    /// read shows another set of tables).
     mutating func advance() throws(EngineError) {
         if heap.count == 1 {
             let only = heap[0]
             try move(only)
+            if only == 0, tail!.tableGeneration != tableGeneration { return try followTailTables() }
             if isSourceValid(only) { refresh() } else { heap.removeAll(keepingCapacity: true) }
             return
         }
@@ -200,19 +208,31 @@ struct MergingCursor: @unchecked Sendable {
         moving.append(pop())
         let current = key
         while !heap.isEmpty, compareBytes(key(heap[0]), current) == 0 { moving.append(pop()) }
-        for source in moving {
+        // Every source at the key moves (the overlay too), except table cursors the tail's read
+        // has just replaced.
+        var follow = false
+        var index = 0
+        while index < moving.count {
+            let source = moving[index]
+            index += 1
+            if follow, source > 0 { continue }
             try move(source)
-            if isSourceValid(source) { push(source) }
+            if source == 0, tail!.tableGeneration != tableGeneration {
+                follow = true
+            } else if isSourceValid(source) {
+                push(source)
+            }
         }
+        if follow { return try followTailTables() }
         refresh()
     }
 
-    /// Moves one source on; the tail only steps within its batch.
+    /// Moves one source on, in the cursor's direction.
     private mutating func move(_ source: Int) throws(EngineError) {
         if source == -1 {
             overlay!.next()
         } else if source == 0 {
-            tail!.next()
+            if reverse { try tail!.previous() } else { try tail!.next() }
         } else if reverse {
             try tables[source - 1].previous()
         } else {
