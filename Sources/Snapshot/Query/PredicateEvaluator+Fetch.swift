@@ -15,14 +15,13 @@ extension PredicateEvaluator {
             throw DataStoreError(.invalidRequest, "fetchOffset is \(offset); pass nil or a count of at least 0.", entityName: descriptor.entityName)
         }
         if let schema { try Self.check(descriptor, against: schema) }
-        var selected = try snapshots.filter { snapshot in
+        let selected = try snapshots.filter { snapshot in
             try isOfFetchedEntity(snapshot.persistentIdentifier.entityName, descriptor)
                 && (try descriptor.predicate.map { try evaluate($0, on: snapshot) } ?? true)
         }
-        selected = try sorted(selected, by: descriptor.sortBy)
-        let offset = min(descriptor.fetchOffset ?? 0, selected.count)
-        let end = descriptor.fetchLimit.map { offset + min($0, selected.count - offset) } ?? selected.count
-        return selected[offset..<end].map { $0.keeping(descriptor.propertiesToFetch) }
+        // Sorted, offset and limited by the window every store's fetch uses.
+        return try window(selected, sortBy: descriptor.sortBy, offset: descriptor.fetchOffset, limit: descriptor.fetchLimit)
+            .map { $0.keeping(descriptor.propertiesToFetch) }
     }
 
     /// The objects that the paths reach from `snapshots`, by identifier: what a fetch returns

@@ -7,66 +7,23 @@ extension PredicateEvaluator {
     /// nulls first, strings by ``CanonicalStringOrder`` (canonically equivalent spellings tie). Numbers compare by numeric value alone
     /// (across widths, `Float`, `Double`, `Decimal`; NaN last): `.int16(2)` and `.double(2)`
     /// tie, so the next key decides. `.reverse` reverses a key's order, so nulls come last.
+    /// The order is ``compareKeys(_:_:_:)``'s, computed by the fetch window every store's fetch
+    /// uses (on plain keys rather than on the values).
     ///
     /// - Throws: as ``value(at:of:)`` for a path it cannot read.
     public func sorted(_ snapshots: [DefaultSnapshot], by descriptors: [FetchSortDescriptor]) throws -> [DefaultSnapshot] {
         guard !descriptors.isEmpty else { return snapshots }
-        return try sortedOrder(snapshots, by: descriptors).map { snapshots[$0] }
+        return try window(snapshots, sortBy: descriptors, offset: nil, limit: nil)
     }
 
-    /// The positions of `snapshots` in the order ``sorted(_:by:)`` puts them.
-    func sortedOrder(_ snapshots: [DefaultSnapshot], by descriptors: [FetchSortDescriptor]) throws -> [Int] {
-        guard !descriptors.isEmpty else { return Array(snapshots.indices) }
-        let columns = try descriptors.map { descriptor in
-            SortColumn(try snapshots.map { try value(at: descriptor.path, of: $0) }, descriptor)
+    /// `snapshots` sorted as ``sorted(_:by:)`` sorts them, then offset and limited, through
+    /// ``FetchWindow`` (a top-k selection with a limit). The sort values of every snapshot are read first.
+    func window(_ snapshots: [DefaultSnapshot], sortBy descriptors: [FetchSortDescriptor], offset: Int?, limit: Int?) throws -> [DefaultSnapshot] {
+        var window = FetchWindow<DefaultSnapshot>(sortBy: descriptors, offset: offset, limit: limit)
+        for snapshot in snapshots {
+            window.offer(snapshot, values: try descriptors.map { try value(at: $0.path, of: snapshot) })
         }
-        return snapshots.indices.sorted { a, b in
-            for column in columns {
-                let c = column.compare(a, b)
-                if c != 0 { return c < 0 }
-            }
-            return a < b
-        }
-    }
-
-    /// One sort key's values for every snapshot, kept unboxed when they are all of one kind
-    /// whose order needs no conversion (dates; strings, as the UTF-8 bytes of their NFC forms,
-    /// normalized once per value rather than once per comparison), so that comparisons do not
-    /// switch over value kinds. Compares exactly as ``compareKeys(_:_:_:)`` does.
-    private struct SortColumn {
-        enum Values {
-            case dates([Double])
-            case strings([[UInt8]])
-            case mixed([PropertyValue])
-        }
-        let values: Values
-        let descriptor: FetchSortDescriptor
-
-        init(_ column: [PropertyValue], _ descriptor: FetchSortDescriptor) {
-            self.descriptor = descriptor
-            var dates: [Double] = []
-            var strings: [[UInt8]] = []
-            for value in column {
-                switch value {
-                case .date(let d) where strings.isEmpty: dates.append(d.timeIntervalSinceReferenceDate)
-                case .string(let s) where dates.isEmpty: strings.append(CanonicalStringOrder.normalizedUTF8(s))
-                default:
-                    values = .mixed(column)
-                    return
-                }
-            }
-            values = strings.isEmpty ? .dates(dates) : .strings(strings)
-        }
-
-        func compare(_ a: Int, _ b: Int) -> Int {
-            let c: Int
-            switch values {
-            case .dates(let d): c = Number.compareDoubles(d[a], d[b], detail: true)
-            case .strings(let s): c = s[a].withUnsafeBytes { x in s[b].withUnsafeBytes { CanonicalStringOrder.orderedBytes(x, $0) } }
-            case .mixed(let v): c = PredicateEvaluator.compareKey(v[a], v[b])
-            }
-            return descriptor.order == .reverse ? -c : c
-        }
+        return window.window()
     }
 
     /// -1, 0 or 1 as `lhs` sorts before, with or after `rhs` under `descriptors`.
@@ -75,6 +32,10 @@ extension PredicateEvaluator {
             try descriptors.map { try value(at: $0.path, of: lhs) }, try descriptors.map { try value(at: $0.path, of: rhs) }, descriptors)
     }
 
+    /// -1, 0 or 1 as the sort values `lhs` sort before, with or after `rhs` under `descriptors`
+    /// (each reversed as its descriptor says): the definition of a fetch's order, which
+    /// ``SortKeys`` computes on plain keys, and the comparison of a descriptor whose values those
+    /// keys cannot order.
     static func compareKeys(_ lhs: [PropertyValue], _ rhs: [PropertyValue], _ descriptors: [FetchSortDescriptor]) -> Int {
         for (i, descriptor) in descriptors.enumerated() {
             var c = compareKey(lhs[i], rhs[i])
