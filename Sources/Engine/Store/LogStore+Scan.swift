@@ -145,6 +145,7 @@ extension LogStore {
             self.range = range
             self.limit = limit
             self.reverse = reverse
+            store.scansOpened.add(1, ordering: .relaxed)
             var tail = TailCursor(store: store, range: range, batchSize: store.testHooks.scanBatchSize ?? Scan.batchSize)
             tail.wanted = limit
             merge = MergingCursor(overlay: overlay.isEmpty ? nil : OverlayCursor(overlay), tail: tail, tables: [], reverse: reverse)
@@ -188,6 +189,45 @@ extension LogStore {
                 returned += 1
                 pendingAdvance = true
                 return true
+            }
+        }
+
+        /// Moves a forward scan to its first key at or above `key` (and in its range), wherever
+        /// it was: the next step returns that key. The scan's sources are positioned afresh (the
+        /// tail's next keys and the set of tables read under the index lock, as when the scan
+        /// began, and each table's cursor searched from its index), so a walk that visits many
+        /// key prefixes in ascending order costs one seek per prefix rather than a scan opened
+        /// per prefix. The tail's read after a seek takes a few keys (at most
+        /// ``seekBatchSize``), not a whole batch: a seek is usually followed by a short walk.
+        /// Entries returned before count towards the scan's limit.
+        ///
+        /// - Throws: ``EngineError/Code/invalidArgument`` for a reverse scan; otherwise as
+        ///   ``next()``.
+        public mutating func seek(to key: [UInt8]) throws(EngineError) {
+            guard !reverse else { throw .invalid("seek(to:) moves a forward scan; this one is reverse") }
+            if let failure { throw failure }
+            store.scanSeeks.add(1, ordering: .relaxed)
+            var target = range
+            target.lower = Self.higherLower(range.lower, key)
+            do {
+                merge.tail?.wanted = Swift.min(limit - returned, Self.seekBatchSize)
+                try merge.seek(target)
+                pendingAdvance = false
+            } catch {
+                failure = error
+                throw error
+            }
+        }
+
+        /// The most tail keys the read after a ``seek(to:)`` takes.
+        public static let seekBatchSize = 16
+
+        /// The higher of the lower bound `lower` and `key` (inclusive).
+        private static func higherLower(_ lower: KeyRange.Bound, _ key: [UInt8]) -> KeyRange.Bound {
+            switch lower {
+            case .unbounded: return .inclusive(key)
+            case .inclusive(let bound): return compareBytes(bound, key) >= 0 ? lower : .inclusive(key)
+            case .exclusive(let bound): return compareBytes(bound, key) >= 0 ? lower : .inclusive(key)
             }
         }
 

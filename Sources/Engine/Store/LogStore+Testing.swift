@@ -88,3 +88,10 @@ extension LogStore {
         }
     }
 }
+
+extension LogStore {
+    /// How many scans were opened, and how many seeks open scans made, since open.
+    package var scanFigures: (opened: Int, seeks: Int) {
+        (scansOpened.load(ordering: .relaxed), scanSeeks.load(ordering: .relaxed))
+    }
+}

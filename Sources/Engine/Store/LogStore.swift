@@ -74,6 +74,10 @@ public final class LogStore: Sendable {
     let tableCache: TableBlockCache
     /// Table filter checks of point reads, and how many said the key is absent.
     let tableFilterChecks = Atomic<Int>(0)
+    /// Scans opened, and seeks of open scans (``LogStore/Scan/seek(to:)``), since open: what
+    /// tests of "one pass, not a scan per object" count.
+    let scansOpened = Atomic<Int>(0)
+    let scanSeeks = Atomic<Int>(0)
     let tableFilterNegatives = Atomic<Int>(0)
     /// Bytes of frames appended to the log since open.
     let logBytesWritten = Atomic<Int>(0)

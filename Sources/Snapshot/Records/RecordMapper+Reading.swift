@@ -19,15 +19,23 @@ extension RecordMapper {
 
     /// ``load(_:toMany:)`` for each of `ids`, in order, the records read in one batch
     /// (``RecordSpace/values(forKeys:)``).
+    /// The to-many arrays of the objects found are read in one sorted pass per relationship
+    /// (``targets(of:through:entity:)``), not one scan per object.
     func loadAll(_ ids: [PersistentIdentifier], toMany: Bool) throws -> [(PersistentIdentifier, DefaultSnapshot?)] {
         let records = ids.map(record(of:))
         let found = try engine.values(forKeys: records.compactMap { $0?.key })
         var next = found.makeIterator()
-        return try zip(ids, records).map { id, record in
-            guard let record, let bytes = next.next() ?? nil else { return (id, nil) }
+        var loaded = try zip(ids, records).map { id, record in
+            guard let record, let bytes = next.next() ?? nil else { return (id, DefaultSnapshot?.none) }
             countRecordRead()
-            return (id, try snapshot(of: id, fromRecord: bytes, record, toMany: toMany))
+            return (id, try snapshot(of: id, fromRecord: bytes, record, toMany: toMany && format != .format2))
         }
+        guard toMany && format == .format2 else { return loaded }
+        let positions = loaded.indices.filter { loaded[$0].1 != nil }
+        var snapshots = positions.map { loaded[$0].1! }
+        try fillToMany(&snapshots, bulk: false)
+        for (k, position) in positions.enumerated() { loaded[position].1 = snapshots[k] }
+        return loaded
     }
 
     /// Where the record of `id` is: its root, primary key and key; `nil` when `id` cannot name
@@ -138,6 +146,7 @@ extension RecordMapper {
 
     /// The targets of the to-many `relationship` of `id`, in canonical order.
     func targets(of id: PersistentIdentifier, through relationship: Schema.Relationship) throws -> [PersistentIdentifier] {
+        if format == .format2 { return try targets(of: [id], through: relationship, entity: id.entityName)[0] }
         guard let pk = Self.primaryKey(of: id) else { return [] }
         var result: [PersistentIdentifier] = []
         if !layout.usesJoinRecords(relationship), let inverse = relationship.inverse {

@@ -11,9 +11,14 @@ extension RecordMapper {
     func fillToMany(_ snapshots: inout [DefaultSnapshot], bulk: Bool) throws {
         guard !snapshots.isEmpty else { return }
         guard bulk else {
-            for i in snapshots.indices {
-                for (name, targets) in try toManyValues(of: snapshots[i].persistentIdentifier, from: nil) {
-                    snapshots[i].values[name] = .toMany(targets)
+            // Each entity's objects together: one sorted walk per relationship of the entity.
+            var positions: [String: [Int]] = [:]
+            for i in snapshots.indices { positions[snapshots[i].persistentIdentifier.entityName, default: []].append(i) }
+            for (entity, members) in positions {
+                let ids = members.map { snapshots[$0].persistentIdentifier }
+                for relationship in layout.toManyRelationships(of: entity) {
+                    let found = try targets(of: ids, through: relationship, entity: entity)
+                    for (k, position) in members.enumerated() { snapshots[position].values[relationship.name] = .toMany(found[k]) }
                 }
             }
             return
@@ -38,22 +43,6 @@ extension RecordMapper {
                 snapshots[i].values[column.name] = .toMany(found.count > 1 ? found.sorted(by: Self.canonicalOrder) : found)
             }
         }
-    }
-
-    /// Relationship name → canonically ordered targets, for each to-many relationship of `id`:
-    /// from `table` when given, else from the object's own keys.
-    private func toManyValues(of id: PersistentIdentifier, from table: [String: [UUID: [PersistentIdentifier]]]?) throws -> [(String, [PersistentIdentifier])] {
-        let pk = Self.primaryKey(of: id)
-        var result: [(String, [PersistentIdentifier])] = []
-        for r in layout.toManyRelationships(of: id.entityName) {
-            guard let table else {
-                result.append((r.name, try targets(of: id, through: r)))
-                continue
-            }
-            let found = pk.flatMap { table[r.name]?[$0] } ?? []
-            result.append((r.name, found.count > 1 ? found.sorted(by: Self.canonicalOrder) : found))
-        }
-        return result
     }
 
     /// To-many relationship name → primary key → targets (unsorted), for every object of the
@@ -108,5 +97,61 @@ extension RecordMapper {
             }
         }
         return table
+    }
+
+    /// The targets of the to-many `relationship` of each of `ids` (objects of `entity`), each
+    /// list in canonical order, read in **one sorted pass**: the objects' key prefixes (their
+    /// back references, or their link keys on each side that lists them) are sorted, and one
+    /// scan of the relationship's keys seeks from each prefix to the next in key order, reading
+    /// the keys under each: the cost is a seek per object plus a step per target, not a scan
+    /// opened per object. An identifier that names no object of this store has no targets.
+    func targets(of ids: [PersistentIdentifier], through relationship: Schema.Relationship, entity: String) throws -> [[PersistentIdentifier]] {
+        var result = [[PersistentIdentifier]](repeating: [], count: ids.count)
+        guard !ids.isEmpty else { return result }
+        guard format == .format2 else {
+            for (i, id) in ids.enumerated() { result[i] = try targets(of: id, through: relationship) }
+            return result
+        }
+        let pks = ids.map { id in Self.primaryKey(of: id) }
+        /// Reads, for each object, the keys under its prefix (`prefix(pk)`), passing each key and
+        /// the prefix's length to `take`.
+        func walk(_ prefix: (UUID) -> [UInt8], _ take: (Int, [UInt8], Int) throws -> Void) throws {
+            var prefixes: [(position: Int, prefix: [UInt8])] = []
+            for (i, pk) in pks.enumerated() { if let pk { prefixes.append((i, prefix(pk))) } }
+            guard !prefixes.isEmpty else { return }
+            prefixes.sort { $0.prefix.lexicographicallyPrecedes($1.prefix) }
+            let range = LogStore.KeyRange(
+                lower: .inclusive(prefixes[0].prefix), upper: LogStore.KeyRange.prefix(prefixes[prefixes.count - 1].prefix).upper)
+            var cursor = try engine.scan(range)
+            for (position, prefix) in prefixes {
+                try cursor.seek(to: prefix)
+                while let entry = try cursor.next() {
+                    guard entry.key.starts(with: prefix) else { break }
+                    try take(position, entry.key, prefix.count)
+                }
+            }
+        }
+        if !layout.usesJoinRecords(relationship), let inverse = relationship.inverse {
+            let root = layout.root(of: entity)
+            let name = layout.qualifiedName(inverse, in: relationship.destination)
+            try walk({ pk in RecordKeys.backReferencePrefix(destinationRoot: root, destination: pk, relationship: name) }) { position, key, prefixLength in
+                let (source, sourcePK) = try RecordKeys.parseBackReferenceSuffix(key, prefixLength: prefixLength)
+                result[position].append(try identifier(entity: source, primaryKey: sourcePK))
+            }
+        } else {
+            let join = layout.join(relationship, of: entity)
+            for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
+                let relationshipPrefix = RecordKeys.joinRelationshipPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships)
+                try walk({ pk in relationshipPrefix + RecordKeys.bytes(of: pk) }) { position, key, prefixLength in
+                    let (other, otherPK) = try RecordKeys.parseJoinTarget(key, objectPrefixLength: prefixLength)
+                    // A link of an object to itself is both keys of a relationship that is its
+                    // own inverse: listed once.
+                    if mirror && join.isSymmetric && otherPK == pks[position] { return }
+                    result[position].append(try identifier(entity: other, primaryKey: otherPK))
+                }
+            }
+        }
+        for i in result.indices where result[i].count > 1 { result[i].sort(by: Self.canonicalOrder) }
+        return result
     }
 }

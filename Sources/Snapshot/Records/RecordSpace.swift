@@ -115,7 +115,7 @@ struct RecordSpace: Sendable {
             case .deleted: LogStore.Scan.OverlayEntry(key: entry.key, value: nil)
             }
         }
-        return Scan(base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), prefixLength: prefix.count)
+        return Scan(base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), prefixLength: prefix.count, generationPrefix: prefix)
     }
 
     /// `range` (of unprefixed record keys) as the engine's keys of this generation.
@@ -138,6 +138,8 @@ struct RecordSpace: Sendable {
     struct Scan {
         var base: LogStore.Scan
         let prefixLength: Int
+        /// The generation's prefix (empty for generation 0).
+        var generationPrefix: [UInt8] = []
 
         mutating func next() throws(EngineError) -> Entry? {
             guard let raw = try base.next() else { return nil }
@@ -154,6 +156,12 @@ struct RecordSpace: Sendable {
             return try base.withNext { entry throws(EngineError) in
                 try body(prefixLength == 0 ? entry.key : UnsafeRawBufferPointer(rebasing: entry.key[prefixLength...]), entry)
             }
+        }
+
+        /// Moves the (forward) scan to its first key at or above `key` (without the generation
+        /// prefix): ``LogStore/Scan/seek(to:)``.
+        mutating func seek(to key: [UInt8]) throws(EngineError) {
+            try base.seek(to: prefixLength == 0 || !RecordSpace.isRecordKey(key) ? key : generationPrefix + key)
         }
 
         /// One key of the scan, without the generation prefix.
