@@ -55,7 +55,7 @@ struct FetchPlan {
                         for other in narrowing.dropFirst() {
                             narrowed = narrowed.flatMap { a in other.map { b in intersect(a, b) } }.filter { !isEmpty($0) }
                         }
-                        ranges = narrowed.sorted { (lowerKey($0.lower) ?? []).lexicographicallyPrecedes(lowerKey($1.lower) ?? []) }
+                        ranges = narrowed.sorted { (boundKey($0.lower) ?? []).lexicographicallyPrecedes(boundKey($1.lower) ?? []) }
                         score += 1
                     }
                 }
@@ -87,7 +87,8 @@ struct FetchPlan {
         return bound
     }
 
-    private static func lowerKey(_ bound: LogStore.KeyRange.Bound) -> [UInt8]? {
+    /// The key of a bound, lower or upper (nil when unbounded).
+    private static func boundKey(_ bound: LogStore.KeyRange.Bound) -> [UInt8]? {
         if case .inclusive(let k) = bound { return k }
         if case .exclusive(let k) = bound { return k }
         return nil
@@ -96,7 +97,7 @@ struct FetchPlan {
     /// Whether the range (of an inclusive or unbounded lower end and an exclusive or
     /// unbounded upper end) holds no key.
     private static func isEmpty(_ range: LogStore.KeyRange) -> Bool {
-        guard let low = lowerKey(range.lower), let high = lowerKey(range.upper) else { return false }
+        guard let low = boundKey(range.lower), let high = boundKey(range.upper) else { return false }
         return !low.lexicographicallyPrecedes(high)
     }
 
@@ -104,13 +105,13 @@ struct FetchPlan {
     /// unbounded upper ends, as ``range(for:on:_:prefix:)`` makes them).
     private static func intersect(_ a: LogStore.KeyRange, _ b: LogStore.KeyRange) -> LogStore.KeyRange {
         let lower: LogStore.KeyRange.Bound
-        switch (lowerKey(a.lower), lowerKey(b.lower)) {
+        switch (boundKey(a.lower), boundKey(b.lower)) {
         case let (x?, y?): lower = x.lexicographicallyPrecedes(y) ? b.lower : a.lower
         case (nil, _): lower = b.lower
         case (_, nil): lower = a.lower
         }
         let upper: LogStore.KeyRange.Bound
-        switch (lowerKey(a.upper), lowerKey(b.upper)) {
+        switch (boundKey(a.upper), boundKey(b.upper)) {
         case let (x?, y?): upper = x.lexicographicallyPrecedes(y) ? a.upper : b.upper
         case (nil, _): upper = b.upper
         case (_, nil): upper = a.upper

@@ -170,7 +170,7 @@ struct StoreMigrator {
         var cursor = try space.scan(prefix: prefix)
         while let entry = try cursor.next() {
             let bytes = try entry.value()
-            let name = try format == .format1 ? RecordValue.entityName(in: bytes, key: entry.key) : RecordReader(bytes, key: entry.key).entityName
+            let name = try format == .format1 ? Format1Record.entityName(in: bytes, key: entry.key) : RecordReader(bytes, key: entry.key).entityName
             guard name == entity else { continue }
             return true
         }

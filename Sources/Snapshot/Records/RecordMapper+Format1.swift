@@ -20,9 +20,9 @@ extension RecordMapper {
     /// The snapshot a format-1 record holds: its attributes (assets read back), to-one references, and
     /// (when `toMany`) the to-many arrays rebuilt from back references and join records.
     /// With `only`, just those properties (a partial snapshot, for evaluating a predicate).
-    func format1Snapshot(of record: RecordValue, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
-        guard case .string(let entity)? = record[RecordValue.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
-            throw RecordDecodingError("a record without a known \(RecordValue.entityNameField) of root \(root)", key: key)
+    func format1Snapshot(of record: Format1Record, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
+        guard case .string(let entity)? = record[Format1Record.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
+            throw RecordDecodingError("a record without a known \(Format1Record.entityNameField) of root \(root)", key: key)
         }
         let id = try identifier(entity: entity, primaryKey: pk)
         let plan = layout.fields(of: entity)
@@ -105,8 +105,8 @@ extension RecordMapper {
             }
         }
         fields.sort { $0.name < $1.name }
-        fields.insert((RecordValue.entityNameField, .string(entity)), at: 0)
-        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(RecordValue(fields: fields).encoded())))
+        fields.insert((Format1Record.entityNameField, .string(entity)), at: 0)
+        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(Format1Record(fields: fields).encoded())))
 
         for key in indexKeys(of: snapshot, primaryKey: pk) {
             result.append((key, .inline(Array(entity.utf8))))
@@ -127,7 +127,7 @@ extension RecordMapper {
         let there = RecordName.of(target)
         let hereIsA = join.isSymmetric ? here <= there : join.isSideA
         let (a, b) = hereIsA ? (here, there) : (there, here)
-        let record = RecordValue(fields: [
+        let record = Format1Record(fields: [
             ("CD_entityNames", .string(join.entities)), ("CD_recordNames", .string("\(a):\(b)")),
             ("CD_relationships", .string(join.relationships)),
         ])

@@ -58,7 +58,7 @@ extension RecordMapper {
     /// The concrete entity a record names, read from its header alone.
     func entityName(ofRecord bytes: [UInt8], key: [UInt8]) throws(RecordDecodingError) -> String {
         switch format {
-        case .format1: try RecordValue.entityName(in: bytes, key: key)
+        case .format1: try Format1Record.entityName(in: bytes, key: key)
         case .format2: try RecordReader(bytes, key: key).entityName
         }
     }
@@ -70,7 +70,7 @@ extension RecordMapper {
     func snapshot(ofRecord bytes: [UInt8], key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
         if format == .format1 {
             return try format1Snapshot(
-                of: try RecordValue(decoding: bytes, key: key, only: only.map(Self.format1FieldNames)), key: key, primaryKey: pk, root: root,
+                of: try Format1Record(decoding: bytes, key: key, only: only.map(Self.format1FieldNames)), key: key, primaryKey: pk, root: root,
                 toMany: toMany, only: only)
         }
         return try snapshot(of: try RecordReader(bytes, key: key), primaryKey: pk, root: root, toMany: toMany, only: only)

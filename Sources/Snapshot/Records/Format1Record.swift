@@ -1,13 +1,14 @@
-/// A record value as stored under an `R` key: a format version byte (1), a varint field count,
+/// A record of records format 1 (read only to upgrade a store to format 2), as stored under an
+/// `R` key: a format version byte (1), a varint field count,
 /// then each field as its name (varint length + UTF-8) and its value (``FieldValueCoding``).
 /// `CD_entityName` comes first, the other fields by name.
-struct RecordValue: Equatable {
+struct Format1Record: Equatable {
     static let version: UInt8 = 1
     static let entityNameField = "CD_entityName"
 
     var fields: [(name: String, value: PropertyValue)]
 
-    static func == (lhs: RecordValue, rhs: RecordValue) -> Bool {
+    static func == (lhs: Format1Record, rhs: Format1Record) -> Bool {
         lhs.fields.count == rhs.fields.count && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
