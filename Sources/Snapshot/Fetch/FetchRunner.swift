@@ -120,14 +120,6 @@ final class FetchRunner {
         entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
     }
 
-    private static func isFloatingZero(_ value: PropertyValue) -> Bool {
-        switch value {
-        case .double(let d): d == 0
-        case .float(let f): f == 0
-        case .decimal(let d): d.isZero
-        default: false
-        }
-    }
 
     /// The store's own order (record key order), as a scan would find them: what the evaluator's
     /// stable sort breaks ties with, whichever way the candidates were found.
@@ -270,123 +262,17 @@ final class FetchRunner {
         return descriptor.fetchLimit.map { min($0, available) } ?? available
     }
 
-    /// The candidate sources: walks the index ranges the plan chose, or else every record of
-    /// the root, hands each record's bytes (in place) to `filter`, and each candidate it
-    /// selects to `take`, which returns whether the scan of the root (in record key order)
-    /// may stop. Returns how many records the root
-    /// holds when every one was read (`nil` when an index chose the candidates or the walk
-    /// stopped early).
+    /// The candidate sources: the index walk the plan chose (``IndexWalk``), or else every record
+    /// of the root (``RootScan``); each record's bytes go (in place) to `filter`, and each
+    /// candidate it selects to `take`, which returns whether the scan of the root (in record key
+    /// order) may stop. Returns how many records the root holds when every one was read (`nil`
+    /// when an index chose the candidates or the scan stopped early).
     private func scanCandidates(_ descriptor: FetchDescriptor, _ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws -> Int? {
-        let root = filter.root
         if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
-            try walkIndex(plan, root: root, filter, take: take)
+            try IndexWalk(plan: plan, records: mapper).run(filter, take: take)
             return nil
         }
-        let prefix = RecordKeys.recordPrefix(root: root)
-        let keyLength = prefix.count + 16
-        var rootCount = 0
-        var cursor = try mapper.engine.scan(prefix: prefix)
-        while true {
-            let step = try cursor.withNext { key, entry throws(EngineError) -> ScanStep in
-                guard key.count == keyLength else { return .failed(RecordDecodingError("a record key of the wrong length", key: Array(key))) }
-                let pk = RecordKeys.uuid(from: UnsafeRawBufferPointer(rebasing: key[(keyLength - 16)...]))
-                return try entry.withValue { bytes throws(EngineError) -> ScanStep in
-                    do {
-                        return .found(try filter.candidate(bytes, key: key, primaryKey: pk))
-                    } catch let error as EngineError {
-                        throw error
-                    } catch {
-                        return .failed(error)
-                    }
-                }
-            }
-            guard let step else { break }
-            rootCount += 1
-            mapper.countRecordRead()
-            switch step {
-            case .failed(let error): throw error
-            case .found(nil): continue
-            case .found(let candidate?): if try take(candidate) { return nil }
-            }
-        }
-        return rootCount
+        return try RootScan(records: mapper).run(filter, take: take)
     }
 
-    /// What one record of a scan came to.
-    private enum ScanStep {
-        case found(RecordFilter.Candidate?)
-        case failed(any Error)
-    }
-
-    /// The index walk: the entries of the plan's ranges in order, each naming an object whose
-    /// record is read in place (one point read) and handed to `filter`; a walk for a top-k sort
-    /// stops once the window is full and a key's value is past its last.
-    private func walkIndex(_ plan: FetchPlan, root: String, _ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws {
-        // Index entries name the object's concrete entity: read only when the root has
-        // sub-entities to tell apart.
-        let rootOnly = filter.plans.count == 1
-        if rootOnly && !filter.plans[0].selected { return }
-        var boundary: PropertyValue?
-        var boundaryKey: [UInt8]?
-        var found = 0
-        // One record key, its primary key replaced for each entry.
-        var recordKey = RecordKeys.record(root: root, primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        let pkStart = recordKey.count - 16
-        for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
-            var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
-            while true {
-                let stopAt = boundaryKey
-                // The entry's primary key, when it names an object of an entity the fetch selects.
-                let step = try cursor.withNext { key, entry throws(EngineError) -> IndexStep in
-                    // Past the window's last value (read from the key, not the record): done.
-                    if let stopAt, !key.starts(with: stopAt) { return .stop }
-                    guard key.count > 16 else { return .failed(RecordDecodingError("a malformed index entry", key: Array(key))) }
-                    if !rootOnly {
-                        let selected = try entry.withValue { name in filter.plan(named: name).map { filter.plans[$0].selected } }
-                        guard selected == true else { return .skip }
-                    }
-                    return .object(RecordKeys.uuid(from: UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...])))
-                }
-                guard let step else { break }
-                let pk: UUID
-                switch step {
-                case .stop: return
-                case .skip: continue
-                case .failed(let error): throw error
-                case .object(let object): pk = object
-                }
-                withUnsafeBytes(of: pk.uuid) { source in
-                    recordKey.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: pkStart).copyMemory(from: source.baseAddress!, byteCount: 16) }
-                }
-                let outcome = try mapper.engine.withValue(forKey: recordKey) { bytes in
-                    try recordKey.withUnsafeBytes { key in try filter.candidate(bytes, key: key, primaryKey: pk) }
-                }
-                guard let outcome else { throw RecordDecodingError("an index entry of a record that is missing", key: recordKey) }
-                mapper.countRecordRead()
-                guard let candidate = outcome else { continue }
-                if let topK = plan.topK {
-                    let value = candidate.sortValues[0]
-                    if let boundary, PredicateEvaluator.compareKeys([value], [boundary], [topK.sort]) != 0 { return }
-                    _ = try take(candidate)
-                    found += 1
-                    if boundary == nil && found == topK.needed {
-                        boundary = value
-                        // -0.0 and 0.0 tie with two encodings: compare those by reading records.
-                        if !Self.isFloatingZero(value) { boundaryKey = plan.prefix + OrderedValueEncoding.encoded([value]) }
-                    }
-                } else {
-                    // Found in index order, not the fetch's: the window takes every match.
-                    _ = try take(candidate)
-                }
-            }
-        }
-    }
-
-    /// What one index entry came to.
-    private enum IndexStep {
-        case object(UUID)
-        case skip
-        case stop
-        case failed(any Error)
-    }
 }
