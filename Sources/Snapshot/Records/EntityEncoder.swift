@@ -70,6 +70,8 @@ struct EntityEncoder: Sendable {
 
     let entity: String
     let root: String
+    /// `R` root 0x00: the prefix of the entity's record keys.
+    let recordPrefix: [UInt8]
     let fields: [Field]
     let indexes: [Rule]
     let uniqueness: [Rule]
@@ -94,6 +96,7 @@ struct EntityEncoder: Sendable {
         let entity = fieldList.entity
         self.entity = entity
         self.root = layout.root(of: entity)
+        self.recordPrefix = RecordKeys.recordPrefix(root: layout.root(of: entity))
         self.entityName = Array(entity.utf8)
         self.slots = SlotTable(schema: layout.schema, fieldList: fieldList)
         self.fields = fieldList.fields.map { field in
@@ -210,8 +213,9 @@ struct EntityEncoder: Sendable {
     /// holds, its record, its index and uniqueness entries.
     func entries(of state: ObjectState, _ encoded: Encoded, primaryKey pk: UUID, mapper: RecordMapper) -> [(key: [UInt8], entry: StoredEntry)] {
         var result = encoded.fieldEntries
+        result.reserveCapacity(result.count + 1 + indexes.count + uniqueness.count + 2 * linkWriting.count)
         linkEntries(of: state, mapper: mapper, into: &result)
-        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(encoded.record)))
+        result.append((Self.key(recordPrefix, pk), .inline(encoded.record)))
         ruleEntries(encoded.values, of: state, primaryKey: pk, into: &result)
         return result
     }
@@ -229,16 +233,29 @@ struct EntityEncoder: Sendable {
             }
             return out
         }
-        let pkBytes = RecordKeys.bytes(of: pk)
         for rule in indexes {
-            result.append((rule.prefix + OrderedValueEncoding.encoded(ruleValues(rule)) + pkBytes, .inline(entityName)))
+            result.append((Self.key(rule.prefix, OrderedValueEncoding.encoded(ruleValues(rule)), pk), .inline(entityName)))
         }
         for rule in uniqueness {
             let values = ruleValues(rule)
             if values.contains(where: \.isNull) { continue }
-            result.append((rule.prefix + OrderedValueEncoding.encoded(values), .inline(pkBytes + entityName)))
+            result.append((Self.key(rule.prefix, OrderedValueEncoding.encoded(values)), .inline(Self.key([], [], pk, entityName))))
         }
     }
+
+    /// `prefix`, then `middle`, then the 16 bytes of `pk` (when given), then `suffix`: one
+    /// key built in one buffer.
+    static func key(_ prefix: [UInt8], _ middle: [UInt8] = [], _ pk: UUID? = nil, _ suffix: [UInt8] = []) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + middle.count + (pk == nil ? 0 : 16) + suffix.count)
+        key += prefix
+        key += middle
+        if let pk { withUnsafeBytes(of: pk.uuid) { key.append(contentsOf: $0) } }
+        key += suffix
+        return key
+    }
+
+    static func key(_ prefix: [UInt8], _ pk: UUID) -> [UInt8] { key(prefix, [], pk) }
 
     /// The links of the to-many arrays `state` holds, for the relationships this entity
     /// writes links of.

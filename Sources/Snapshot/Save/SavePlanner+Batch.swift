@@ -13,14 +13,26 @@ extension SavePlanner {
         /// external) or, `nil`, deleted.
         var entries: [(key: [UInt8], entry: StoredEntry?)] = []
 
-        /// The writes as an engine batch, in key order.
+        /// The writes as a batch of record keys (unprefixed), in key order.
         var batch: WriteBatch { batch(adding: WriteBatch()) }
 
         /// The writes and `extra`'s operations (the save's counts, its history transaction:
-        /// bytes only) as one engine batch in key order. Of a key in both, `extra`'s operation
-        /// comes after, and wins.
-        func batch(adding extra: WriteBatch) -> WriteBatch {
+        /// bytes only) as one batch of record keys in key order. Of a key in both, `extra`'s
+        /// operation comes after, and wins.
+        func batch(adding extra: WriteBatch) -> WriteBatch { merged(with: extra, engineKey: nil) }
+
+        /// As ``batch(adding:)``, with the keys as the engine stores them in `space`'s
+        /// generation, in the engine's key order: what is committed. (Above generation 0 the
+        /// record keys take the generation's prefix and other layers' keys, the history's, do
+        /// not: the order is that of the engine's keys.)
+        func engineBatch(adding extra: WriteBatch, in space: RecordSpace) -> WriteBatch {
+            guard !space.prefix.isEmpty else { return merged(with: extra, engineKey: nil) }
+            return merged(with: extra, engineKey: { space.engineKey($0) })
+        }
+
+        private func merged(with extra: WriteBatch, engineKey: (([UInt8]) -> [UInt8])?) -> WriteBatch {
             var others = extra.entries ?? []
+            if let engineKey { others = others.map { Self.mapping($0, engineKey) } }
             if !others.isEmpty {
                 // Stable: a later operation on one key stays later.
                 let order = others.indices.sorted { a, b in
@@ -31,7 +43,9 @@ extension SavePlanner {
             }
             var batch = WriteBatch()
             var j = 0
-            for (key, entry) in entries {
+            for (recordKey, entry) in entries {
+                // The planner writes record keys only: one prefix keeps their order.
+                let key = engineKey?(recordKey) ?? recordKey
                 while j < others.count, compareKeys(Self.key(of: others[j]), key) < 0 {
                     batch.append(others[j])
                     j += 1
@@ -47,6 +61,14 @@ extension SavePlanner {
                 j += 1
             }
             return batch
+        }
+
+        private static func mapping(_ entry: WriteBatch.Entry, _ engineKey: ([UInt8]) -> [UInt8]) -> WriteBatch.Entry {
+            switch entry {
+            case .put(let key, let value): .put(key: engineKey(key), value: value)
+            case .putExternal(let key, let value): .putExternal(key: engineKey(key), value: value)
+            case .delete(let key): .delete(key: engineKey(key))
+            }
         }
 
         private static func key(of entry: WriteBatch.Entry) -> [UInt8] {
@@ -130,16 +152,59 @@ extension SavePlanner {
     /// array lists a target twice, or a link is derived from both of its ends).
     static func sortKeepingFirst(_ entries: inout [(key: [UInt8], entry: StoredEntry)]) {
         guard entries.count > 1 else { return }
-        let order = entries.indices.sorted { a, b in
-            let c = compareKeys(entries[a].key, entries[b].key)
-            return c != 0 ? c < 0 : a < b
-        }
+        let order = stableOrder(entries)
         var sorted: [(key: [UInt8], entry: StoredEntry)] = []
         sorted.reserveCapacity(entries.count)
-        for index in order where sorted.last.map({ compareKeys($0.key, entries[index].key) != 0 }) ?? true {
+        for index in order {
+            if let last = sorted.last, compareKeys(last.key, entries[index].key) == 0 { continue }
             sorted.append(entries[index])
         }
         entries = sorted
+    }
+
+    /// The positions of `entries` in ascending key order, equal keys in their order: a merge
+    /// sort of the ascending runs the entries come in (an object's keys of one kind, a save's
+    /// time-ordered primary keys), comparing keys with `memcmp`, with a fixed number of buffers
+    /// whatever the count.
+    static func stableOrder(_ entries: [(key: [UInt8], entry: StoredEntry)]) -> [Int] {
+        let count = entries.count
+        var order = Array(0..<count)
+        guard count > 1 else { return order }
+        // The start of every ascending run, and the end.
+        var runs = [0]
+        for i in 1..<count where compareKeys(entries[i - 1].key, entries[i].key) > 0 { runs.append(i) }
+        runs.append(count)
+        var buffer = order
+        var merged: [Int] = []
+        merged.reserveCapacity(runs.count / 2 + 2)
+        while runs.count > 2 {
+            merged.removeAll(keepingCapacity: true)
+            merged.append(0)
+            var r = 0
+            while r + 1 < runs.count {
+                let (low, mid) = (runs[r], runs[r + 1])
+                let high = r + 2 < runs.count ? runs[r + 2] : mid
+                var (i, j, k) = (low, mid, low)
+                while i < mid && j < high {
+                    // The left run first on equal keys: stable.
+                    if compareKeys(entries[order[j]].key, entries[order[i]].key) < 0 {
+                        buffer[k] = order[j]
+                        j += 1
+                    } else {
+                        buffer[k] = order[i]
+                        i += 1
+                    }
+                    k += 1
+                }
+                while i < mid { buffer[k] = order[i]; i += 1; k += 1 }
+                while j < high { buffer[k] = order[j]; j += 1; k += 1 }
+                merged.append(high)
+                r += 2
+            }
+            swap(&order, &buffer)
+            swap(&runs, &merged)
+        }
+        return order
     }
 }
 

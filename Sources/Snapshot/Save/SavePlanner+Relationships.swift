@@ -59,13 +59,16 @@ extension SavePlanner {
                     try modify(t) { if Self.target($0.values[inv.name]) == id { $0.values[inv.name] = .toOne(nil) } }
                 }
             } else {
-                for t in added {
-                    addLink(id, r, t)
-                    if let inv { addLink(t, inv, id) }
+                if case .toMany(let current)? = attempt.state[id]?.slot(intent.slot) {
+                    // The stating object's array, materialized above: edited once.
+                    attempt.state[id]!.values.slots[intent.slot] = .toMany(Self.editing(current, adding: added, removing: removed))
+                } else {
+                    for t in added { addLink(id, r, t) }
+                    for t in removed { removeLink(id, r, t) }
                 }
-                for t in removed {
-                    removeLink(id, r, t)
-                    if let inv { removeLink(t, inv, id) }
+                if let inv {
+                    for t in added { addLink(t, inv, id) }
+                    for t in removed { removeLink(t, inv, id) }
                 }
             }
         }
@@ -84,10 +87,24 @@ extension SavePlanner {
         for id in Array(attempt.state.keys) { Self.makeCanonical(&attempt.state[id]!) }
     }
 
+    /// `ids` without `removed`, then the targets of `added` it does not list yet, in order.
+    static func editing(_ ids: [PersistentIdentifier], adding added: [PersistentIdentifier], removing removed: [PersistentIdentifier]) -> [PersistentIdentifier] {
+        var result = ids
+        if !removed.isEmpty {
+            let gone = Set(removed)
+            result.removeAll(where: gone.contains)
+        }
+        guard !added.isEmpty else { return result }
+        if result.isEmpty { return added }
+        let present = Set(result)
+        result += added.filter { !present.contains($0) }
+        return result
+    }
+
     /// `ids` sorted, each once.
     static func sortedUnique(_ ids: [PersistentIdentifier]) -> [PersistentIdentifier] {
         guard ids.count > 1 else { return ids }
-        var sorted = ids.sorted()
+        var sorted = sorting(ids, by: <)
         var kept = 1
         for i in 1..<sorted.count where sorted[i] != sorted[kept - 1] {
             sorted[kept] = sorted[i]
@@ -101,8 +118,23 @@ extension SavePlanner {
     static func makeCanonical(_ state: inout ObjectState) {
         for i in state.values.slots.indices {
             guard case .toMany(let ids)? = state.values.slots[i], ids.count > 1 else { continue }
-            let sorted = ids.sorted(by: RecordMapper.canonicalOrder)
+            let sorted = sorting(ids, by: RecordMapper.canonicalOrder)
             if sorted != ids { state.values.slots[i] = .toMany(sorted) }
         }
+    }
+
+    /// `ids` sorted by `less`: the few targets of one object's relationship by insertion, in
+    /// place (already sorted: one comparison each), more by the standard library.
+    static func sorting(_ ids: [PersistentIdentifier], by less: (PersistentIdentifier, PersistentIdentifier) -> Bool) -> [PersistentIdentifier] {
+        guard ids.count <= 16 else { return ids.sorted(by: less) }
+        var sorted = ids
+        for i in sorted.indices.dropFirst() {
+            var j = i
+            while j > 0, less(sorted[j], sorted[j - 1]) {
+                sorted.swapAt(j, j - 1)
+                j -= 1
+            }
+        }
+        return sorted
     }
 }

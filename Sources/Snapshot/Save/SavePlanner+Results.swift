@@ -48,9 +48,7 @@ extension SavePlanner {
             }
             if case .toMany(let x) = said, let r = rule.relationship {
                 let y = try held?.referencedIdentifiers ?? targets(statement.id, r)
-                if x.count != y.count || (x != y && x.sorted(by: RecordMapper.canonicalOrder) != y.sorted(by: RecordMapper.canonicalOrder)) {
-                    return true
-                }
+                if !Self.holdSameTargets(x, y) { return true }
             } else if said != (held ?? (statement.isNew ? rule.whole : nil)) {
                 return true
             }
@@ -67,5 +65,20 @@ extension SavePlanner {
             whole.values.slots[link.slot] = .toMany(try targets(id, link.relationship).sorted(by: RecordMapper.canonicalOrder))
         }
         return whole
+    }
+
+    /// Whether `x` and `y` list the same targets as many times each, in any order (a few
+    /// compared in place, more sorted).
+    static func holdSameTargets(_ x: [PersistentIdentifier], _ y: [PersistentIdentifier]) -> Bool {
+        guard x.count == y.count else { return false }
+        if x == y { return true }
+        guard x.count <= 16 else { return x.sorted(by: RecordMapper.canonicalOrder) == y.sorted(by: RecordMapper.canonicalOrder) }
+        for target in x {
+            var (inX, inY) = (0, 0)
+            for t in x where t == target { inX += 1 }
+            for t in y where t == target { inY += 1 }
+            if inX != inY { return false }
+        }
+        return true
     }
 }

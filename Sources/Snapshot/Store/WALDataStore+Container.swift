@@ -49,7 +49,7 @@ extension WALDataStore {
             let counted = try counts.planned(planner.countChanges(), over: pending, into: &extra)
             let (recorded, observed) = try recordChanges(planner, request, after: historyBase, over: pending, into: &extra)
             return PlannedSave(
-                batch: space.engineBatch(writes.batch(adding: extra)),
+                batch: writes.engineBatch(adding: extra, in: space),
                 result: DataStoreSaveChangesResult(
                     for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: try planner.snapshotsToReregister()),
                 historyState: recorded, observed: observed, counts: counted)

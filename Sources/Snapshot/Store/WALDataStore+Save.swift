@@ -80,7 +80,7 @@ extension WALDataStore {
                 var extra = WriteBatch()
                 let counted = try counts.planned(planner.countChanges(), into: &extra)
                 let (recorded, observed) = try recordChanges(planner, save, into: &extra)
-                try space.commit(writes.batch(adding: extra))
+                _ = try engine.commit(writes.engineBatch(adding: extra, in: space))
                 counts.install(counted)
                 history.didCommit(recorded)
                 publish(observed)
