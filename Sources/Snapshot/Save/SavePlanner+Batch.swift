@@ -6,8 +6,10 @@ extension SavePlanner {
     ///
     /// The engine's index merges a commit's keys into its table in one ordered pass, after
     /// sorting them (`KeyDirectory.apply`); the standard library's sort finds sorted input in
-    /// one run, so keys handed over in order cost that sort a single pass. The counts and the
-    /// history transaction a save adds are merged in by ``batch(adding:)``.
+    /// one run, so keys handed over in order cost that sort a single pass (the engine needs no
+    /// hook for it; a shared commit's saves come as one sorted run each). The counts and the
+    /// history transaction a save adds are merged in by ``batch(adding:)`` and
+    /// ``engineBatch(adding:in:)``.
     struct Writes {
         /// Byte-wise ascending keys, each once, each with what it becomes: a value (inline or
         /// external) or, `nil`, deleted.

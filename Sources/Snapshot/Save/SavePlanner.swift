@@ -16,7 +16,9 @@ import Foundation
 /// schema (its ``EntityEncoder``: the slot of each property, how it is checked and what it
 /// reads when left out, the index and uniqueness rules that read it): a statement is read,
 /// checked and placed in one pass over its entity's slots, one lookup of the snapshot's per
-/// slot and none of the planner's own by name. No object's state is a dictionary by name:
+/// slot and none of the planner's own by property name (only the other end of a to-many a
+/// statement changes keeps its link changes by relationship name). No object's state is a
+/// dictionary by name:
 /// the only snapshots by name the planner builds are its outputs (``whole(_:)``,
 /// ``snapshotsToReregister()``), counted by ``snapshotsBuilt``.
 ///
