@@ -67,7 +67,7 @@ import Testing
         var snapshot = try #require(try store.snapshot(id))
         for (name, value) in values { snapshot[name] = value }
         let planner = SavePlanner(mapper: store.mapper)
-        let batch = try planner.plan(DataStoreSaveChangesRequest(updated: [snapshot]))
+        let batch = try planner.plan(DataStoreSaveChangesRequest(updated: [snapshot])).batch
         return (try #require(batch.entries), planner.unchangedRecords)
     }
 

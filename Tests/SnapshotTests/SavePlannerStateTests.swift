@@ -26,7 +26,7 @@ import Testing
         let updated = DefaultSnapshot(persistentIdentifier: post, values: ["title": .string("Changed")])
         let deleted = try #require(try store.snapshot(tags[0]))
         let planner = SavePlanner(mapper: store.mapper)
-        let batch = try planner.plan(DataStoreSaveChangesRequest(inserted: posts + [newTag], updated: [updated], deleted: [deleted]))
+        let batch = try planner.plan(DataStoreSaveChangesRequest(inserted: posts + [newTag], updated: [updated], deleted: [deleted])).batch
         #expect(try #require(batch.entries).count > 0)
         #expect(planner.snapshotsBuilt == 0, "planning and encoding hold every object in slots")
         let reregistered = try planner.snapshotsToReregister()

@@ -29,15 +29,62 @@ struct EntityEncoder: Sendable {
         let prefix: [UInt8]
         let properties: [String]
         let fieldIndices: [Int?]
+        /// The value of each property for a new object's statement that leaves it out: the
+        /// attribute's default, else null.
+        let fallbacks: [PropertyValue]
+    }
+
+    /// One slot's property as the save planner reads and checks it.
+    struct SlotRule: Sendable {
+        enum Kind: Sendable {
+            case attribute(Schema.Attribute)
+            case toOne(Schema.Relationship)
+            case toMany(Schema.Relationship)
+        }
+
+        let name: String
+        let kind: Kind
+        /// What a property left out of a new object's state reads in a check: the attribute's
+        /// default, else null (a relationship: null).
+        let absent: PropertyValue
+        /// What it reads in the object whole: as ``absent``, a to-one `.toOne(nil)`; `nil` for a
+        /// to-many (its links).
+        let whole: PropertyValue?
+        /// A relationship's inverse (declared on its destination), when it has one.
+        let inverse: Schema.Relationship?
+
+        var relationship: Schema.Relationship? {
+            switch kind {
+            case .attribute: nil
+            case .toOne(let r), .toMany(let r): r
+            }
+        }
+    }
+
+    /// A relationship of the entity: its slot, and its inverse (declared on the destination).
+    struct RelationshipSlot: Sendable {
+        let slot: Int
+        let relationship: Schema.Relationship
+        let inverse: Schema.Relationship?
     }
 
     let entity: String
     let root: String
+    /// `R` root 0x00: the prefix of the entity's record keys.
+    let recordPrefix: [UInt8]
     let fields: [Field]
     let indexes: [Rule]
     let uniqueness: [Rule]
-    /// The to-many relationships whose links this entity's entries hold.
-    let linkWriting: [Schema.Relationship]
+    /// The to-many relationships whose links this entity's entries hold, with their slots.
+    let linkWriting: [(slot: Int, relationship: Schema.Relationship)]
+    /// How the save planner reads, checks and completes each slot, in slot order (the same
+    /// order as ``slots``): resolved once per schema, so that a statement is read in one pass
+    /// over the slots without a name lookup of the planner's own.
+    let slotRules: [SlotRule]
+    /// The slots in the entity's property order (the order checks report in).
+    let propertyOrder: [Int]
+    /// The relationships of the entity, in property order, with their slots and inverses.
+    let relationshipSlots: [RelationshipSlot]
     /// Whether every index and uniqueness rule reads only record fields: then two objects with
     /// the same record bytes have the same index and uniqueness entries.
     let rulesReadFieldsOnly: Bool
@@ -49,6 +96,7 @@ struct EntityEncoder: Sendable {
         let entity = fieldList.entity
         self.entity = entity
         self.root = layout.root(of: entity)
+        self.recordPrefix = RecordKeys.recordPrefix(root: layout.root(of: entity))
         self.entityName = Array(entity.utf8)
         self.slots = SlotTable(schema: layout.schema, fieldList: fieldList)
         self.fields = fieldList.fields.map { field in
@@ -61,17 +109,48 @@ struct EntityEncoder: Sendable {
                       qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: .null)
             }
         }
+        let schema = layout.schema
+        func fallbacks(_ properties: [String]) -> [PropertyValue] {
+            properties.map { schema.attribute(named: $0, in: entity)?.defaultValue ?? .null }
+        }
         self.indexes = layout.indexes(of: entity).map { index in
             Rule(prefix: RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties)),
-                 properties: index.properties, fieldIndices: index.properties.map { fieldList.index(of: $0) })
+                 properties: index.properties, fieldIndices: index.properties.map { fieldList.index(of: $0) },
+                 fallbacks: fallbacks(index.properties))
         }
         self.uniqueness = layout.uniquenessConstraints(of: entity).map { constraint in
             Rule(prefix: RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties), values: []),
-                 properties: constraint.properties, fieldIndices: constraint.properties.map { fieldList.index(of: $0) })
+                 properties: constraint.properties, fieldIndices: constraint.properties.map { fieldList.index(of: $0) },
+                 fallbacks: fallbacks(constraint.properties))
         }
         self.rulesReadFieldsOnly = (indexes + uniqueness).allSatisfy { !$0.fieldIndices.contains(nil) }
-        self.linkWriting = layout.toManyRelationships(of: entity).filter {
-            layout.usesJoinRecords($0) && layout.writesJoinRecords($0, of: entity)
+        let slots = self.slots
+        self.linkWriting = layout.toManyRelationships(of: entity).compactMap {
+            guard layout.usesJoinRecords($0), layout.writesJoinRecords($0, of: entity), let slot = slots.index(of: $0.name) else { return nil }
+            return (slot, $0)
+        }
+        let properties = schema.allProperties(of: entity)
+        let byName = Dictionary(properties.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        func inverse(of r: Schema.Relationship) -> Schema.Relationship? {
+            r.inverse.flatMap { schema.relationship(named: $0, in: r.destination) }
+        }
+        self.slotRules = slots.names.map { name in
+            switch byName[name] {
+            case .attribute(let a)?:
+                let absent = a.defaultValue ?? .null
+                return SlotRule(name: name, kind: .attribute(a), absent: absent, whole: absent, inverse: nil)
+            case .relationship(let r)? where r.isToMany:
+                return SlotRule(name: name, kind: .toMany(r), absent: .null, whole: nil, inverse: inverse(of: r))
+            case .relationship(let r)?:
+                return SlotRule(name: name, kind: .toOne(r), absent: .null, whole: .toOne(nil), inverse: inverse(of: r))
+            case nil:
+                preconditionFailure("the slot \(name) of \(entity) is a property of the entity")
+            }
+        }
+        self.propertyOrder = properties.compactMap { slots.index(of: $0.name) }
+        self.relationshipSlots = properties.compactMap { property in
+            guard case .relationship(let r) = property, let slot = slots.index(of: r.name) else { return nil }
+            return RelationshipSlot(slot: slot, relationship: r, inverse: inverse(of: r))
         }
     }
 
@@ -134,8 +213,9 @@ struct EntityEncoder: Sendable {
     /// holds, its record, its index and uniqueness entries.
     func entries(of state: ObjectState, _ encoded: Encoded, primaryKey pk: UUID, mapper: RecordMapper) -> [(key: [UInt8], entry: StoredEntry)] {
         var result = encoded.fieldEntries
+        result.reserveCapacity(result.count + 1 + indexes.count + uniqueness.count + 2 * linkWriting.count)
         linkEntries(of: state, mapper: mapper, into: &result)
-        result.append((RecordKeys.record(root: root, primaryKey: pk), .inline(encoded.record)))
+        result.append((Self.key(recordPrefix, pk), .inline(encoded.record)))
         ruleEntries(encoded.values, of: state, primaryKey: pk, into: &result)
         return result
     }
@@ -153,26 +233,73 @@ struct EntityEncoder: Sendable {
             }
             return out
         }
-        let pkBytes = RecordKeys.bytes(of: pk)
         for rule in indexes {
-            result.append((rule.prefix + OrderedValueEncoding.encoded(ruleValues(rule)) + pkBytes, .inline(entityName)))
+            result.append((Self.key(rule.prefix, OrderedValueEncoding.encoded(ruleValues(rule)), pk), .inline(entityName)))
         }
         for rule in uniqueness {
             let values = ruleValues(rule)
             if values.contains(where: \.isNull) { continue }
-            result.append((rule.prefix + OrderedValueEncoding.encoded(values), .inline(pkBytes + entityName)))
+            result.append((Self.key(rule.prefix, OrderedValueEncoding.encoded(values)), .inline(Self.key([], [], pk, entityName))))
         }
     }
+
+    /// `prefix`, then `middle`, then the 16 bytes of `pk` (when given), then `suffix`: one
+    /// key built in one buffer.
+    static func key(_ prefix: [UInt8], _ middle: [UInt8] = [], _ pk: UUID? = nil, _ suffix: [UInt8] = []) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(prefix.count + middle.count + (pk == nil ? 0 : 16) + suffix.count)
+        key += prefix
+        key += middle
+        if let pk { withUnsafeBytes(of: pk.uuid) { key.append(contentsOf: $0) } }
+        key += suffix
+        return key
+    }
+
+    static func key(_ prefix: [UInt8], _ pk: UUID) -> [UInt8] { key(prefix, [], pk) }
 
     /// The links of the to-many arrays `state` holds, for the relationships this entity
     /// writes links of.
     func linkEntries(of state: ObjectState, mapper: RecordMapper, into result: inout [(key: [UInt8], entry: StoredEntry)]) {
         let id = state.persistentIdentifier
-        for relationship in linkWriting {
-            guard let value = state[relationship.name] else { continue }
+        for (slot, relationship) in linkWriting {
+            guard let value = state.slot(slot) else { continue }
             for target in value.referencedIdentifiers {
                 result += mapper.joinEntries(of: id, through: relationship, to: target)
             }
+        }
+    }
+
+    /// The uniqueness entries' keys of `state` (none for a rule with a null value: nulls do not
+    /// collide), with each rule's properties, read by slot: a field the state leaves out (a new
+    /// object's) reads its default.
+    func uniqueKeys(of state: ObjectState) -> [(key: [UInt8], properties: [String])] {
+        guard !uniqueness.isEmpty else { return [] }
+        return uniqueness.compactMap { rule in
+            var values: [PropertyValue] = []
+            values.reserveCapacity(rule.properties.count)
+            for (i, name) in rule.properties.enumerated() {
+                let value = rule.fieldIndices[i].flatMap { state.slot($0) } ?? state[name] ?? rule.fallbacks[i]
+                if value.isNull { return nil }
+                values.append(value)
+            }
+            return (rule.prefix + OrderedValueEncoding.encoded(values), rule.properties)
+        }
+    }
+
+    /// The uniqueness entries' keys of a new object's statement `snapshot` (its values by name
+    /// over the entity's defaults), as ``uniqueKeys(of:)`` reads a state; `include` filters
+    /// the values (a rule with a value it refuses gives no key).
+    func uniqueKeys(ofStatement snapshot: DefaultSnapshot, include: (PropertyValue) -> Bool) -> [(key: [UInt8], properties: [String])] {
+        guard !uniqueness.isEmpty else { return [] }
+        return uniqueness.compactMap { rule in
+            var values: [PropertyValue] = []
+            values.reserveCapacity(rule.properties.count)
+            for (i, name) in rule.properties.enumerated() {
+                let value = snapshot.values[name] ?? rule.fallbacks[i]
+                if !include(value) { return nil }
+                values.append(value)
+            }
+            return (rule.prefix + OrderedValueEncoding.encoded(values), rule.properties)
         }
     }
 }

@@ -7,7 +7,7 @@ extension WALDataStore {
     /// One store's share of a save, planned and not written.
     package struct PlannedSave: Sendable {
         /// What committing the save writes: keys as the engine stores them (in the store's live
-        /// generation), to commit to ``WALDataStore/engine`` as they are.
+        /// generation), in key order, to commit to ``WALDataStore/engine`` as they are.
         package var batch: WriteBatch
         /// What ``WALDataStore/save(_:)`` would return for it.
         package var result: DataStoreSaveChangesResult<DefaultSnapshot>
@@ -42,11 +42,14 @@ extension WALDataStore {
     ) throws -> PlannedSave {
         try Self.engineCall("Saving") {
             let planner = SavePlanner(mapper: mapper(over: pending))
-            var batch = try planner.plan(request)
-            let counted = try counts.planned(planner.countChanges(), over: pending, into: &batch)
-            let (recorded, observed) = try recordChanges(planner, request, after: historyBase, over: pending, into: &batch)
+            let writes = try planner.plan(request)
+            // The counts and the history transaction, merged into the planner's sorted writes:
+            // the engine gets the whole commit in key order.
+            var extra = WriteBatch()
+            let counted = try counts.planned(planner.countChanges(), over: pending, into: &extra)
+            let (recorded, observed) = try recordChanges(planner, request, after: historyBase, over: pending, into: &extra)
             return PlannedSave(
-                batch: space.engineBatch(batch),
+                batch: writes.engineBatch(adding: extra, in: space),
                 result: DataStoreSaveChangesResult(
                     for: identifier, remappedIdentifiers: planner.remapped, snapshotsToReregister: try planner.snapshotsToReregister()),
                 historyState: recorded, observed: observed, counts: counted)

@@ -42,10 +42,15 @@ extension WALDataStore {
     /// - Returns: the permanent identifier of every insert (an upserted insert maps to the
     ///   object it updated), and, whole, every object whose stored record differs from what the
     ///   request said of it (the to-one side of a relationship moved, an upserted object, an
-    ///   object a delete rule changed, an insert given defaults). An object whose only change is
-    ///   a link gained or lost at the other end of a to-many relationship (a tag a saved post now
-    ///   lists) is not returned: the save writes the link without reading the object's other
-    ///   links.
+    ///   object a delete rule changed, an insert given defaults, an update that did not state
+    ///   every property). An object stored as the request states it is not returned, so a save
+    ///   the store alters nothing of returns none; nor is an object whose only change is a link
+    ///   gained or lost at the other end of a to-many relationship (a tag a saved post now
+    ///   lists): the save writes the link without reading the object's other links.
+    ///
+    /// The request is planned whole before anything is written (each statement read and
+    /// checked in one pass over its entity's properties), and its keys reach the engine in key
+    /// order.
     /// - Throws: ``DataStoreError`` naming the entity, property and object (an insert by the
     ///   temporary identifier the request holds), and in ``DataStoreError/relatedIdentifiers``
     ///   every other object concerned: `unknownEntity`, `unknownProperty`, `typeMismatch`,
@@ -76,10 +81,11 @@ extension WALDataStore {
                 guard !ids.isEmpty else { return }
                 let planner = SavePlanner(mapper: mapper)
                 let save = DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
-                var batch = try planner.plan(save)
-                let counted = try counts.planned(planner.countChanges(), into: &batch)
-                let (recorded, observed) = try recordChanges(planner, save, into: &batch)
-                try space.commit(batch)
+                let writes = try planner.plan(save)
+                var extra = WriteBatch()
+                let counted = try counts.planned(planner.countChanges(), into: &extra)
+                let (recorded, observed) = try recordChanges(planner, save, into: &extra)
+                _ = try engine.commit(writes.engineBatch(adding: extra, in: space))
                 counts.install(counted)
                 history.didCommit(recorded)
                 publish(observed)

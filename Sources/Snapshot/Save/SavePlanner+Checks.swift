@@ -3,43 +3,47 @@ extension SavePlanner {
     /// relationship counts within bounds, no two objects sharing a unique value.
     func checkFinalState() throws {
         do {
-            try checkFinalState(in: Array(state.keys))
+            try checkFinalState(in: Array(attempt.state.keys))
         } catch {
             // The error names the first object in identifier order, whatever the dictionary's.
-            try checkFinalState(in: state.keys.sorted())
+            try checkFinalState(in: attempt.state.keys.sorted())
             throw error
         }
     }
 
-    /// ``checkFinalState()``, visiting the objects in `order`.
+    /// ``checkFinalState()``, visiting the objects in `order`; each object's properties by
+    /// slot, in property order, as its entity's encoder resolved them.
     private func checkFinalState(in order: [PersistentIdentifier]) throws {
         var claimed: [[UInt8]: (id: PersistentIdentifier, constraint: [String])] = [:]
-        for id in order where !deleted.contains(id) {
-            let s = state[id]!
-            for property in schema.allProperties(of: id.entityName) {
-                let value = value(property.name, of: s)
-                switch property {
+        for id in order where !attempt.deleted.contains(id) {
+            let s = attempt.state[id]!
+            let encoder = layout.encoder(of: id.entityName)
+            for i in encoder.propertyOrder {
+                let rule = encoder.slotRules[i]
+                let held = s.slot(i)
+                let value = held ?? rule.absent
+                switch rule.kind {
                 case .attribute(let a) where !a.isOptional && !a.options.contains(.ephemeral) && value.isNull:
                     throw DataStoreError(
                         .missingValue, "\(id.entityName).\(a.name) of \(reported(id)) is not optional and has no value; give it one.",
                         entityName: id.entityName, propertyName: a.name, identifier: reported(id))
-                case .relationship(let r) where !r.isToMany && !r.isOptional && value.isNull:
+                case .toOne(let r) where !r.isOptional && value.isNull:
                     throw DataStoreError(
                         .missingValue, "\(id.entityName).\(r.name) of \(reported(id)) is not optional and has no target (after this save's delete rules); set one.",
                         entityName: id.entityName, propertyName: r.name, identifier: reported(id))
-                case .relationship(let r) where r.isToMany:
+                case .toMany(let r):
                     // An array not materialized is unchanged or changed link by link (below);
                     // a new object's is its links alone.
-                    if s.values[r.name] != nil {
+                    if held != nil {
                         try checkCount(value.referencedIdentifiers.count, of: r, id)
-                    } else if inserted.contains(id), r.minimumCount != nil || r.maximumCount != nil {
+                    } else if r.minimumCount != nil || r.maximumCount != nil, attempt.inserted.contains(id) {
                         try checkCount(try targets(id, r).count, of: r, id)
                     }
                 default:
                     break
                 }
             }
-            for (key, properties) in mapper.uniqueKeys(of: s, fallback: { self.value($0, of: s) }) {
+            for (key, properties) in encoder.uniqueKeys(of: s) {
                 if let other = claimed[key], other.id != id {
                     throw uniquenessError(reported(id), reported(other.id), properties, "would share its unique \(properties.joined(separator: ", ")) with \(reported(other.id)); change one of them")
                 }
@@ -47,14 +51,14 @@ extension SavePlanner {
             }
         }
         // Bounded to-many relationships changed link by link: counted whole.
-        for id in linkChanges.keys.sorted() where !deleted.contains(id) {
-            for (name, change) in linkChanges[id]! where !change.isEmpty && state[id]?.values[name] == nil && !inserted.contains(id) {
+        for id in attempt.linkChanges.keys.sorted() where !attempt.deleted.contains(id) {
+            for (name, change) in attempt.linkChanges[id]! where !change.isEmpty && attempt.state[id]?.values[name] == nil && !attempt.inserted.contains(id) {
                 guard case .relationship(let r)? = schema.property(named: name, in: id.entityName), r.minimumCount != nil || r.maximumCount != nil else { continue }
                 try checkCount(try targets(id, r).count, of: r, id)
             }
         }
         for (key, claim) in claimed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            guard let owner = try uniqueOwner(key), owner != claim.id, !deleted.contains(owner), state[owner] == nil else { continue }
+            guard let owner = try uniqueOwner(key), owner != claim.id, !attempt.deleted.contains(owner), attempt.state[owner] == nil else { continue }
             throw uniquenessError(
                 reported(claim.id), owner, claim.constraint,
                 "would share its unique \(claim.constraint.joined(separator: ", ")) with the stored \(owner); change one of them, or delete or update that object in the same save")
