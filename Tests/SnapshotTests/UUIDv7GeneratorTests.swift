@@ -111,9 +111,11 @@ extension UUID {
         let generator = UUIDv7Generator(milliseconds: UUIDv7Generator.systemMilliseconds)
         var outside: [(UInt64, UInt64, UInt64)] = []
         for _ in 0..<1_000 {
-            let before = Self.nowMilliseconds()
+            // The generator's own clock source: `Date`'s seconds since 1970, a `Double` scaled by
+            // 1,000, can round up into the next millisecond.
+            let before = UUIDv7Generator.systemMilliseconds()
             let key = generator.next()
-            let after = Self.nowMilliseconds()
+            let after = UUIDv7Generator.systemMilliseconds()
             if !(before...after ~= key.unixMilliseconds) { outside.append((before, key.unixMilliseconds, after)) }
         }
         #expect(outside.isEmpty, "before, timestamp, after: \(outside.prefix(3))")
