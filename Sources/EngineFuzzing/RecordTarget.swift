@@ -21,10 +21,12 @@ enum RecordTarget {
             .init("pt", .codable(typeName: "Point"), isOptional: true),
         ]
         return try? Schema([
-            .init("Thing", attributes: attributes, relationships: [
-                .init("owner", destination: "Thing", .toOne, inverse: "children"),
-                .init("children", destination: "Thing", .toMany, inverse: "owner"),
-            ]),
+            .init(
+                "Thing", attributes: attributes,
+                relationships: [
+                    .init("owner", destination: "Thing", .toOne, inverse: "children"),
+                    .init("children", destination: "Thing", .toMany, inverse: "owner"),
+                ]),
             .init("Part", superentity: "Thing", attributes: [.init("weight", .double, defaultValue: .double(1))]),
         ])
     }()
@@ -54,7 +56,8 @@ enum RecordTarget {
     /// record with fewer fields than its entity, one with assets and nulls.
     static func seeds() -> [(name: String, bytes: [UInt8])] {
         guard let schema else { return [] }
-        let target = try? PersistentIdentifier.identifier(for: "FUZZ", entityName: "Part", primaryKey: UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))
+        let target = try? PersistentIdentifier.identifier(
+            for: "FUZZ", entityName: "Part", primaryKey: UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))
         let values: [PropertyValue] = [
             .bool(true), .int(-2), .int8(.min), .int16(300), .int32(-70_000), .int64(.max), .uint(7), .uint8(255), .uint16(.max),
             .uint32(0x8000_0000), .uint64(.max), .float(-0.0), .double(.nan), .string("héllo"),

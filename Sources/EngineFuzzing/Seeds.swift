@@ -34,9 +34,11 @@ public enum Seeds {
 
         var segmentHints: [(name: String, bytes: [UInt8])] = []
         for (label, image, newest) in [("small-newest", small, true), ("large-sealed", large, false)] {
-            guard let hint = files(image, kind: 1).first(where: { hint in
-                files(image, kind: 0).contains { $0.number == hint.number }
-            }) else { continue }
+            guard
+                let hint = files(image, kind: 1).first(where: { hint in
+                    files(image, kind: 0).contains { $0.number == hint.number }
+                })
+            else { continue }
             let segment = files(image, kind: 0).first { $0.number == hint.number }!
             var length = [UInt8](repeating: 0, count: 4)
             Repair.store32(&length, 0, UInt32(hint.bytes.count))
@@ -102,16 +104,23 @@ public enum Seeds {
             .tableBlock: [("first", [0] + table[layout.dataBlocks[0]]), ("last", [0] + table[layout.dataBlocks.last!])],
             .tableIndex: [("index", [0] + u64(UInt64(layout4.filter.lowerBound)) + table4[layout4.index])],
             .tableFilter: [("filter", [0] + table4[layout4.filter]), ("filter-partition", [0] + table[partition.filter])],
-            .tableTopIndex: [(
-                "top-index",
-                [0] + u64(UInt64(layout.filter.lowerBound)) + u64(UInt64(layout.filter.count)) + count + table[layout.index]
-            )],
-            .tableIndexPartition: [(
-                "index-partition",
-                [0] + u64(partition.data.lowerBound) + u64(partition.data.upperBound) + separatorLength + partition.separator
-                    + table[partition.index]
-            )],
-            .tableFooter: [("footer", [0] + u64(UInt64(table.count)) + Array(table.suffix(60))), ("footer-v4", [0] + u64(UInt64(table4.count)) + Array(table4.suffix(60)))],
+            .tableTopIndex: [
+                (
+                    "top-index",
+                    [0] + u64(UInt64(layout.filter.lowerBound)) + u64(UInt64(layout.filter.count)) + count + table[layout.index]
+                )
+            ],
+            .tableIndexPartition: [
+                (
+                    "index-partition",
+                    [0] + u64(partition.data.lowerBound) + u64(partition.data.upperBound) + separatorLength + partition.separator
+                        + table[partition.index]
+                )
+            ],
+            .tableFooter: [
+                ("footer", [0] + u64(UInt64(table.count)) + Array(table.suffix(60))),
+                ("footer-v4", [0] + u64(UInt64(table4.count)) + Array(table4.suffix(60))),
+            ],
         ]
     }
 

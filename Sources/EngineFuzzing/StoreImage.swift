@@ -88,24 +88,25 @@ public struct StoreImage: Sendable {
     /// The path (under ``directory``) of a file of `kind` and `number`.
     static func path(kind: UInt8, number: UInt8) -> String {
         let n = hex16(fileNumber(number))
-        let name = switch kind % 8 {
-        case 0: n + ".wal"
-        case 1: n + ".walhint"
-        case 2: n + ".pack"
-        case 3: n + ".hint"
-        case 4: "MANIFEST"
-        case 5: "blobs/" + n + ".blob"
-        case 7: n + ".sst"
-        default:
-            switch number % 6 {
-            case 0: "MANIFEST-tmp"
-            case 1: n + ".pack-tmp"
-            case 2: n + ".hint-tmp"
-            case 3: "blobs/" + n + ".blob-tmp"
-            case 4: n + ".walhint-tmp"
-            default: n + ".sst-tmp"
+        let name =
+            switch kind % 8 {
+            case 0: n + ".wal"
+            case 1: n + ".walhint"
+            case 2: n + ".pack"
+            case 3: n + ".hint"
+            case 4: "MANIFEST"
+            case 5: "blobs/" + n + ".blob"
+            case 7: n + ".sst"
+            default:
+                switch number % 6 {
+                case 0: "MANIFEST-tmp"
+                case 1: n + ".pack-tmp"
+                case 2: n + ".hint-tmp"
+                case 3: "blobs/" + n + ".blob-tmp"
+                case 4: n + ".walhint-tmp"
+                default: n + ".sst-tmp"
+                }
             }
-        }
         return directory + "/" + name
     }
 
@@ -120,14 +121,11 @@ public struct StoreImage: Sendable {
             let stem = name.split(separator: ".").first.map(String.init) ?? ""
             let number = stem.count == 16 ? UInt64(stem, radix: 16) : nil
             let kind: UInt8? =
-                if relative == "MANIFEST" { 4 }
-                else if relative.hasPrefix("blobs/"), name.hasSuffix(".blob") { 5 }
-                else if name.hasSuffix(".wal") { 0 }
-                else if name.hasSuffix(".walhint") { 1 }
-                else if name.hasSuffix(".pack") { 2 }
-                else if name.hasSuffix(".hint") { 3 }
-                else if name.hasSuffix(".sst") { 7 }
-                else { nil }
+                if relative == "MANIFEST" { 4 } else if relative.hasPrefix("blobs/"), name.hasSuffix(".blob") { 5 } else if name.hasSuffix(".wal") {
+                    0
+                } else if name.hasSuffix(".walhint") { 1 } else if name.hasSuffix(".pack") { 2 } else if name.hasSuffix(".hint") {
+                    3
+                } else if name.hasSuffix(".sst") { 7 } else { nil }
             guard let kind, kind == 4 || (number.map { $0 < 0xE0 } ?? false) else { continue }
             files.append(File(kind: kind, number: UInt8(number ?? 0), bytes: bytes))
         }

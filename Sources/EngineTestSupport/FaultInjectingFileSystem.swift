@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Engine
 
@@ -417,22 +417,25 @@ extension FaultInjectingFileSystem.State {
     ) -> (error: EngineError, partialBytes: Int?)? {
         operations.append(.init(kind: kind, path: path))
         kindCounts[kind, default: 0] += 1
-        let call = switch kind {
-        case .create: "open"
-        case .write: "pwrite"
-        case .sync: "fdatasync"
-        case .truncate: "ftruncate"
-        case .rename: "rename"
-        case .remove: "unlink"
-        case .syncDirectory: "fsync"
-        }
+        let call =
+            switch kind {
+            case .create: "open"
+            case .write: "pwrite"
+            case .sync: "fdatasync"
+            case .truncate: "ftruncate"
+            case .rename: "rename"
+            case .remove: "unlink"
+            case .syncDirectory: "fsync"
+            }
         if let code = kindFaults.removeValue(forKey: kind) {
             return (EngineError(.io, "\(call) failed (injected errno \(code))", path: path, systemCall: call, errno: code), nil)
         }
         let kindCount = kindCounts[kind, default: 0]
-        guard let index = rules.firstIndex(where: { rule in
-            rule.kind.map { $0 == kind && rule.number == kindCount } ?? (rule.number == operations.count)
-        }) else { return nil }
+        guard
+            let index = rules.firstIndex(where: { rule in
+                rule.kind.map { $0 == kind && rule.number == kindCount } ?? (rule.number == operations.count)
+            })
+        else { return nil }
         let rule = rules.remove(at: index)
         switch rule.effect {
         case .crash:
@@ -500,7 +503,8 @@ final class FaultFile: StoreFile {
                 let fits = max(0, min(landing.count, count + room - start))
                 if fits < landing.count {
                     landing = landing.prefix(fits)
-                    fault = fault ?? (EngineError(.io, "pwrite failed: No space left on device", path: path, systemCall: "pwrite", errno: ENOSPC), nil)
+                    fault =
+                        fault ?? (EngineError(.io, "pwrite failed: No space left on device", path: path, systemCall: "pwrite", errno: ENOSPC), nil)
                 }
             }
             let end = start + landing.count

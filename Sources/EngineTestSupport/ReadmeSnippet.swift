@@ -8,7 +8,9 @@ package enum ReadmeSnippet {
     /// `docs/engine.md`) between the HTML comments `<!-- <marker>:begin -->` and
     /// `<!-- <marker>:end -->` (code fences left out). The repository's root is three directories
     /// above `sourcePath` (`Tests/<Target>/<File>.swift`, `Sources/<Target>/<File>.swift`).
-    package static func compiledAndShown(sourcePath: String, marker: String, document: String = "README.md") throws -> (compiled: [String], shown: [String]) {
+    package static func compiledAndShown(
+        sourcePath: String, marker: String, document: String = "README.md"
+    ) throws -> (compiled: [String], shown: [String]) {
         let source = URL(fileURLWithPath: sourcePath)
         let root = source.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let code = try String(contentsOf: source, encoding: .utf8)

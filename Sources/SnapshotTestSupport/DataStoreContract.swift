@@ -93,14 +93,19 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
         var howTo = BlogModel.tag(name: "how-to")
         for (i, title) in titles.enumerated() {
             let tags = i % 3 == 0 ? [news.persistentIdentifier] : (i % 3 == 1 ? [news.persistentIdentifier, howTo.persistentIdentifier] : [])
-            var post = BlogModel.post(title: title, content: i % 2 == 0 ? "body \(i)" : nil, date: epoch.addingTimeInterval(Double(i % 5) * 86_400), tags: tags)
+            var post = BlogModel.post(
+                title: title, content: i % 2 == 0 ? "body \(i)" : nil, date: epoch.addingTimeInterval(Double(i % 5) * 86_400), tags: tags)
             if i % 2 == 0 {
                 let attachment = BlogModel.attachment(imageData: Data([UInt8(i), 1, 2]), post: post.persistentIdentifier)
                 post["attachments"] = .toMany([attachment.persistentIdentifier])
                 g.temporaryAttachments.append(attachment)
             }
-            if tags.contains(news.persistentIdentifier) { news["posts"] = .toMany(news["posts"]!.referencedIdentifiers + [post.persistentIdentifier]) }
-            if tags.contains(howTo.persistentIdentifier) { howTo["posts"] = .toMany(howTo["posts"]!.referencedIdentifiers + [post.persistentIdentifier]) }
+            if tags.contains(news.persistentIdentifier) {
+                news["posts"] = .toMany(news["posts"]!.referencedIdentifiers + [post.persistentIdentifier])
+            }
+            if tags.contains(howTo.persistentIdentifier) {
+                howTo["posts"] = .toMany(howTo["posts"]!.referencedIdentifiers + [post.persistentIdentifier])
+            }
             g.temporaryPosts.append(post)
         }
         g.temporaryTags = [news, howTo]
@@ -108,9 +113,10 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
             DataStoreSaveChangesRequest(inserted: g.temporaryTags + g.temporaryPosts + g.temporaryAttachments))
         g.remapped = result.remappedIdentifiers
         func saved(_ s: DefaultSnapshot) -> DefaultSnapshot {
-            normalized(s.copy(
-                persistentIdentifier: result.remappedIdentifiers[s.persistentIdentifier] ?? s.persistentIdentifier,
-                remappedIdentifiers: result.remappedIdentifiers))
+            normalized(
+                s.copy(
+                    persistentIdentifier: result.remappedIdentifiers[s.persistentIdentifier] ?? s.persistentIdentifier,
+                    remappedIdentifiers: result.remappedIdentifiers))
         }
         g.posts = g.temporaryPosts.map(saved)
         g.tags = g.temporaryTags.map(saved)
@@ -123,10 +129,12 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
     /// `snapshot` with each to-many list sorted: the form the checks compare, since to-many
     /// relationships are unordered.
     public static func normalized(_ snapshot: DefaultSnapshot) -> DefaultSnapshot {
-        DefaultSnapshot(persistentIdentifier: snapshot.persistentIdentifier, values: snapshot.values.mapValues { value in
-            if case .toMany(let ids) = value { return .toMany(ids.sorted()) }
-            return value
-        })
+        DefaultSnapshot(
+            persistentIdentifier: snapshot.persistentIdentifier,
+            values: snapshot.values.mapValues { value in
+                if case .toMany(let ids) = value { return .toMany(ids.sorted()) }
+                return value
+            })
     }
 
     static func title(_ s: DefaultSnapshot) -> String {
@@ -176,28 +184,36 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
                 try c.expect(every == expected, "predicate and sort: got \(every.map(title)), expected \(expected.map(title))")
                 try c.expect(!expected.isEmpty, "the check's data must select something")
                 for (offset, limit) in [(0, 1), (1, 2), (2, 10), (expected.count, 3), (0, 0)] {
-                    let window = try c.fetch(FetchDescriptor(entityName: "Post", predicate: predicate, sortBy: sort, fetchLimit: limit, fetchOffset: offset)).fetchedSnapshots
+                    let window = try c.fetch(
+                        FetchDescriptor(entityName: "Post", predicate: predicate, sortBy: sort, fetchLimit: limit, fetchOffset: offset)
+                    ).fetchedSnapshots
                     let want = Array(expected.dropFirst(offset).prefix(limit))
                     try c.expect(window == want, "offset \(offset) limit \(limit): got \(window.map(title)), expected \(want.map(title))")
                 }
                 let count = try c.store.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Post", predicate: predicate)))
                 try c.expect(count == expected.count, "fetchCount \(count), expected \(expected.count)")
-                let identifiers = try c.store.fetchIdentifiers(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Post", predicate: predicate, sortBy: sort)))
+                let identifiers = try c.store.fetchIdentifiers(
+                    DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Post", predicate: predicate, sortBy: sort)))
                 try c.expect(identifiers == ids(expected), "fetchIdentifiers must list the fetch's objects in its order")
             },
             Check(name: "fetchThroughRelationships") { c in
                 let g = try saveGraph(c)
                 let swiftPosts = Set(ids(g.posts.filter { title($0).hasPrefix("Swift") }))
-                let attachments = try c.fetch(FetchDescriptor(entityName: "Attachment", predicate: .attribute("post.title").beginsWith("Swift"))).fetchedSnapshots
+                let attachments = try c.fetch(FetchDescriptor(entityName: "Attachment", predicate: .attribute("post.title").beginsWith("Swift")))
+                    .fetchedSnapshots
                 let wantAttachments = g.attachments.filter { a in a["post"]!.referencedIdentifiers.contains(where: swiftPosts.contains) }
                 try c.expect(Set(attachments) == Set(wantAttachments), "to-one path: got \(attachments.count), expected \(wantAttachments.count)")
                 let newsID = g.tags[0].persistentIdentifier
-                let tagged = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .relationship("tags").any(.attribute("name") == "news"))).fetchedSnapshots
+                let tagged = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .relationship("tags").any(.attribute("name") == "news")))
+                    .fetchedSnapshots
                 let wantTagged = g.posts.filter { $0["tags"]!.referencedIdentifiers.contains(newsID) }
                 try c.expect(Set(tagged) == Set(wantTagged), "any of a to-many: got \(tagged.count), expected \(wantTagged.count)")
-                let onlyNews = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .relationship("tags").all(.attribute("name") == "news"))).fetchedSnapshots
+                let onlyNews = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .relationship("tags").all(.attribute("name") == "news")))
+                    .fetchedSnapshots
                 let wantOnlyNews = g.posts.filter { $0["tags"]!.referencedIdentifiers.allSatisfy { $0 == newsID } }
-                try c.expect(Set(onlyNews) == Set(wantOnlyNews), "all of a to-many (empty ones included): got \(onlyNews.count), expected \(wantOnlyNews.count)")
+                try c.expect(
+                    Set(onlyNews) == Set(wantOnlyNews),
+                    "all of a to-many (empty ones included): got \(onlyNews.count), expected \(wantOnlyNews.count)")
             },
             Check(name: "identifierMembership") { c in
                 let g = try saveGraph(c)
@@ -218,10 +234,13 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
             },
             Check(name: "propertiesToFetchAndPrefetch") { c in
                 let g = try saveGraph(c)
-                let result = try c.fetch(FetchDescriptor(entityName: "Post", propertiesToFetch: ["title"], relationshipKeyPathsForPrefetching: ["tags"]))
+                let result = try c.fetch(
+                    FetchDescriptor(entityName: "Post", propertiesToFetch: ["title"], relationshipKeyPathsForPrefetching: ["tags"]))
                 try c.expect(result.fetchedSnapshots.count == g.posts.count, "every post")
                 try c.expect(result.fetchedSnapshots.allSatisfy { Array($0.values.keys) == ["title"] }, "only the title must be fetched")
-                for tag in g.tags { try c.expect(result.relatedSnapshots[tag.persistentIdentifier] == tag, "tag \(tag.persistentIdentifier) must be prefetched") }
+                for tag in g.tags {
+                    try c.expect(result.relatedSnapshots[tag.persistentIdentifier] == tag, "tag \(tag.persistentIdentifier) must be prefetched")
+                }
             },
             Check(name: "eraseEmptiesTheStore") { c in
                 _ = try saveGraph(c)
@@ -241,7 +260,10 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
                 let before = Set(try c.all("Post")), tags = Set(try c.all("Tag"))
                 let a = BlogModel.tag(name: "a")
                 try c.expectError(.conflictingChanges, "one temporary identifier on two inserts") {
-                    _ = try c.store.save(DataStoreSaveChangesRequest(inserted: [a, DefaultSnapshot(persistentIdentifier: a.persistentIdentifier, values: ["name": "b"])]))
+                    _ = try c.store.save(
+                        DataStoreSaveChangesRequest(inserted: [
+                            a, DefaultSnapshot(persistentIdentifier: a.persistentIdentifier, values: ["name": "b"]),
+                        ]))
                 }
                 var renamed = g.posts[0], other = g.posts[0]
                 renamed["title"] = "one"
@@ -261,10 +283,14 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
                 _ = try c.store.save(DataStoreSaveChangesRequest(deleted: [g.posts[2], g.posts[2]]))
                 try c.expect(try c.all("Post").count == before.count - 1, "a post deleted twice in one save is deleted once")
                 // An update states only what it changes; the rest is kept.
-                _ = try c.store.save(DataStoreSaveChangesRequest(updated: [DefaultSnapshot(persistentIdentifier: g.posts[0].persistentIdentifier, values: ["title": "Only the title"])]))
+                _ = try c.store.save(
+                    DataStoreSaveChangesRequest(updated: [
+                        DefaultSnapshot(persistentIdentifier: g.posts[0].persistentIdentifier, values: ["title": "Only the title"])
+                    ]))
                 var expected = g.posts[0]
                 expected["title"] = "Only the title"
-                let stored = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .identifier(in: [g.posts[0].persistentIdentifier]))).fetchedSnapshots
+                let stored = try c.fetch(FetchDescriptor(entityName: "Post", predicate: .identifier(in: [g.posts[0].persistentIdentifier])))
+                    .fetchedSnapshots
                 try c.expect(stored.map(normalized) == [normalized(expected)], "a partial update merges over the stored object: got \(stored)")
             },
             Check(name: "refusesBadRequestsAndChangesNothing") { c in
@@ -281,7 +307,8 @@ public struct DataStoreContract<Store: DataStoreBatching> where Store.SnapshotTy
                     _ = try c.store.save(DataStoreSaveChangesRequest(updated: [foreign]))
                 }
                 try c.expectError(.unknownEntity, "an insert of an unknown entity") {
-                    _ = try c.store.save(DataStoreSaveChangesRequest(inserted: [DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Comment"))]))
+                    _ = try c.store.save(
+                        DataStoreSaveChangesRequest(inserted: [DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Comment"))]))
                 }
                 try c.expectError(.unknownEntity, "a fetch of an unknown entity") { _ = try c.fetch(FetchDescriptor(entityName: "Comment")) }
                 try c.expectError(.invalidRequest, "a negative fetch limit") { _ = try c.fetch(FetchDescriptor(entityName: "Post", fetchLimit: -1)) }

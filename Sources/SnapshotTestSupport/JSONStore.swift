@@ -103,7 +103,8 @@ public final class JSONStore: DataStoreBatching {
         try lock.withLock {
             var objects = try read()
             let evaluator = PredicateEvaluator(schema: schema) { objects[$0] }
-            let descriptor = FetchDescriptor(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
+            let descriptor = FetchDescriptor(
+                entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
             for snapshot in try evaluator.run(descriptor, over: Array(objects.values)) { objects[snapshot.persistentIdentifier] = nil }
             try write(objects)
         }
@@ -125,7 +126,8 @@ public final class JSONStore: DataStoreBatching {
             for (name, value) in s.values.sorted(by: { $0.key < $1.key }) {
                 guard let gone = value.referencedIdentifiers.first(where: deleted.contains) else { continue }
                 throw DataStoreError(
-                    .danglingReference, "\(s.persistentIdentifier.entityName).\(name) of \(s.persistentIdentifier) refers to \(gone), which the same save deletes; remove the reference, or keep the object.",
+                    .danglingReference,
+                    "\(s.persistentIdentifier.entityName).\(name) of \(s.persistentIdentifier) refers to \(gone), which the same save deletes; remove the reference, or keep the object.",
                     entityName: s.persistentIdentifier.entityName, propertyName: name, identifier: s.persistentIdentifier, relatedIdentifiers: [gone])
             }
         }

@@ -70,9 +70,10 @@ func runBlog(in directory: URL) throws {
     try context.save()  // one atomic save across both stores, durable when it returns
     print("saved a post with \(post.attachments.count) attachment and a draft")
 
-    let recent = try context.fetch(FetchDescriptor<Post>(
-        predicate: #Predicate { $0.title.contains("Swift") },
-        sortBy: [SortDescriptor(\.date, order: .reverse)]))
+    let recent = try context.fetch(
+        FetchDescriptor<Post>(
+            predicate: #Predicate { $0.title.contains("Swift") },
+            sortBy: [SortDescriptor(\.date, order: .reverse)]))
     print("found \(recent.map(\.title)), tagged \(recent[0].tags.map(\.name))")
     recent[0].title = "Swift 6.3 on Linux"  // found and staged by the next save
     try context.save()

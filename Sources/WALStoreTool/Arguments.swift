@@ -87,7 +87,9 @@ struct Arguments {
         }
         guard result.positionals.count == spec.positionals.count else {
             let expected = spec.positionals.joined(separator: " ")
-            throw .usage("walstore \(spec.name): expected \(expected), got \(result.positionals.count) argument\(result.positionals.count == 1 ? "" : "s"); usage: walstore \(spec.usage)")
+            throw .usage(
+                "walstore \(spec.name): expected \(expected), got \(result.positionals.count) argument\(result.positionals.count == 1 ? "" : "s"); usage: walstore \(spec.usage)"
+            )
         }
         return result
     }

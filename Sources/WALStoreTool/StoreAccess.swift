@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Engine
 import Foundation
@@ -32,7 +32,8 @@ enum StoreAccess {
             throw ToolError(.notAStore, "there is nothing at \(path); give the directory of a store", path: path)
         }
         guard isDirectory.boolValue else {
-            throw ToolError(.notAStore, "\(path) is a file, not a store directory; give the directory that holds the store's MANIFEST and .wal files", path: path)
+            throw ToolError(
+                .notAStore, "\(path) is a file, not a store directory; give the directory that holds the store's MANIFEST and .wal files", path: path)
         }
     }
 

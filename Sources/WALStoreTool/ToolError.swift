@@ -70,11 +70,12 @@ struct ToolError: Error {
             default: return ToolError(.failed, error.description)
             }
         case let error as CloudKitTransferError:
-            let code: ExitCode = switch error.code {
-            case .destinationNotEmpty, .notAnExport, .invalidRecord, .recordTooLarge: .refused
-            case .unreadableRecord: .corrupt
-            default: .failed
-            }
+            let code: ExitCode =
+                switch error.code {
+                case .destinationNotEmpty, .notAnExport, .invalidRecord, .recordTooLarge: .refused
+                case .unreadableRecord: .corrupt
+                default: .failed
+                }
             var message = error.message
             if let recordName = error.recordName { message += " (record \(recordName))" }
             return ToolError(code, message, path: error.path)

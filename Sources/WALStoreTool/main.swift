@@ -1,8 +1,8 @@
 // walstore: the command-line tool for a store (docs/tool.md).
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Every command: its spec and what runs it.
@@ -22,7 +22,9 @@ let commands: [(spec: CommandSpec, run: (Arguments, StandardOutput) throws -> Ex
 @MainActor func overview() -> String {
     var text = "usage: walstore COMMAND STORE [options]   (walstore COMMAND --help for each)\n\ncommands:\n"
     for (spec, _) in commands {
-        text += "  " + spec.name + String(repeating: " ", count: 9 - spec.name.count) + spec.summary.prefix(while: { $0 != ":" && $0 != "(" && $0 != "." }) + "\n"
+        text +=
+            "  " + spec.name + String(repeating: " ", count: 9 - spec.name.count)
+            + spec.summary.prefix(while: { $0 != ":" && $0 != "(" && $0 != "." }) + "\n"
     }
     text += "\nexit codes: 0 ok, 1 problems found, 2 usage, 3 locked, 4 corrupt, 5 not a store, 6 refused, 7 failed (docs/tool.md)\n"
     return text
@@ -63,10 +65,16 @@ let commands: [(spec: CommandSpec, run: (Arguments, StandardOutput) throws -> Ex
         if let path = failure.path, !failure.message.contains(path) { line += " [\(path)" + (failure.offset.map { " at offset \($0)" } ?? "") + "]" }
         writeStandardError(line + "\n")
         if json {
-            output.line(JSONValue.object([("error", .object([
-                ("exitCode", .int(Int(failure.exitCode.rawValue))), ("code", .string(failure.exitCode.name)),
-                ("message", .string(failure.message)), ("path", .optional(failure.path)), ("offset", .optional(failure.offset)),
-            ]))]).text)
+            output.line(
+                JSONValue.object([
+                    (
+                        "error",
+                        .object([
+                            ("exitCode", .int(Int(failure.exitCode.rawValue))), ("code", .string(failure.exitCode.name)),
+                            ("message", .string(failure.message)), ("path", .optional(failure.path)), ("offset", .optional(failure.offset)),
+                        ])
+                    )
+                ]).text)
         }
         return failure.exitCode.rawValue
     }

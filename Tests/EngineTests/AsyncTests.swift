@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import EngineTestSupport
@@ -126,9 +126,11 @@ func onExecutor<T: Sendable>(
             var sequences: [UInt64] = []
             sequences.append(try await store.commit(WriteBatch { $0.put(bytes("small"), bytes("value")) }))
             // A large, compressible batch: encoded and compressed where it is written.
-            sequences.append(try await store.commit(WriteBatch { batch in
-                for i in 0..<200 { batch.put(bytes("big/\(i)"), [UInt8](repeating: UInt8(i % 7), count: 4 << 10)) }
-            }))
+            sequences.append(
+                try await store.commit(
+                    WriteBatch { batch in
+                        for i in 0..<200 { batch.put(bytes("big/\(i)"), [UInt8](repeating: UInt8(i % 7), count: 4 << 10)) }
+                    }))
             var random = SeededGenerator(seed: 3)
             let blob = random.bytes(3 << 19)
             sequences.append(try await store.commit(WriteBatch { $0.put(bytes("blob"), blob) }))

@@ -38,7 +38,8 @@ import Testing
     /// Random key lists: keys of the store, deleted ones, ones never written, repeats, any order.
     static func probes(_ random: inout SeededGenerator) -> [[UInt8]] {
         (0..<Int.random(in: 0..<120, using: &random)).map { _ in
-            Int.random(in: 0..<10, using: &random) == 0 ? bytes("other/\(Int.random(in: 0..<5, using: &random))")
+            Int.random(in: 0..<10, using: &random) == 0
+                ? bytes("other/\(Int.random(in: 0..<5, using: &random))")
                 : bytes("key/\(Int.random(in: 0..<210, using: &random))")
         }
     }

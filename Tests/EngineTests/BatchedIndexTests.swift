@@ -153,8 +153,10 @@ import Testing
                     .filter { _ in Int.random(in: 0..<3, using: &random) == 0 }
                 let keys = flushed.map(\.key)
                 let dropped = KeyDirectoryModelTests.withBytes(of: keys) { bytes in
-                    (batched.dropFlushed(ascending: Array(zip(bytes, flushed.map(\.location)))),
-                     single.dropFlushed(ascending: Array(zip(bytes, flushed.map(\.location)))))
+                    (
+                        batched.dropFlushed(ascending: Array(zip(bytes, flushed.map(\.location)))),
+                        single.dropFlushed(ascending: Array(zip(bytes, flushed.map(\.location))))
+                    )
                 }
                 #expect(dropped.0 == dropped.1)
             }

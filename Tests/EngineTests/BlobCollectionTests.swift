@@ -93,12 +93,14 @@ import Testing
         let opened = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         let threads = Locked<[Bool]>([])
-        let store = try Self.open(fs, .init(willRemoveBlob: { _ in
-            opened.wait()  // open has returned
-            opened.signal()
-            threads.withLock { $0.append(LogStore.isEngineIOThread) }
-            started.signal()
-        }))
+        let store = try Self.open(
+            fs,
+            .init(willRemoveBlob: { _ in
+                opened.wait()  // open has returned
+                opened.signal()
+                threads.withLock { $0.append(LogStore.isEngineIOThread) }
+                started.signal()
+            }))
         #expect(Self.blobFiles(fs).isSuperset(of: garbage), "open removed blobs itself")
         opened.signal()
         started.wait()  // the job has begun
@@ -119,11 +121,17 @@ import Testing
         let reached = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
         let first = Locked(true)
-        let store = try Self.open(fs, .init(willRemoveBlob: { _ in
-            guard first.withLock({ f in defer { f = false }; return f }) else { return }
-            reached.signal()
-            proceed.wait()
-        }))
+        let store = try Self.open(
+            fs,
+            .init(willRemoveBlob: { _ in
+                guard
+                    first.withLock({ f in
+                        defer { f = false }; return f
+                    })
+                else { return }
+                reached.signal()
+                proceed.wait()
+            }))
         reached.wait()
         #expect(store.statistics.blobCollection.pending)
         var expected = model
@@ -160,14 +168,22 @@ import Testing
         let reached = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
         let first = Locked(true)
-        let store = try Self.open(fs, .init(willRemoveBlob: { _ in
-            guard first.withLock({ f in defer { f = false }; return f }) else { return }
-            reached.signal()
-            proceed.wait()
-        }))
+        let store = try Self.open(
+            fs,
+            .init(willRemoveBlob: { _ in
+                guard
+                    first.withLock({ f in
+                        defer { f = false }; return f
+                    })
+                else { return }
+                reached.signal()
+                proceed.wait()
+            }))
         reached.wait()
         let closed = DispatchSemaphore(value: 0)
-        let closing = Thread { try? store.close(); closed.signal() }
+        let closing = Thread {
+            try? store.close(); closed.signal()
+        }
         closing.start()
         // close() marks the collection stopped before it waits for the removal in hand.
         while store.statistics.blobCollection.pending { Thread.sleep(forTimeInterval: 0.001) }

@@ -124,7 +124,8 @@ import Testing
 
         /// The finished blob files, sorted.
         func blobFiles() -> [String] {
-            let names = fs.map { $0.names(in: path + "/blobs") }
+            let names =
+                fs.map { $0.names(in: path + "/blobs") }
                 ?? (try? FileManager.default.contentsOfDirectory(atPath: path + "/blobs")) ?? []
             return names.filter { $0.hasSuffix(".blob") }.sorted()
         }
@@ -350,17 +351,21 @@ import Testing
         let errors: [(String, EngineError?)] = [
             ("value", engineError { _ = try store.value(forKey: key) }),
             ("withValue", engineError { _ = try store.withValue(forKey: key) { _ in Issue.record("\(label): withValue ran its body") } }),
-            ("valueStream", engineError {
-                guard var stream = try store.valueStream(forKey: key) else { return }
-                while try stream.next() != nil {}
-            }),
+            (
+                "valueStream",
+                engineError {
+                    guard var stream = try store.valueStream(forKey: key) else { return }
+                    while try stream.next() != nil {}
+                }
+            ),
             ("scan", engineError { _ = try (store.scan(prefix: key).collect()).first?.value() }),
         ]
         for (read, error) in errors {
             #expect(error?.code == code, "\(label): \(read) threw \(String(describing: error))", sourceLocation: sourceLocation)
             #expect(error?.path == path, "\(label): \(read) names \(String(describing: error?.path))", sourceLocation: sourceLocation)
             if let offset {
-                #expect(error?.offset == offset, "\(label): \(read) names offset \(String(describing: error?.offset))", sourceLocation: sourceLocation)
+                #expect(
+                    error?.offset == offset, "\(label): \(read) names offset \(String(describing: error?.offset))", sourceLocation: sourceLocation)
             }
         }
     }
@@ -559,7 +564,9 @@ import Testing
         let entry = table + (ranges.count - 1) * Self.entrySize + 4
         let stored = (0..<8).reduce(UInt64(0)) { $0 | UInt64(file[entry + $1]) << (8 * $1) }
         #expect(XXHash64.hash(file[ranges.last!]) == stored, "the table holds the chunk's XXH64")
-        #expect(Self.crc32(file[table..<file.count - 4]) == (0..<4).reduce(UInt32(0)) { $0 | UInt32(file[file.count - 4 + $1]) << (8 * $1) }, "the test's crc32 is zlib's")
+        #expect(
+            Self.crc32(file[table..<file.count - 4]) == (0..<4).reduce(UInt32(0)) { $0 | UInt32(file[file.count - 4 + $1]) << (8 * $1) },
+            "the test's crc32 is zlib's")
 
         file[ranges.last!.lowerBound + 7] ^= 0x10
         Self.storeUInt64(XXHash64.hash(file[ranges.last!]), in: &file, at: entry)
@@ -657,7 +664,9 @@ import Testing
             #expect(names.count == 2 && stats.blobCount == 2, "\(label): blob files \(names)")
             #expect(stats.blobBytes == names.reduce(0) { $0 + UInt64(fs.contents(of: Self.blobDir + "/" + $1)!.count) }, "\(label)")
             #expect(stats.recovery.removedBlobs == leftBehind.count - names.count, "\(label): left \(leftBehind)")
-            #expect(stats.blobCollection == .init(found: leftBehind.count - names.count, removed: leftBehind.count - names.count, pending: false), "\(label)")
+            #expect(
+                stats.blobCollection == .init(found: leftBehind.count - names.count, removed: leftBehind.count - names.count, pending: false),
+                "\(label)")
 
             // The store takes new blobs where recovery left it.
             try reopened.write { $0.putExternal(bytes("later"), bytes("later blob")) }

@@ -491,7 +491,11 @@ final class ManifestRenameLandsThenFails: FileSystem {
     func lockFile(_ path: String) throws(EngineError) -> any FileLock { try inner.lockFile(path) }
     func rename(_ from: String, to: String) throws(EngineError) {
         try inner.rename(from, to: to)
-        if to.hasSuffix("/MANIFEST"), armed.withLock({ armed in defer { armed = false }; return armed }) {
+        if to.hasSuffix("/MANIFEST"),
+            armed.withLock({ armed in
+                defer { armed = false }; return armed
+            })
+        {
             throw EngineError(.io, "rename reported EIO after taking effect", path: from, systemCall: "rename", errno: 5)
         }
     }

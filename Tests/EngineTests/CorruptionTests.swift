@@ -201,38 +201,71 @@ import Testing
         let cases: [(String, [UInt8])] = [
             ("frame length 4 GiB", FormatTesting.frame(payload: [1, 2, 3], sequence: 3, declaredLength: .max)),
             ("frame length 1 GiB + 1", FormatTesting.frame(payload: [1, 2, 3], sequence: 3, declaredLength: 1 << 30 + 1)),
-            ("record count 4 billion", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: .max, blocks: 1)
-                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 3)),
-            ("block count 4 billion", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: .max, blocks: .max), sequence: 3)),
-            ("raw length 4 GiB", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 1, stored: zlibBlock, rawLength: .max), sequence: 3)),
-            ("raw length past zlib's ratio", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 1, stored: zlibBlock, rawLength: 1 << 29), sequence: 3)),
-            ("inflates to more than declared", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 1, stored: zlibBlock, rawLength: 999), sequence: 3)),
-            ("stored length past the payload", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + Array(FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4).dropLast(2)), sequence: 3)),
-            ("value length 2^35", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0x80, 0x80, 0x80, 0x80, 0x7F, 65], rawLength: 8), sequence: 3)),
-            ("key length 0", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 0, stored: [1, 0, 0], rawLength: 3), sequence: 3)),
-            ("sequence going backwards", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 1)),
-            ("sequence skipping one", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 4)),
-            ("sequence UInt64.max", FormatTesting.frame(
-                payload: FormatTesting.commitHeader(records: 1, blocks: 1)
-                    + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: .max)),
+            (
+                "record count 4 billion",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: .max, blocks: 1)
+                        + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 3)
+            ),
+            (
+                "block count 4 billion",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: .max, blocks: .max), sequence: 3)
+            ),
+            (
+                "raw length 4 GiB",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 1, stored: zlibBlock, rawLength: .max), sequence: 3)
+            ),
+            (
+                "raw length past zlib's ratio",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 1, stored: zlibBlock, rawLength: 1 << 29), sequence: 3)
+            ),
+            (
+                "inflates to more than declared",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 1, stored: zlibBlock, rawLength: 999), sequence: 3)
+            ),
+            (
+                "stored length past the payload",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + Array(FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4).dropLast(2)), sequence: 3)
+            ),
+            (
+                "value length 2^35",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 0, stored: [1, 1, 0x80, 0x80, 0x80, 0x80, 0x7F, 65], rawLength: 8), sequence: 3)
+            ),
+            (
+                "key length 0",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 0, stored: [1, 0, 0], rawLength: 3), sequence: 3)
+            ),
+            (
+                "sequence going backwards",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 1)
+            ),
+            (
+                "sequence skipping one",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: 4)
+            ),
+            (
+                "sequence UInt64.max",
+                FormatTesting.frame(
+                    payload: FormatTesting.commitHeader(records: 1, blocks: 1)
+                        + FormatTesting.block(encoding: 0, stored: [1, 1, 0, 65], rawLength: 4), sequence: .max)
+            ),
             ("frame type 0", FormatTesting.frame(payload: [0, 0, 0, 0], sequence: 3, type: 0)),
         ]
         for (label, crafted) in cases {

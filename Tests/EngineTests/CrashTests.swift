@@ -82,7 +82,9 @@ import Testing
         let store = try LogStore.open(at: dir, options: options(mode), fileSystem: fs)
         let recovered = Int(store.statistics.lastSequence)
         let lowest = mode == .durable ? acknowledged : 0
-        #expect((lowest...attempted).contains(recovered), "\(label): recovered \(recovered) commits, acknowledged \(acknowledged), attempted \(attempted)")
+        #expect(
+            (lowest...attempted).contains(recovered), "\(label): recovered \(recovered) commits, acknowledged \(acknowledged), attempted \(attempted)"
+        )
         guard recovered < states.count else { return }
         #expect(try store.contents() == states[recovered], "\(label): contents are not the state after \(recovered) commits")
         // The log must be appendable where recovery left it.
@@ -213,7 +215,10 @@ import Testing
         #expect(reopened.statistics.recovery.truncatedBytes > 0)
         try reopened.write { $0.put(bytes("c"), bytes("3")) }
         try reopened.close()
-        #expect(try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs).contents() == [bytes("a"): bytes("1"), bytes("c"): bytes("3")])
+        #expect(
+            try LogStore.open(at: Self.dir, options: Self.options(.durable), fileSystem: fs).contents() == [
+                bytes("a"): bytes("1"), bytes("c"): bytes("3"),
+            ])
     }
 
     @Test func preallocatedZerosAreTheCleanEndOfTheLogAndAreTrimmedOnClose() throws {

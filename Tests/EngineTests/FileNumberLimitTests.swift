@@ -86,9 +86,19 @@ import Testing
         let path = Self.dir + "/MANIFEST"
         let stored = try Manifest(decoding: try #require(base.contents(of: path)), path: path)
         let cases: [(String, [UInt8])] = [
-            ("table 2^64 - 1", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: stored.tables + [Self.table(UInt64.max)])),
+            (
+                "table 2^64 - 1",
+                Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: stored.tables + [Self.table(UInt64.max)])
+            ),
             ("table 0", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: [Self.table(0)])),
-            ("blob id 0", Self.manifest(logStart: stored.logStart, lastSequence: stored.lastSequence, tables: stored.tables.map { var t = $0; t.blobIDs = [0]; return t })),
+            (
+                "blob id 0",
+                Self.manifest(
+                    logStart: stored.logStart, lastSequence: stored.lastSequence,
+                    tables: stored.tables.map {
+                        var t = $0; t.blobIDs = [0]; return t
+                    })
+            ),
             ("log start 2^64 - 1", Self.manifest(logStart: UInt64.max, lastSequence: stored.lastSequence, tables: stored.tables)),
             ("last sequence 2^64 - 1", Self.manifest(logStart: stored.logStart, lastSequence: UInt64.max, tables: stored.tables)),
             ("last sequence 2^62", Self.manifest(logStart: stored.logStart, lastSequence: LogFormat.maxSequence, tables: stored.tables)),

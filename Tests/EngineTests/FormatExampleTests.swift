@@ -63,12 +63,17 @@ import Testing
     @Test func formatDocumentWorkedExampleMatchesTheEngine() throws {
         let produced = try Self.exampleSegment()
         let documented = try Self.documentedBytes()
-        #expect(documented == produced, "FORMAT.md's worked example differs from what the engine writes:\n\(produced.map { String(format: "%02x", $0) }.joined(separator: " "))")
+        #expect(
+            documented == produced,
+            "FORMAT.md's worked example differs from what the engine writes:\n\(produced.map { String(format: "%02x", $0) }.joined(separator: " "))")
     }
 
     @Test func formatDocumentManifestExampleMatchesTheEngine() throws {
         let produced = try Self.exampleManifest()
         let documented = try Self.documentedBytes("manifest-example")
-        #expect(documented == produced, "FORMAT.md's manifest example differs from what the engine writes:\n\(produced.map { String(format: "%02x", $0) }.joined(separator: " "))")
+        #expect(
+            documented == produced,
+            "FORMAT.md's manifest example differs from what the engine writes:\n\(produced.map { String(format: "%02x", $0) }.joined(separator: " "))"
+        )
     }
 }

@@ -65,11 +65,13 @@ import Testing
         let fs = FaultInjectingFileSystem()
         _ = try fs.createDirectory(Self.dir)
         let record: [UInt8] = [LogFormat.recordPut, 1, 1] + bytes("k") + bytes("v")
-        let payload = FormatTesting.commitHeader(records: 1, blocks: 1)
+        let payload =
+            FormatTesting.commitHeader(records: 1, blocks: 1)
             + FormatTesting.block(encoding: LogFormat.blockEncodingRaw, stored: record, rawLength: UInt32(record.count))
         // The first frame of the log must have sequence 1: the check that rejects this one is
         // the header's, before the sequence check (which would have said corruption too).
-        try Self.add(SegmentFile.name(1), SegmentFile.header(number: 1, firstSequence: 1) + FormatTesting.frame(payload: payload, sequence: 1 << 63), to: fs)
+        try Self.add(
+            SegmentFile.name(1), SegmentFile.header(number: 1, firstSequence: 1) + FormatTesting.frame(payload: payload, sequence: 1 << 63), to: fs)
         Self.expectCorruption(fs, "a frame sequence past the limit is not one a writer makes")
         var reader = try LogReader(file: fs.openFile(Self.dir + "/" + SegmentFile.name(1), create: false), segmentNumber: 1, isNewest: false)
         #expect(try reader.readHeader() == 1)
@@ -83,9 +85,11 @@ import Testing
         var reference = ByteWriter()
         BlobReference(id: .max, length: 1, fileLength: 100, checksum: 0, encoding: LogFormat.blobEncodingRaw).append(to: &reference)
         let record: [UInt8] = [LogFormat.recordBlob, 1] + bytes("k") + reference.bytes
-        let payload = FormatTesting.commitHeader(records: 1, blocks: 1)
+        let payload =
+            FormatTesting.commitHeader(records: 1, blocks: 1)
             + FormatTesting.block(encoding: LogFormat.blockEncodingRaw, stored: record, rawLength: UInt32(record.count))
-        try Self.add(SegmentFile.name(1), SegmentFile.header(number: 1, firstSequence: 1) + FormatTesting.frame(payload: payload, sequence: 1), to: fs)
+        try Self.add(
+            SegmentFile.name(1), SegmentFile.header(number: 1, firstSequence: 1) + FormatTesting.frame(payload: payload, sequence: 1), to: fs)
         // Before: the next blob id, one past the highest referenced, overflowed.
         Self.expectCorruption(fs, "no blob file can have that id")
     }

@@ -1,6 +1,6 @@
 import Dispatch
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Engine
 import EngineTestSupport

@@ -8,12 +8,13 @@ import Testing
     /// Keys that make the prefixes tie: a shared start (sometimes longer than the 7 prefix bytes),
     /// a two-letter alphabet, lengths 0 to 20 (the empty key and keys shorter than a prefix too).
     static func key(_ random: inout SeededGenerator) -> [UInt8] {
-        let start: [UInt8] = switch Int.random(in: 0..<4, using: &random) {
-        case 0: []
-        case 1: [7]
-        case 2: [7, 7, 7, 7, 7, 7]
-        default: [7, 7, 7, 7, 7, 7, 7, 7, 7, 7]
-        }
+        let start: [UInt8] =
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: []
+            case 1: [7]
+            case 2: [7, 7, 7, 7, 7, 7]
+            default: [7, 7, 7, 7, 7, 7, 7, 7, 7, 7]
+            }
         return start + random.bytes(Int.random(in: 0...10, using: &random)).map { $0 % 2 }
     }
 
@@ -250,12 +251,15 @@ import Testing
     @Test func fileSlotsKeepEveryLocationExactlyAndReuseFreedSlots() {
         var slots = FileSlots()
         let odd = [
-            Location(segment: UInt64.max, blockOffset: UInt64.max, blockLength: .max, valueOffset: .max,
-                     valueLength: Location.blobMarker, recordSize: .max, sequence: .max),
-            Location(segment: PackFile.fileID(3), blockOffset: 1 << 40, blockLength: 1, valueOffset: 2,
-                     valueLength: 3, recordSize: 4, sequence: 5),
-            Location(segment: 0, blockOffset: (1 << 40) - 1, blockLength: 0, valueOffset: 0, valueLength: 0,
-                     recordSize: 0, sequence: 0),
+            Location(
+                segment: UInt64.max, blockOffset: UInt64.max, blockLength: .max, valueOffset: .max,
+                valueLength: Location.blobMarker, recordSize: .max, sequence: .max),
+            Location(
+                segment: PackFile.fileID(3), blockOffset: 1 << 40, blockLength: 1, valueOffset: 2,
+                valueLength: 3, recordSize: 4, sequence: 5),
+            Location(
+                segment: 0, blockOffset: (1 << 40) - 1, blockLength: 0, valueOffset: 0, valueLength: 0,
+                recordSize: 0, sequence: 0),
         ]
         let packed = odd.map { slots.retain($0) }
         #expect(packed.map(slots.location) == odd)
@@ -332,10 +336,11 @@ import Testing
         let flat = keys.flatMap { $0 }
         return flat.withUnsafeBytes { bytes in
             var start = 0
-            return body(keys.map { key in
-                defer { start += key.count }
-                return UnsafeRawBufferPointer(rebasing: bytes[start..<start + key.count])
-            })
+            return body(
+                keys.map { key in
+                    defer { start += key.count }
+                    return UnsafeRawBufferPointer(rebasing: bytes[start..<start + key.count])
+                })
         }
     }
 
@@ -421,7 +426,8 @@ import Testing
 
         // Traffic: puts, deletes, flushes (of entries current and stale), files forgotten.
         for step in 0..<3_000 {
-            let key = Int.random(in: 0..<2, using: &random) == 0
+            let key =
+                Int.random(in: 0..<2, using: &random) == 0
                 ? KeyTableTests.key(&random) : reference.locations.keys.randomElement(using: &random) ?? []
             let file = UInt64(2 + step / 1000)
             switch Int.random(in: 0..<10, using: &random) {

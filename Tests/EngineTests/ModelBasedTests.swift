@@ -111,7 +111,8 @@ import Testing
             if step % 25 != 0 && action < 80 {
                 for key in touched { #expect(try store.value(forKey: key) == model[key], "seed \(seed) step \(step)") }
                 let statistics = store.statistics
-                #expect(statistics.tables.isEmpty ? statistics.keyCount == model.count : statistics.keyCount >= model.count, "seed \(seed) step \(step)")
+                #expect(
+                    statistics.tables.isEmpty ? statistics.keyCount == model.count : statistics.keyCount >= model.count, "seed \(seed) step \(step)")
             } else {
                 let contents = try store.contents()
                 #expect(contents == model, "seed \(seed) step \(step)")
@@ -134,7 +135,8 @@ import Testing
     }
 
     @Test func randomSeedAgreesWithTheModel() throws {
-        let seed = ProcessInfo.processInfo.environment["WALSTORE_SEED"].flatMap { UInt64($0) }
+        let seed =
+            ProcessInfo.processInfo.environment["WALSTORE_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 0...UInt64.max)
         print("ModelBasedTests.randomSeedAgreesWithTheModel seed: \(seed) (replay: WALSTORE_SEED=\(seed) swift test)")
         try Self.run(seed: seed, steps: 3000)

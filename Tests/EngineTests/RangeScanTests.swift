@@ -80,7 +80,10 @@ import Testing
                 let want = Self.expected(model, range, limit: limit, reverse: reverse)
                 let got = try scan.collect().map(\.key)
                 let matches = got == want  // compared apart, so a failure prints counts, not keys
-                #expect(matches, "round \(round) query \(query): \(got.count) keys where \(want.count) were expected; limit \(String(describing: limit)) reverse \(reverse)")
+                #expect(
+                    matches,
+                    "round \(round) query \(query): \(got.count) keys where \(want.count) were expected; limit \(String(describing: limit)) reverse \(reverse)"
+                )
                 // A copy taken before iterating gives the same answer (nothing changed meanwhile).
                 let again = try scan.collect().map(\.key) == got
                 #expect(again, "round \(round) query \(query): second iteration differs")

@@ -13,7 +13,8 @@ import Testing
     /// A store holding keys 0, 2, …, 98 (values "old") in a table, then in the tail: keys
     /// 10...19 rewritten ("new"), key 40 deleted, odd keys 51, 53 added.
     func store() throws -> LogStore {
-        let store = try LogStore.open(at: "/seek", options: CompactionTests.options(), fileSystem: fs, testHooks: LogStore.TestHooks(scanBatchSize: 3))
+        let store = try LogStore.open(
+            at: "/seek", options: CompactionTests.options(), fileSystem: fs, testHooks: LogStore.TestHooks(scanBatchSize: 3))
         try store.write { batch in for n in stride(from: 0, to: 100, by: 2) { batch.put(Self.key(n), bytes("old")) } }
         _ = try store.compact()
         try store.write { batch in

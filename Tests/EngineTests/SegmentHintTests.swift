@@ -145,8 +145,9 @@ import Testing
         store.writePendingSegmentHints()
         let sealed = store.statistics.segments.dropLast().map { SegmentHint.name($0.number) }
         #expect(Self.hintNames(fs) == sealed)
-        #expect(store.statistics.bytesOnDisk > store.statistics.segments.reduce(0) { $0 + $1.bytesOnDisk },
-                "hint files count in bytesOnDisk")
+        #expect(
+            store.statistics.bytesOnDisk > store.statistics.segments.reduce(0) { $0 + $1.bytesOnDisk },
+            "hint files count in bytesOnDisk")
         try store.close()
         let reopened = try Self.open(fs)
         #expect(reopened.statistics.recovery.segmentsReplayed == 0)

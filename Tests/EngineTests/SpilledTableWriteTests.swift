@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 @testable import Engine
 import EngineTestSupport
@@ -21,8 +21,12 @@ import Testing
 
     /// `written` is `expected`, byte for byte (reported by length and first difference).
     static func expectSame(_ written: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
-        let difference = zip(written, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? (written.count == expected.count ? nil : min(written.count, expected.count))
-        #expect(difference == nil, "\(written.count) bytes written, \(expected.count) expected; first difference at \(difference ?? 0)", sourceLocation: sourceLocation)
+        let difference =
+            zip(written, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            ?? (written.count == expected.count ? nil : min(written.count, expected.count))
+        #expect(
+            difference == nil, "\(written.count) bytes written, \(expected.count) expected; first difference at \(difference ?? 0)",
+            sourceLocation: sourceLocation)
     }
 
     /// Writes `entries` with a ``TableWriter`` of `limits` on `fs`; returns the table's bytes,

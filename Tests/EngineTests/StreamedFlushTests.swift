@@ -290,16 +290,22 @@ import EngineTestSupport
         let fs = FaultInjectingFileSystem()
         let holder = Locked<LogStore?>(nil)
         let committed = Locked(false)
-        let hooks = LogStore.TestHooks(flushWindowBytes: 2 << 10, afterFlushWindow: {
-            guard committed.withLock({ done in defer { done = true }; return !done }) else { return }
-            let store = holder.withLock { $0 }!
-            try! store.write { batch in
-                batch.put(bytes("a/first"), bytes("newer first"))
-                batch.put(bytes("z/last"), bytes("newer last"))
-                batch.delete(bytes("z/deleted"))
-                batch.put(bytes("m/new"), bytes("new"))
-            }
-        })
+        let hooks = LogStore.TestHooks(
+            flushWindowBytes: 2 << 10,
+            afterFlushWindow: {
+                guard
+                    committed.withLock({ done in
+                        defer { done = true }; return !done
+                    })
+                else { return }
+                let store = holder.withLock { $0 }!
+                try! store.write { batch in
+                    batch.put(bytes("a/first"), bytes("newer first"))
+                    batch.put(bytes("z/last"), bytes("newer last"))
+                    batch.delete(bytes("z/deleted"))
+                    batch.put(bytes("m/new"), bytes("new"))
+                }
+            })
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs, testHooks: hooks)
         holder.withLock { $0 = store }
         var model: [[UInt8]: [UInt8]] = [:]

@@ -45,14 +45,18 @@ import Testing
         let table = try TableBuilder.build(Self.entries, options: Self.version4)
         let documented = try Self.documentedBytes()
         #expect(documented.count == 135)
-        #expect(documented == table, "FORMAT.md's table example differs from what the builder writes:\n\(table.map { String(format: "%02x", $0) }.joined(separator: " "))")
+        #expect(
+            documented == table,
+            "FORMAT.md's table example differs from what the builder writes:\n\(table.map { String(format: "%02x", $0) }.joined(separator: " "))")
     }
 
     @Test func theExampleTableReadsAsDocumented() throws {
         let table = try TableReader(source: MemoryTableSource(bytes: try Self.documentedBytes()))
-        #expect(table.footer == TableFooter(
-            version: 4, filter: BlockHandle(offset: 42, length: 14), index: BlockHandle(offset: 56, length: 19),
-            filterChecksum: 0x2c86f605, indexChecksum: 0x59e2c935))
+        #expect(
+            table.footer
+                == TableFooter(
+                    version: 4, filter: BlockHandle(offset: 42, length: 14), index: BlockHandle(offset: 56, length: 19),
+                    filterChecksum: 0x2c86f605, indexChecksum: 0x59e2c935))
         #expect(try table.dataBlockCount == 1)
         #expect(try table.filter(ofPartition: 0).probes == 6)
         #expect(try table.entry(forKey: bytes("user/2")) == Self.entries[1])
@@ -72,7 +76,10 @@ import Testing
     @Test func theVersion5ExampleTableIsTheBytesFormatMDShows() throws {
         let table = try TableBuilder.build(Self.entries, options: Self.version5)
         let documented = try Self.documentedBytes("table-v5-example")
-        #expect(documented == table, "FORMAT.md's version-5 table example differs from what the builder writes:\n\(table.map { String(format: "%02x", $0) }.joined(separator: " "))")
+        #expect(
+            documented == table,
+            "FORMAT.md's version-5 table example differs from what the builder writes:\n\(table.map { String(format: "%02x", $0) }.joined(separator: " "))"
+        )
     }
 
     @Test func theVersion5ExampleTableReadsAsDocumented() throws {

@@ -147,7 +147,12 @@ import Testing
         damaged[Int(victim.handle.offset) + 3] ^= 0x04
         let salvage = try Self.salvage(damaged)
         #expect(salvage.method == .index)
-        #expect(salvage.losses == [Loss(range: victim.handle.offset..<victim.handle.offset + victim.handle.length, reason: .checksumMismatch, message: "table data block fails its crc32")])
+        #expect(
+            salvage.losses == [
+                Loss(
+                    range: victim.handle.offset..<victim.handle.offset + victim.handle.length, reason: .checksumMismatch,
+                    message: "table data block fails its crc32")
+            ])
         #expect(salvage.entries == fixture.blocks.enumerated().filter { $0.offset != 2 }.flatMap(\.element.entries))
     }
 

@@ -101,7 +101,8 @@ import Testing
         #expect(try table.partitionCount > (partitionSize < 4096 ? 5 : 0))
         var random = SeededGenerator(seed: 13)
         func bound() -> LogStore.KeyRange.Bound {
-            let key: [UInt8] = Bool.random(using: &random)
+            let key: [UInt8] =
+                Bool.random(using: &random)
                 ? entries[Int.random(in: 0..<entries.count, using: &random)].key
                 : random.bytes(Int.random(in: 1...6, using: &random))
             switch Int.random(in: 0..<3, using: &random) {
@@ -115,7 +116,9 @@ import Testing
             let limit = [1, 2, 5, 17, 1000][Int.random(in: 0..<5, using: &random)]
             let expected = entries.filter { range.contains($0.key) }
             #expect(try table.entries(in: range, limit: limit) == Array(expected.prefix(limit)), "\(range) limit \(limit)")
-            #expect(try table.entries(in: range, reverse: true, limit: limit) == Array(expected.reversed().prefix(limit)), "\(range) reverse limit \(limit)")
+            #expect(
+                try table.entries(in: range, reverse: true, limit: limit) == Array(expected.reversed().prefix(limit)),
+                "\(range) reverse limit \(limit)")
         }
         let prefix = bytes("users/0001/profile/")
         #expect(try table.entries(in: .prefix(prefix)) == entries.filter { $0.key.starts(with: prefix) })

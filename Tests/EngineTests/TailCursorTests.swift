@@ -99,11 +99,15 @@ import Testing
                     let bound: LogStore.KeyRange.Bound = inclusive ? .inclusive(Self.key(target)) : .exclusive(Self.key(target))
                     if Bool.random(using: &random) {
                         try cursor.seek(to: bound)
-                        let index = keys.firstIndex { inclusive ? !$0.lexicographicallyPrecedes(Self.key(target)) : Self.key(target).lexicographicallyPrecedes($0) }
+                        let index = keys.firstIndex {
+                            inclusive ? !$0.lexicographicallyPrecedes(Self.key(target)) : Self.key(target).lexicographicallyPrecedes($0)
+                        }
                         position = index
                     } else {
                         try cursor.seekReverse(to: bound)
-                        let index = keys.lastIndex { inclusive ? !Self.key(target).lexicographicallyPrecedes($0) : $0.lexicographicallyPrecedes(Self.key(target)) }
+                        let index = keys.lastIndex {
+                            inclusive ? !Self.key(target).lexicographicallyPrecedes($0) : $0.lexicographicallyPrecedes(Self.key(target))
+                        }
                         position = index
                     }
                 } else if Bool.random(using: &random) {
@@ -320,7 +324,10 @@ import Testing
                         if got.count == 3, interruption == 1 { _ = try store.compact() }
                     }
                     let matches = got == want && values == want.map { seen[$0]! }
-                    #expect(matches, "batch \(batchSize) round \(round) query \(query): \(got.count) keys where \(want.count) expected; \(range) limit \(String(describing: limit)) reverse \(reverse) interruption \(interruption)")
+                    #expect(
+                        matches,
+                        "batch \(batchSize) round \(round) query \(query): \(got.count) keys where \(want.count) expected; \(range) limit \(String(describing: limit)) reverse \(reverse) interruption \(interruption)"
+                    )
                 }
             }
         }

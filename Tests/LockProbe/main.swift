@@ -3,7 +3,7 @@
 import Engine
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let arguments = CommandLine.arguments

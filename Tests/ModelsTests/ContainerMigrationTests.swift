@@ -223,7 +223,10 @@ enum LibraryFailingStage: ModelMigrationPlan {
         let all = try context.fetchHistory(HistoryDescriptor())
         #expect(all.count == 3)
         #expect(all.allSatisfy { $0.author == "editor" })
-        #expect(all.map { $0.changes.map(\.changedPersistentIdentifier) } == [[post.persistentModelID], [post.persistentModelID], [draft.persistentModelID]])
+        #expect(
+            all.map { $0.changes.map(\.changedPersistentIdentifier) } == [
+                [post.persistentModelID], [post.persistentModelID], [draft.persistentModelID],
+            ])
         let posts = try context.fetchHistory(HistoryDescriptor(entityNames: ["Post"]))
         #expect(posts.count == 2)
         let afterFirst = try context.fetchHistory(HistoryDescriptor(after: posts[0].token))

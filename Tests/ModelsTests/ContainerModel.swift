@@ -10,11 +10,12 @@ import SnapshotTestSupport
 enum ContainerModel {
     static let schema: Schema = {
         do {
-            return try Schema(BlogModel.schema.entities + [
-                .init("Setting", attributes: [.init("key", .string, options: .unique), .init("value", .string, isOptional: true)]),
-                .init("Item", isAbstract: true, attributes: [.init("title", .string)], indexes: [["title"]]),
-                .init("Note", superentity: "Item", attributes: [.init("body", .string, isOptional: true)]),
-            ])
+            return try Schema(
+                BlogModel.schema.entities + [
+                    .init("Setting", attributes: [.init("key", .string, options: .unique), .init("value", .string, isOptional: true)]),
+                    .init("Item", isAbstract: true, attributes: [.init("title", .string)], indexes: [["title"]]),
+                    .init("Note", superentity: "Item", attributes: [.init("body", .string, isOptional: true)]),
+                ])
         } catch {
             preconditionFailure("\(error)")
         }
@@ -29,10 +30,12 @@ enum ContainerModel {
     }
 
     static func setting(_ key: String, _ value: String?) -> DefaultSnapshot {
-        DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Setting"), values: ["key": .string(key), "value": value.map(PropertyValue.string) ?? .null])
+        DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: "Setting"), values: ["key": .string(key), "value": value.map(PropertyValue.string) ?? .null])
     }
 
     static func note(_ title: String, body: String? = nil) -> DefaultSnapshot {
-        DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Note"), values: ["title": .string(title), "body": body.map(PropertyValue.string) ?? .null])
+        DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: "Note"), values: ["title": .string(title), "body": body.map(PropertyValue.string) ?? .null])
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Engine
 import EngineTestSupport
@@ -19,7 +19,8 @@ import Testing
     static func configurations(_ directory: String, cloud: String? = nil, cloudAllowsSave: Bool = true) -> [StoreContainer.Configuration] {
         [
             .init(name: "Local", entityNames: ["Setting"], path: directory + "/local"),
-            .init(name: "Cloud", entityNames: ["Post", "Tag", "Attachment", "Item"], path: cloud ?? directory + "/cloud", allowsSave: cloudAllowsSave),
+            .init(
+                name: "Cloud", entityNames: ["Post", "Tag", "Attachment", "Item"], path: cloud ?? directory + "/cloud", allowsSave: cloudAllowsSave),
         ]
     }
 
@@ -54,7 +55,9 @@ import Testing
         #expect(error.configurationNames == ["Cloud"])
         #expect((error.underlying as? DataStoreError)?.code == .locked)
         // Local was closed again: it opens now.
-        let local = try WALDataStore(WALStoreConfiguration(name: "Local", schema: try Schema([ContainerModel.schema.entities.first { $0.name == "Setting" }!]), path: configurations[0].path))
+        let local = try WALDataStore(
+            WALStoreConfiguration(
+                name: "Local", schema: try Schema([ContainerModel.schema.entities.first { $0.name == "Setting" }!]), path: configurations[0].path))
         try local.close()
     }
 
@@ -188,9 +191,10 @@ import Testing
         let container = try Self.open(Self.configurations(temporary.path, cloudAllowsSave: false))
         defer { try? container.close() }
         let before = try directoryFiles(temporary.path)
-        let error = try #require(containerError {
-            try container.save(DataStoreSaveChangesRequest(inserted: [ContainerModel.setting("theme", "dark"), BlogModel.tag(name: "sport")]))
-        })
+        let error = try #require(
+            containerError {
+                try container.save(DataStoreSaveChangesRequest(inserted: [ContainerModel.setting("theme", "dark"), BlogModel.tag(name: "sport")]))
+            })
         #expect(error.code == .saveNotAllowed)
         #expect(error.configurationNames == ["Cloud"])
         #expect(try directoryFiles(temporary.path) == before)

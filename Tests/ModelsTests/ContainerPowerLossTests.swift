@@ -64,9 +64,10 @@ import Testing
         let base = FaultInjectingFileSystem()
         do {
             let container = try Self.open(base)
-            try container.save(DataStoreSaveChangesRequest(inserted: [
-                ContainerModel.setting("theme", "light"), BlogModel.post(title: "first", date: Self.epoch),
-            ]))
+            try container.save(
+                DataStoreSaveChangesRequest(inserted: [
+                    ContainerModel.setting("theme", "light"), BlogModel.post(title: "first", date: Self.epoch),
+                ]))
             try container.close()
         }
         let old = try Self.shape(try Self.open(base.clone()))

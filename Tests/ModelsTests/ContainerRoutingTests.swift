@@ -30,10 +30,11 @@ import Testing
         let container = try StoreContainer(schema: ContainerModel.schema, configurations: ContainerModel.configurations(in: home.path))
         let tag = BlogModel.tag(name: "news")
         let post = BlogModel.post(title: "hello", date: Self.epoch, tags: [tag.persistentIdentifier])
-        let result = try container.save(DataStoreSaveChangesRequest(inserted: [
-            post, tag, BlogModel.attachment(imageData: Data([1, 2, 3]), post: post.persistentIdentifier),
-            ContainerModel.setting("theme", "dark"), ContainerModel.note("groceries"), ContainerModel.note("ideas"),
-        ]))
+        let result = try container.save(
+            DataStoreSaveChangesRequest(inserted: [
+                post, tag, BlogModel.attachment(imageData: Data([1, 2, 3]), post: post.persistentIdentifier),
+                ContainerModel.setting("theme", "dark"), ContainerModel.note("groceries"), ContainerModel.note("ideas"),
+            ]))
         #expect(Set(result.storeResults.keys) == ["Local", "Cloud", "Shared"])
         #expect(try Self.recordRoots(try #require(container.store(named: "Local"))) == ["Setting": 1])
         #expect(try Self.recordRoots(try #require(container.store(named: "Cloud"))) == ["Post": 1, "Tag": 1, "Attachment": 1])
@@ -68,18 +69,22 @@ import Testing
         let home = TemporaryDirectory("walstore-models")
         defer { home.remove() }
         let missing = try #require(throws: ContainerError.self) {
-            try StoreContainer(schema: ContainerModel.schema, configurations: [
-                .init(name: "Cloud", entityNames: ["Post", "Tag", "Attachment", "Setting"], path: home.path + "/cloud")
-            ])
+            try StoreContainer(
+                schema: ContainerModel.schema,
+                configurations: [
+                    .init(name: "Cloud", entityNames: ["Post", "Tag", "Attachment", "Setting"], path: home.path + "/cloud")
+                ])
         }
         #expect(missing.code == .entityInNoConfiguration)
         #expect(missing.entityName == "Item")
         // Naming a sub-entity names its root's tree: Note and Item cannot go apart.
         let twice = try #require(throws: ContainerError.self) {
-            try StoreContainer(schema: ContainerModel.schema, configurations: [
-                .init(name: "Cloud", entityNames: ["Post", "Tag", "Attachment", "Item"], path: home.path + "/cloud"),
-                .init(name: "Local", entityNames: ["Setting", "Note"], path: home.path + "/local"),
-            ])
+            try StoreContainer(
+                schema: ContainerModel.schema,
+                configurations: [
+                    .init(name: "Cloud", entityNames: ["Post", "Tag", "Attachment", "Item"], path: home.path + "/cloud"),
+                    .init(name: "Local", entityNames: ["Setting", "Note"], path: home.path + "/local"),
+                ])
         }
         #expect(twice.code == .entityInSeveralConfigurations)
         #expect(twice.configurationNames == ["Cloud", "Local"])
@@ -88,15 +93,19 @@ import Testing
         }
         #expect(unknown.code == .unknownEntity)
         let samePath = try #require(throws: ContainerError.self) {
-            try StoreContainer(schema: ContainerModel.schema, configurations: [
-                .init(name: "A", entityNames: ["Setting"], path: home.path + "/a"), .init(name: "B", entityNames: nil, path: home.path + "/a/"),
-            ])
+            try StoreContainer(
+                schema: ContainerModel.schema,
+                configurations: [
+                    .init(name: "A", entityNames: ["Setting"], path: home.path + "/a"), .init(name: "B", entityNames: nil, path: home.path + "/a/"),
+                ])
         }
         #expect(samePath.code == .duplicateConfiguration)
         // A configuration without a list takes every entity no other one names.
-        let rest = try StoreContainer(schema: ContainerModel.schema, configurations: [
-            .init(name: "Local", entityNames: ["Setting"], path: home.path + "/l"), .init(name: "Rest", entityNames: nil, path: home.path + "/r"),
-        ])
+        let rest = try StoreContainer(
+            schema: ContainerModel.schema,
+            configurations: [
+                .init(name: "Local", entityNames: ["Setting"], path: home.path + "/l"), .init(name: "Rest", entityNames: nil, path: home.path + "/r"),
+            ])
         #expect(try rest.store(forEntity: "Note") === rest.store(named: "Rest"))
         #expect(try rest.store(forEntity: "Setting") === rest.store(named: "Local"))
     }

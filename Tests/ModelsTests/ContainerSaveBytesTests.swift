@@ -40,7 +40,8 @@ import Testing
         var options = LogStore.Options()
         options.preallocationSize = 0  // count the bytes the save writes, not zeros ahead of them
         let fs = CountingFileSystem(PosixFileSystem())
-        let container = try StoreContainer(schema: ContainerModel.schema, configurations: Self.configurations(temporary.path, options: options), fileSystem: fs)
+        let container = try StoreContainer(
+            schema: ContainerModel.schema, configurations: Self.configurations(temporary.path, options: options), fileSystem: fs)
         let before = fs.bytesWritten.load(ordering: .relaxed)
         try container.save(Self.request())
         let written = fs.bytesWritten.load(ordering: .relaxed) - before
@@ -63,7 +64,9 @@ import Testing
         var options = LogStore.Options()
         options.blobThreshold = 1000
         let configurations = Self.configurations("", options: options)
-        let open = { (fs: FaultInjectingFileSystem) in try StoreContainer(schema: ContainerModel.schema, configurations: configurations, fileSystem: fs) }
+        let open = { (fs: FaultInjectingFileSystem) in
+            try StoreContainer(schema: ContainerModel.schema, configurations: configurations, fileSystem: fs)
+        }
         let image = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) })
         let base = FaultInjectingFileSystem()
         try open(base).close()
@@ -87,11 +90,15 @@ import Testing
             let settings = try reopened.fetchCount(Snapshot.FetchDescriptor(entityName: "Setting"))
             let attachments = try reopened.fetch(Snapshot.FetchDescriptor(entityName: "Attachment")).fetchedSnapshots
             let posts = try reopened.fetchCount(Snapshot.FetchDescriptor(entityName: "Post"))
-            #expect(settings == posts && posts == attachments.count && posts <= 1, "power loss at operation \(crashAt): \(settings) settings, \(posts) posts, \(attachments.count) attachments")
+            #expect(
+                settings == posts && posts == attachments.count && posts <= 1,
+                "power loss at operation \(crashAt): \(settings) settings, \(posts) posts, \(attachments.count) attachments")
             if acknowledged { #expect(posts == 1, "power loss at operation \(crashAt): an acknowledged save is lost") }
             if let attachment = attachments.first { #expect(attachment["imageData"] == .data(image)) }
             for store in reopened.stores {
-                #expect(try (store.engine.scan(prefix: [0x58]).collect()).isEmpty, "power loss at operation \(crashAt): a transaction record or staged blob is left")
+                #expect(
+                    try (store.engine.scan(prefix: [0x58]).collect()).isEmpty,
+                    "power loss at operation \(crashAt): a transaction record or staged blob is left")
             }
             // Once compacted, every blob file is one a key references: no copy is left over.
             _ = try reopened.stores[1].engine.compact()

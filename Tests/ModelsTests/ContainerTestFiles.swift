@@ -1,14 +1,12 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Engine
 import EngineTestSupport
 import Foundation
 import Synchronization
-
-
 
 /// A file system that counts the bytes written through it, over another one.
 final class CountingFileSystem: FileSystem {

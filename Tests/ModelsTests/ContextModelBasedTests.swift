@@ -49,7 +49,8 @@ import Testing
                 reference.inserted.append(s)
             case 30..<50:
                 guard let id = reference.live(entity).randomElement(using: &rng) else { continue }
-                let values: [String: PropertyValue] = entity == "Post" ? ["title": .string(title()), "date": .date(date())] : ["body": .string(title())]
+                let values: [String: PropertyValue] =
+                    entity == "Post" ? ["title": .string(title()), "date": .date(date())] : ["body": .string(title())]
                 try context.update(id, values)
                 if let i = reference.inserted.firstIndex(where: { $0.persistentIdentifier == id }) {
                     reference.inserted[i].values.merge(values) { _, n in n }
@@ -68,8 +69,10 @@ import Testing
                     reference.updated[id] = nil
                 }
             case 60..<85:
-                let predicate: FetchPredicate? = [nil, .attribute("title").beginsWith(titles.randomElement(using: &rng)!), .attribute("title") >= "c"]
-                    .randomElement(using: &rng)!
+                let predicate: FetchPredicate? = [
+                    nil, .attribute("title").beginsWith(titles.randomElement(using: &rng)!), .attribute("title") >= "c",
+                ]
+                .randomElement(using: &rng)!
                 let sort: [FetchSortDescriptor] = [[], [.init("title")], [.init("title", order: .reverse)]].randomElement(using: &rng)!
                 let descriptor = Snapshot.FetchDescriptor(
                     entityName: entity == "Post" ? "Post" : "Item", predicate: predicate, sortBy: sort,
@@ -111,7 +114,9 @@ import Testing
         context.rollback()
         for entity in ["Post", "Item"] {
             let stored = try container.fetch(Snapshot.FetchDescriptor(entityName: entity)).fetchedSnapshots
-            let expected = reference.saved.values.filter { entity == "Post" ? $0.persistentIdentifier.entityName == "Post" : $0.persistentIdentifier.entityName == "Note" }
+            let expected = reference.saved.values.filter {
+                entity == "Post" ? $0.persistentIdentifier.entityName == "Post" : $0.persistentIdentifier.entityName == "Note"
+            }
             #expect(Set(stored) == Set(expected), "\(entity)")
         }
     }

@@ -13,12 +13,18 @@ import Testing
 
     static var descriptors: [Snapshot.FetchDescriptor] {
         let predicates: [FetchPredicate?] = [nil, .attribute("title").contains("1"), .attribute("date") >= epoch.addingTimeInterval(5)]
-        let sorts: [[FetchSortDescriptor]] = [[], [FetchSortDescriptor("date")], [FetchSortDescriptor("date", order: .reverse)], [FetchSortDescriptor("title")]]
+        let sorts: [[FetchSortDescriptor]] = [
+            [], [FetchSortDescriptor("date")], [FetchSortDescriptor("date", order: .reverse)], [FetchSortDescriptor("title")],
+        ]
         let windows: [(Int?, Int?)] = [(nil, nil), (5, nil), (5, 3), (nil, 4), (1, 0), (50, 10)]
         var result: [Snapshot.FetchDescriptor] = []
-        for p in predicates { for s in sorts { for (limit, offset) in windows {
-            result.append(Snapshot.FetchDescriptor(entityName: "Post", predicate: p, sortBy: s, fetchLimit: limit, fetchOffset: offset))
-        } } }
+        for p in predicates {
+            for s in sorts {
+                for (limit, offset) in windows {
+                    result.append(Snapshot.FetchDescriptor(entityName: "Post", predicate: p, sortBy: s, fetchLimit: limit, fetchOffset: offset))
+                }
+            }
+        }
         return result
     }
 
@@ -62,7 +68,8 @@ import Testing
             #expect(try context.fetchCount(descriptor) == expected.count)
         }
         // Without pending changes: the store's answer as it is.
-        let plain = try context.fetch(Snapshot.FetchDescriptor(entityName: "Post", sortBy: [.init("date")], fetchLimit: 2), includePendingChanges: false)
+        let plain = try context.fetch(
+            Snapshot.FetchDescriptor(entityName: "Post", sortBy: [.init("date")], fetchLimit: 2), includePendingChanges: false)
         #expect(plain.map(\.persistentIdentifier) == [ids[0], ids[1]])
         // A fetch of another entity is the store's answer.
         #expect(try context.fetch(Snapshot.FetchDescriptor(entityName: "Tag")).isEmpty)

@@ -14,11 +14,13 @@ import Testing
     /// The blog model plus `Owner` (unique `name`, `items` cascade) and `Item` (`owner`).
     static let schema: Schema = {
         do {
-            return try Schema(BlogModel.schema.entities + [
-                .init("Owner", attributes: [.init("name", .string, options: .unique)],
-                      relationships: [.init("items", destination: "Item", .toMany, inverse: "owner", deleteRule: .cascade)]),
-                .init("Item", attributes: [.init("title", .string)], relationships: [.init("owner", destination: "Owner", inverse: "items")]),
-            ])
+            return try Schema(
+                BlogModel.schema.entities + [
+                    .init(
+                        "Owner", attributes: [.init("name", .string, options: .unique)],
+                        relationships: [.init("items", destination: "Item", .toMany, inverse: "owner", deleteRule: .cascade)]),
+                    .init("Item", attributes: [.init("title", .string)], relationships: [.init("owner", destination: "Owner", inverse: "items")]),
+                ])
         } catch {
             preconditionFailure("\(error)")
         }
@@ -35,7 +37,8 @@ import Testing
         subscript(_ name: String) -> PersistentIdentifier { ids[name]! }
 
         init() throws {
-            container = try StoreContainer(schema: ContextSameObjectTwiceTests.schema, configurations: [.init(name: "Main", entityNames: nil, path: path)])
+            container = try StoreContainer(
+                schema: ContextSameObjectTwiceTests.schema, configurations: [.init(name: "Main", entityNames: nil, path: path)])
             let seed = StoreContext(container)
             let p1 = try seed.insert(BlogModel.post(title: "one", date: Date(timeIntervalSinceReferenceDate: 1)))
             let p2 = try seed.insert(BlogModel.post(title: "two", date: Date(timeIntervalSinceReferenceDate: 2)))
@@ -63,8 +66,10 @@ import Testing
 
         /// Expects `context.save()` to be refused with `code` naming `identifier` (and `related`),
         /// the store's files unchanged and the context's changes still pending.
-        func expectRefusal(_ code: DataStoreError.Code, identifier: PersistentIdentifier, related: [PersistentIdentifier]? = nil,
-                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+        func expectRefusal(
+            _ code: DataStoreError.Code, identifier: PersistentIdentifier, related: [PersistentIdentifier]? = nil,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
             let files = try directoryFiles(path)
             let pending = (context.insertedIdentifiers, context.changedIdentifiers, context.deletedIdentifiers)
             do {
@@ -76,8 +81,9 @@ import Testing
                 if let related { #expect(error.relatedIdentifiers == related, "\(error)", sourceLocation: sourceLocation) }
             }
             #expect(try directoryFiles(path) == files, "a refused save leaves the files byte-identical", sourceLocation: sourceLocation)
-            #expect(context.insertedIdentifiers == pending.0 && context.changedIdentifiers == pending.1 && context.deletedIdentifiers == pending.2,
-                    "the changes stay pending", sourceLocation: sourceLocation)
+            #expect(
+                context.insertedIdentifiers == pending.0 && context.changedIdentifiers == pending.1 && context.deletedIdentifiers == pending.2,
+                "the changes stay pending", sourceLocation: sourceLocation)
         }
     }
 

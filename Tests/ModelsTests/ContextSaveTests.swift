@@ -98,17 +98,20 @@ import Testing
 
     @Test func aDenyRuleWithATargetRefusesTheDeleteAndStagesNothing() throws {
         let schema = try Schema([
-            .init("Folder", attributes: [.init("name", .string)],
-                  relationships: [.init("files", destination: "File", .toMany, inverse: "folder", deleteRule: .deny)]),
-            .init("File", attributes: [.init("name", .string)],
-                  relationships: [.init("folder", destination: "Folder", inverse: "files", deleteRule: .nullify)]),
+            .init(
+                "Folder", attributes: [.init("name", .string)],
+                relationships: [.init("files", destination: "File", .toMany, inverse: "folder", deleteRule: .deny)]),
+            .init(
+                "File", attributes: [.init("name", .string)],
+                relationships: [.init("folder", destination: "Folder", inverse: "files", deleteRule: .nullify)]),
         ])
         let home = TemporaryDirectory("walstore-models")
         defer { home.remove() }
         let container = try StoreContainer(schema: schema, configurations: [.init(name: "Local", entityNames: nil, path: home.path + "/s")])
         let context = StoreContext(container)
         let folder = try context.insert(DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Folder"), values: ["name": "docs"]))
-        let file = try context.insert(DefaultSnapshot(persistentIdentifier: .temporary(entityName: "File"), values: ["name": "a", "folder": .toOne(folder)]))
+        let file = try context.insert(
+            DefaultSnapshot(persistentIdentifier: .temporary(entityName: "File"), values: ["name": "a", "folder": .toOne(folder)]))
         let map = try context.save()
         let (folderID, fileID) = (map[folder]!, map[file]!)
         let error = try #require(throws: DataStoreError.self) { try context.delete(folderID) }

@@ -109,7 +109,9 @@ import Testing
         #expect(tag.persistentModelID == stored.persistentModelID)
         let fetched = try other.fetch(FetchDescriptor<Tag>())
         #expect(fetched.count == 1 && fetched[0] === tag)
-        #expect(Set(tag.posts.map(\.persistentModelID)) == Set(try ModelContext(context.container).fetch(FetchDescriptor<Tag>())[0].posts.map(\.persistentModelID)))
+        #expect(
+            Set(tag.posts.map(\.persistentModelID))
+                == Set(try ModelContext(context.container).fetch(FetchDescriptor<Tag>())[0].posts.map(\.persistentModelID)))
     }
 
     @Test func twoNewObjectsWithOneUniqueValueAreRefusedWithNothingWrittenAndTheContextStaysSaveable() throws {

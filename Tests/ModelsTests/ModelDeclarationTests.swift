@@ -21,7 +21,9 @@ enum ShortBlog {
     final class Attachment: ModelObject, PersistentModel {
         var imageData = Data()
         var post: Post?
-        static let properties: [ModelProperty<Attachment>] = [.attribute(\.imageData, options: .externalStorage), .toOne(\.post, inverse: \.attachments)]
+        static let properties: [ModelProperty<Attachment>] = [
+            .attribute(\.imageData, options: .externalStorage), .toOne(\.post, inverse: \.attachments),
+        ]
     }
 
     final class Tag: ModelObject, PersistentModel {
@@ -154,7 +156,9 @@ struct Reading: PersistentModel {
 
     @Test func aRelationshipStoredUnderAnotherNameKeepsItsInverseInStep() throws {
         let temporary = TemporaryDirectory("walstore-models-shelf")
-        let container = try StoreContainer(schema: Schema(models: Shelf.self, Volume.self), configurations: [.init(name: "Local", entityNames: nil, path: temporary.path + "/store")])
+        let container = try StoreContainer(
+            schema: Schema(models: Shelf.self, Volume.self), configurations: [.init(name: "Local", entityNames: nil, path: temporary.path + "/store")]
+        )
         let context = ModelContext(container)
         let shelf = Shelf()
         shelf.label = "A1"

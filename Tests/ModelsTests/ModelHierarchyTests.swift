@@ -137,7 +137,9 @@ import Testing
         ]
         for predicate in predicates {
             let expected = try albums.filter { try predicate.evaluate($0) }.map(\.name).sorted()
-            #expect(try ModelContext(home.container).fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.name)])).map(\.name) == expected)
+            #expect(
+                try ModelContext(home.container).fetch(FetchDescriptor(predicate: predicate, sortBy: [SortDescriptor(\.name)])).map(\.name)
+                    == expected)
         }
         #expect(try ModelContext(home.container).fetchCount(FetchDescriptor(predicate: predicates[0])) == 1)
     }
@@ -182,7 +184,9 @@ import Testing
         album.items = [MediaHome.photo("Harbour", rating: 1, lens: "50mm", width: 1), MediaHome.video("Storm", rating: 1, seconds: 1)]
         let error = #expect(throws: ContainerError.self) { try context.insert(album) }
         #expect(error?.code == .unknownEntity && error?.entityName == "Video")
-        #expect(!context.storeContext.hasChanges, "\(context.storeContext.insertedIdentifiers) \(context.storeContext.changedIdentifiers) \(context.storeContext.deletedIdentifiers)")
+        #expect(
+            !context.storeContext.hasChanges,
+            "\(context.storeContext.insertedIdentifiers) \(context.storeContext.changedIdentifiers) \(context.storeContext.deletedIdentifiers)")
         #expect(!context.hasChanges)
     }
 

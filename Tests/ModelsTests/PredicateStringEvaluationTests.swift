@@ -24,12 +24,16 @@ import Testing
             store = try WALDataStore(WALStoreConfiguration(name: "Blog", schema: TypedBlogStore.schema, path: temporary.path + "/store"))
             let store = self.store
             map = ModelIdentityMap { ids in
-                try store.fetch(DataStoreFetchRequest(descriptor: Snapshot.FetchDescriptor(entityName: ids[0].entityName, predicate: .identifierIn(Set(ids)))))
-                    .fetchedSnapshots
+                try store.fetch(
+                    DataStoreFetchRequest(descriptor: Snapshot.FetchDescriptor(entityName: ids[0].entityName, predicate: .identifierIn(Set(ids))))
+                )
+                .fetchedSnapshots
             }
             let made = PredicateStringEvaluationTests.titles.enumerated().map { i, title in
-                Article(title: title, content: i % 3 == 0 ? nil : PredicateStringEvaluationTests.titles[(i * 7) % PredicateStringEvaluationTests.titles.count],
-                        date: TypedBlogStore.start + Double(i) * TypedBlogStore.day, views: i)
+                Article(
+                    title: title,
+                    content: i % 3 == 0 ? nil : PredicateStringEvaluationTests.titles[(i * 7) % PredicateStringEvaluationTests.titles.count],
+                    date: TypedBlogStore.start + Double(i) * TypedBlogStore.day, views: i)
             }
             _ = try store.save(DataStoreSaveChangesRequest(inserted: made.map(\.snapshot)))
             let snapshots = try store.fetch(DataStoreFetchRequest(descriptor: Snapshot.FetchDescriptor(entityName: "Article"))).fetchedSnapshots
@@ -53,7 +57,8 @@ import Testing
 
     @Test func stringOperationsSelectWhatFoundationEvaluates() throws {
         let home = try Home()
-        for needle in ["caf\u{e9}", "cafe\u{301}", "e", "\u{e9}", "\r", "\n", "\r\n", "e\r", "swift", "Swift", "ss", "\u{df}", "", "\u{1F600}", "ne"] {
+        for needle in ["caf\u{e9}", "cafe\u{301}", "e", "\u{e9}", "\r", "\n", "\r\n", "e\r", "swift", "Swift", "ss", "\u{df}", "", "\u{1F600}", "ne"]
+        {
             try home.expectAgreement(#Predicate<Article> { $0.title.contains(needle) })
             try home.expectAgreement(#Predicate<Article> { $0.title.starts(with: needle) })
             try home.expectAgreement(#Predicate<Article> { ($0.content ?? "").contains(needle) })

@@ -77,7 +77,8 @@ func expectSameSelection<Model: PersistentModel>(
 
     @Test func stringContainsIsCaseSensitiveAsInSwift() throws {
         try expectSameSelection(#Predicate<Article> { $0.title.contains("swift") })
-        #expect(try FetchPredicate(#Predicate<Article> { $0.title.contains("swift") }) == .string(path: "title", .contains, needle: "swift", options: []))
+        #expect(
+            try FetchPredicate(#Predicate<Article> { $0.title.contains("swift") }) == .string(path: "title", .contains, needle: "swift", options: []))
     }
 
     @Test func startsWithIsAPrefixMatch() throws {
@@ -164,14 +165,17 @@ func expectSameSelection<Model: PersistentModel>(
     @Test func aConstantListHoldingTheAttributeIsOneOf() throws {
         let titles = ["Draft", "Rust and Swift", "not a title"]
         try expectSameSelection(#Predicate<Article> { titles.contains($0.title) })
-        #expect(try FetchPredicate(#Predicate<Article> { titles.contains($0.title) }) == .oneOf(path: "title", values: titles.map(PropertyValue.string)))
+        #expect(
+            try FetchPredicate(#Predicate<Article> { titles.contains($0.title) }) == .oneOf(path: "title", values: titles.map(PropertyValue.string)))
     }
 
     @Test func aToManyRelationshipContainingAnIdentifiedObjectIsAnAnyOverIdentifiers() throws {
         let blog = try TypedBlogStore()
         let news = try #require(try blog.all(Label.self).first { $0.name == "news" }).persistentModelID
         try expectSameSelection(#Predicate<Article> { $0.tags.contains { $0.persistentModelID == news } }, in: blog)
-        #expect(try FetchPredicate(#Predicate<Article> { $0.tags.contains { $0.persistentModelID == news } }) == .any(path: "tags", .identifierIn([news])))
+        #expect(
+            try FetchPredicate(#Predicate<Article> { $0.tags.contains { $0.persistentModelID == news } }) == .any(path: "tags", .identifierIn([news]))
+        )
     }
 
     @Test func containsWhereTestsTheElementsOfAToManyRelationship() throws {

@@ -64,9 +64,10 @@ func runBlog(in directory: URL) throws -> ModelContext {
     try context.insert(draft)
     try context.save()  // one atomic save across both stores, durable when it returns
 
-    let recent = try context.fetch(FetchDescriptor<Post>(
-        predicate: #Predicate { $0.title.contains("Swift") },
-        sortBy: [SortDescriptor(\.date, order: .reverse)]))
+    let recent = try context.fetch(
+        FetchDescriptor<Post>(
+            predicate: #Predicate { $0.title.contains("Swift") },
+            sortBy: [SortDescriptor(\.date, order: .reverse)]))
     recent[0].title = "Swift 6.3 on Linux"  // found and staged by the next save
     try context.save()
 
@@ -118,7 +119,9 @@ func runBlog(in directory: URL) throws -> ModelContext {
     @Test func theseModelsAreTheExampleProgramsModels() throws {
         func lines(_ path: String, from begin: String, to end: String) throws -> [String] {
             let all = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            guard let start = all.firstIndex(where: { $0.hasPrefix(begin) }), let stop = all[start...].firstIndex(where: { $0.hasPrefix(end) }) else { return [] }
+            guard let start = all.firstIndex(where: { $0.hasPrefix(begin) }), let stop = all[start...].firstIndex(where: { $0.hasPrefix(end) }) else {
+                return []
+            }
             return Array(all[start..<stop])
         }
         let here = try lines(#filePath, from: "final class Post", to: "// EXAMPLE:end")

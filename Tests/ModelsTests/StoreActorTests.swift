@@ -65,7 +65,9 @@ import Testing
         await withTaskGroup(of: Void.self) { group in
             for i in 1...500 { group.addTask { await ledger.record(i) } }
         }
-        let (count, total, sum, offQueue) = await StoreActor.run { (ledger.entries.count, ledger.total, ledger.entries.reduce(0, +), ledger.jobsOffQueue) }
+        let (count, total, sum, offQueue) = await StoreActor.run {
+            (ledger.entries.count, ledger.total, ledger.entries.reduce(0, +), ledger.jobsOffQueue)
+        }
         #expect(count == 500)
         #expect(total == 500 * 501 / 2)
         #expect(sum == total)

@@ -113,8 +113,10 @@ final class TypedBlogStore {
         store = try WALDataStore(WALStoreConfiguration(name: "Blog", schema: Self.schema, path: temporary.path + "/store"))
         let store = self.store
         map = ModelIdentityMap { ids in
-            try store.fetch(DataStoreFetchRequest(descriptor: Snapshot.FetchDescriptor(entityName: ids[0].entityName, predicate: .identifierIn(Set(ids)))))
-                .fetchedSnapshots
+            try store.fetch(
+                DataStoreFetchRequest(descriptor: Snapshot.FetchDescriptor(entityName: ids[0].entityName, predicate: .identifierIn(Set(ids))))
+            )
+            .fetchedSnapshots
         }
         try fill()
     }
@@ -130,12 +132,16 @@ final class TypedBlogStore {
         let linux = Label(name: "linux", colour: "black")
         let unused = Label(name: "unused")
         let posts = [
-            Article(title: "Swift 6 released", content: "strict concurrency", date: Self.start, views: 120, rating: 4.5, isPinned: true, status: .published),
+            Article(
+                title: "Swift 6 released", content: "strict concurrency", date: Self.start, views: 120, rating: 4.5, isPinned: true,
+                status: .published),
             Article(title: "swift on Linux", content: nil, date: Self.start + Self.day, views: 40, rating: nil, status: .published),
             Article(title: "Rust and Swift", content: "a comparison", date: Self.start + 2 * Self.day, views: 7, rating: 3.0),
             Article(title: "Draft", content: "", date: Self.start + 3 * Self.day, views: 0, rating: nil, status: .draft),
             Article(title: "", content: "untitled", date: Self.start - Self.day, views: 3, rating: 1.5, status: .archived),
-            Article(title: "News of the week", content: "swift and more", date: Self.start + 5 * Self.day, views: 55, rating: 5, isPinned: true, status: .published),
+            Article(
+                title: "News of the week", content: "swift and more", date: Self.start + 5 * Self.day, views: 55, rating: 5, isPinned: true,
+                status: .published),
         ]
         posts[0].tags = [swift, news]
         posts[1].tags = [swift, linux]

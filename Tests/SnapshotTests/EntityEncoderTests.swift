@@ -63,7 +63,9 @@ import Testing
 
     /// The batch a planner makes of updating `id` with `values` over its stored snapshot, and
     /// how many records it found unchanged.
-    static func plannedUpdate(_ store: WALDataStore, _ id: PersistentIdentifier, _ values: [String: PropertyValue]) throws -> (entries: [WriteBatch.Entry], unchanged: Int) {
+    static func plannedUpdate(
+        _ store: WALDataStore, _ id: PersistentIdentifier, _ values: [String: PropertyValue]
+    ) throws -> (entries: [WriteBatch.Entry], unchanged: Int) {
         var snapshot = try #require(try store.snapshot(id))
         for (name, value) in values { snapshot[name] = value }
         let planner = SavePlanner(mapper: store.mapper)

@@ -26,7 +26,8 @@ import Testing
                 let entity = i % 4 == 0 ? "Special" : "Item"
                 let pk = UUID()
                 let id = try PersistentIdentifier.identifier(for: store.identifier, entityName: entity, primaryKey: pk)
-                let snapshot = DefaultSnapshot(persistentIdentifier: id, values: ["name": .string("item \(i)"), "rank": .int(i), "parent": .toOne(nil)])
+                let snapshot = DefaultSnapshot(
+                    persistentIdentifier: id, values: ["name": .string("item \(i)"), "rank": .int(i), "parent": .toOne(nil)])
                 let record = RecordWriter.record(of: snapshot, fields: RecordFieldList(schema: RecordMatcherTests.schema, entity: entity))
                 batch.put([0x52] + Array("Item".utf8) + [0] + withUnsafeBytes(of: pk.uuid) { Array($0) }, record)
             }
@@ -45,7 +46,9 @@ import Testing
         return try allocations { try call(store) }
     }
 
-    static func request(_ predicate: FetchPredicate?, entity: String = "Item", limit: Int? = nil, sortBy: [FetchSortDescriptor] = []) -> DataStoreFetchRequest {
+    static func request(
+        _ predicate: FetchPredicate?, entity: String = "Item", limit: Int? = nil, sortBy: [FetchSortDescriptor] = []
+    ) -> DataStoreFetchRequest {
         DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: entity, predicate: predicate, sortBy: sortBy, fetchLimit: limit))
     }
 
@@ -61,16 +64,24 @@ import Testing
         try #require(walstore_allocations_available() == 1, "this build has the allocation counter")
         // One match, `item 3`, among 100 or 2,000 records (of two entities, sub-entities left out).
         let one = Self.request(.compare(path: "name", .equal, value: .string("item 3")))
-        let few = try Self.measure(100) { store throws in let found = try store.fetch(one).fetchedSnapshots.count == 1; #expect(found) }
-        let many = try Self.measure(2_000) { store throws in let found = try store.fetch(one).fetchedSnapshots.count == 1; #expect(found) }
+        let few = try Self.measure(100) { store throws in
+            let found = try store.fetch(one).fetchedSnapshots.count == 1; #expect(found)
+        }
+        let many = try Self.measure(2_000) { store throws in
+            let found = try store.fetch(one).fetchedSnapshots.count == 1; #expect(found)
+        }
         #expect(many <= few + 4, "\(few) allocations for 100 records, \(many) for 2,000")
     }
 
     @Test func identifiersOfAFilteredFetchAllocateNothingPerRejectedRecord() throws {
         try #require(walstore_allocations_available() == 1, "this build has the allocation counter")
         let none = Self.request(.string(path: "name", .beginsWith, needle: "nothing", options: [.caseInsensitive]), entity: "Special")
-        let few = try Self.measure(100) { store throws in let found = try store.fetchIdentifiers(none).isEmpty; #expect(found) }
-        let many = try Self.measure(2_000) { store throws in let found = try store.fetchIdentifiers(none).isEmpty; #expect(found) }
+        let few = try Self.measure(100) { store throws in
+            let found = try store.fetchIdentifiers(none).isEmpty; #expect(found)
+        }
+        let many = try Self.measure(2_000) { store throws in
+            let found = try store.fetchIdentifiers(none).isEmpty; #expect(found)
+        }
         #expect(many <= few + 4, "\(few) allocations for 100 records, \(many) for 2,000")
     }
 }

@@ -58,7 +58,11 @@ import Testing
     static func value(_ palette: Palette, _ r: inout SeededGenerator) -> PropertyValue {
         if Int.random(in: 0..<8, using: &r) == 0 { return .null }
         switch palette {
-        case .dates: return .date(Date(timeIntervalSinceReferenceDate: Int.random(in: 0..<3, using: &r) == 0 ? Double.random(in: -10...10, using: &r) : dates.randomElement(using: &r)!))
+        case .dates:
+            return .date(
+                Date(
+                    timeIntervalSinceReferenceDate: Int.random(in: 0..<3, using: &r) == 0
+                        ? Double.random(in: -10...10, using: &r) : dates.randomElement(using: &r)!))
         case .integers: return integers.randomElement(using: &r)!
         case .floatingPoint: return floatingPoint.randomElement(using: &r)!
         case .numbers:
@@ -67,7 +71,11 @@ import Testing
             case 0: return integers.randomElement(using: &r)!
             case 1: return floatingPoint.randomElement(using: &r)!
             case 2: return .double(Double(Int.random(in: -3...3, using: &r)) / 2)
-            default: return [PropertyValue.int(Int.random(in: -3...3, using: &r)), .int16(Int16.random(in: -3...3, using: &r)), .uint8(UInt8.random(in: 0...3, using: &r))].randomElement(using: &r)!
+            default:
+                return [
+                    PropertyValue.int(Int.random(in: -3...3, using: &r)), .int16(Int16.random(in: -3...3, using: &r)),
+                    .uint8(UInt8.random(in: 0...3, using: &r)),
+                ].randomElement(using: &r)!
             }
         case .strings: return .string(strings.randomElement(using: &r)!)
         case .uuids: return .uuid(uuids.randomElement(using: &r)!)
@@ -75,15 +83,24 @@ import Testing
         case .everything:
             switch Int.random(in: 0..<10, using: &r) {
             case 0: return .toOne(nil)
-            case 1: return .url(URL(string: ["https://a.example/\u{e9}", "https://a.example/e%CC%81", "file:///x", "https://a.example/e\u{301}"].randomElement(using: &r)!)!)
-            case 2: return .data(Data([[], [0], [0, 0], [1], [0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7, 0], [255]].randomElement(using: &r)!))
+            case 1:
+                return .url(
+                    URL(
+                        string: ["https://a.example/\u{e9}", "https://a.example/e%CC%81", "file:///x", "https://a.example/e\u{301}"].randomElement(
+                            using: &r)!)!)
+            case 2:
+                return .data(
+                    Data(
+                        [[], [0], [0, 0], [1], [0, 1, 2, 3, 4, 5, 6], [0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7, 0], [255]].randomElement(
+                            using: &r)!))
             default:
                 let kinds: [Palette] = [.dates, .integers, .floatingPoint, .numbers, .strings, .uuids, .booleans]
                 return value(kinds.randomElement(using: &r)!, &r)
             }
         case .withFallback:
             switch Int.random(in: 0..<6, using: &r) {
-            case 0: return .decimal([Decimal(2), Decimal(string: "0.1")!, Decimal(-1), Decimal.nan, Decimal(string: "1e40")!].randomElement(using: &r)!)
+            case 0:
+                return .decimal([Decimal(2), Decimal(string: "0.1")!, Decimal(-1), Decimal.nan, Decimal(string: "1e40")!].randomElement(using: &r)!)
             case 1: return .array([.int(Int.random(in: 0...2, using: &r))])
             case 2:
                 let id = try! PersistentIdentifier.identifier(for: "s", entityName: "E", primaryKey: .integer(Int64.random(in: 0...2, using: &r)))
@@ -94,7 +111,11 @@ import Testing
                 // is not transitive across those (`Number.compare` converts to `Decimal`).
                 let value = value(.everything, &r)
                 switch value {
-                case .double, .float: return [PropertyValue.double(0.5), .double(-1.5), .double(2), .double(-0.0), .double(.infinity), .double(-.infinity), .double(.nan), .float(2)].randomElement(using: &r)!
+                case .double, .float:
+                    return [
+                        PropertyValue.double(0.5), .double(-1.5), .double(2), .double(-0.0), .double(.infinity), .double(-.infinity), .double(.nan),
+                        .float(2),
+                    ].randomElement(using: &r)!
                 default: return value
                 }
             }
@@ -173,7 +194,10 @@ import Testing
             for byPrimaryKey in [true, false] {
                 let found = fetch.window(byPrimaryKey: byPrimaryKey)
                 let expected = fetch.expected(byPrimaryKey: byPrimaryKey)
-                #expect(found == expected, "seed \(seed) round \(round), by primary key: \(byPrimaryKey), \(fetch.descriptors), offset \(String(describing: fetch.offset)), limit \(String(describing: fetch.limit)): \(fetch.describe(found)) instead of \(fetch.describe(expected))")
+                #expect(
+                    found == expected,
+                    "seed \(seed) round \(round), by primary key: \(byPrimaryKey), \(fetch.descriptors), offset \(String(describing: fetch.offset)), limit \(String(describing: fetch.limit)): \(fetch.describe(found)) instead of \(fetch.describe(expected))"
+                )
                 if found != expected { return }
             }
         }
@@ -191,7 +215,8 @@ import Testing
                     if case .null = value, Bool.random(using: &r) { continue }
                     values["k\(c)"] = value
                 }
-                return DefaultSnapshot(persistentIdentifier: try .identifier(for: "s", entityName: "Row", primaryKey: .uuid(fetch.primaryKeys[i])), values: values)
+                return DefaultSnapshot(
+                    persistentIdentifier: try .identifier(for: "s", entityName: "Row", primaryKey: .uuid(fetch.primaryKeys[i])), values: values)
             }
             let descriptor = FetchDescriptor(entityName: "Row", sortBy: fetch.descriptors, fetchLimit: fetch.limit, fetchOffset: fetch.offset)
             let found = try evaluator.run(descriptor, over: snapshots).map { snapshot -> Int in
@@ -199,7 +224,10 @@ import Testing
                 return i
             }
             let expected = fetch.expected(byPrimaryKey: false)
-            #expect(found == expected, "seed \(seed) round \(round), \(fetch.descriptors), offset \(String(describing: fetch.offset)), limit \(String(describing: fetch.limit)): \(fetch.describe(found)) instead of \(fetch.describe(expected))")
+            #expect(
+                found == expected,
+                "seed \(seed) round \(round), \(fetch.descriptors), offset \(String(describing: fetch.offset)), limit \(String(describing: fetch.limit)): \(fetch.describe(found)) instead of \(fetch.describe(expected))"
+            )
             if found != expected { return }
         }
     }
@@ -217,7 +245,10 @@ import Testing
             // words alike (the tails decide), canonically equivalent endings.
             let rank = (seed == 7 ? 4_000 - i : i) / 3 + Int.random(in: 0..<20, using: &r)
             let string = "long string " + String(String(rank + 10_000).dropFirst()) + (i % 3 == 0 ? " e\u{301}" : " \u{e9}")
-            fetch.rows.append([.string(string), Bool.random(using: &r) ? .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0..<4, using: &r)))) : .null])
+            fetch.rows.append([
+                .string(string),
+                Bool.random(using: &r) ? .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0..<4, using: &r)))) : .null,
+            ])
             fetch.primaryKeys.append(Self.uuid(&r))
         }
         fetch.offset = 3

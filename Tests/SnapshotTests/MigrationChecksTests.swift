@@ -69,7 +69,9 @@ import Testing
 
     /// A store of `schema` with the fixture's three posts and `extra` posts on the given minutes
     /// after the epoch; the identifiers of every post by title.
-    func store(_ home: MigrationHome, _ schema: Schema, plan: (any SchemaMigrationPlan.Type)? = nil, extra: [(String, Double)] = []) throws -> [String: PersistentIdentifier] {
+    func store(
+        _ home: MigrationHome, _ schema: Schema, plan: (any SchemaMigrationPlan.Type)? = nil, extra: [(String, Double)] = []
+    ) throws -> [String: PersistentIdentifier] {
         let store = try home.open(schema, plan: plan)
         try F.fill(store)
         let posts = extra.map { BlogModel.post(title: $0.0, date: F.epoch.addingTimeInterval($0.1 * 60)) }
@@ -92,8 +94,10 @@ import Testing
             let files = try home.files()
             let error = refusal { try home.open(try V3.schema(), plan: plan) }
             #expect(error?.code == .uniqueness, "\(error.map { "\($0)" } ?? "")")
-            let named = Set([error?.identifier].compactMap { $0} + (error?.relatedIdentifiers ?? []))
-            #expect(named == Set(["alpha", "beta", "delta", "epsilon", "zeta"].compactMap { ids[$0] }), "plan \(plan.map { "\($0)" } ?? "none"): \(error.map { "\($0)" } ?? "")")
+            let named = Set([error?.identifier].compactMap { $0 } + (error?.relatedIdentifiers ?? []))
+            #expect(
+                named == Set(["alpha", "beta", "delta", "epsilon", "zeta"].compactMap { ids[$0] }),
+                "plan \(plan.map { "\($0)" } ?? "none"): \(error.map { "\($0)" } ?? "")")
             #expect(error.map { 1 + $0.relatedIdentifiers.count } == 5, "each object once")
             #expect(error?.constraint == ["date"] && error?.entityName == "Post" && error?.propertyName == "date")
             #expect(error?.message.contains(ids["gamma"].map { "\($0)" } ?? "?") == false, "gamma collides with nothing")
@@ -112,7 +116,8 @@ import Testing
         let files = try home.files()
         let error = refusal { try home.open(try V3.schema(), plan: LaterPlan.self) }
         #expect(error?.code == .schemaMismatch)
-        #expect(error?.message.contains("version 1.0.0") == true && error?.message.contains("(2.0.0, 3.0.0)") == true, "\(error.map { "\($0)" } ?? "")")
+        #expect(
+            error?.message.contains("version 1.0.0") == true && error?.message.contains("(2.0.0, 3.0.0)") == true, "\(error.map { "\($0)" } ?? "")")
         #expect(try home.files() == files, "the files are byte-identical")
         let reopened = try home.open(try V1.schema(), plan: FirstPlan.self)
         #expect(Set(try reopened.all("Post").map(\.persistentIdentifier)) == Set(ids.values))
@@ -248,7 +253,9 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let (mine, theirs) = (Array(try encoder.encode(schema)), Array(try encoder.encode(other)))
-        func holds(_ json: [UInt8]) -> Bool { header.count >= json.count && (0...(header.count - json.count)).contains { header[$0..<$0 + json.count].elementsEqual(json) } }
+        func holds(_ json: [UInt8]) -> Bool {
+            header.count >= json.count && (0...(header.count - json.count)).contains { header[$0..<$0 + json.count].elementsEqual(json) }
+        }
         #expect(holds(mine) != holds(theirs), "the header names one of the two schemas")
         return holds(mine)
     }
@@ -261,10 +268,17 @@ import Testing
     enum FailingPlan: SchemaMigrationPlan {
         static var schemas: [any VersionedSchema.Type] { [V2.self, V3.self] }
         static var stages: [MigrationStage] {
-            [.custom(fromVersion: V2.self, toVersion: V3.self, willMigrate: { store in
-                _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.attachment(imageData: Data((0..<6000).map { UInt8($0 % 251) }), post: nil)]))
-                throw Refusal()
-            }, didMigrate: nil)]
+            [
+                .custom(
+                    fromVersion: V2.self, toVersion: V3.self,
+                    willMigrate: { store in
+                        _ = try store.save(
+                            DataStoreSaveChangesRequest(inserted: [
+                                BlogModel.attachment(imageData: Data((0..<6000).map { UInt8($0 % 251) }), post: nil)
+                            ]))
+                        throw Refusal()
+                    }, didMigrate: nil)
+            ]
         }
     }
 
@@ -274,7 +288,13 @@ import Testing
         #expect(refusal { try home.open(try V3.schema(), plan: FailingPlan.self) }?.code == .migrationFailed)
         let files = try home.files()
         // A refused open: the blob files the failed migration left (unreferenced) stay.
-        #expect(refusal { try home.open(try F.blog { $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = [] }) }?.code == .schemaMismatch)
+        #expect(
+            refusal {
+                try home.open(
+                    try F.blog {
+                        $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = []
+                    })
+            }?.code == .schemaMismatch)
         #expect(try home.files() == files, "the files are byte-identical")
         var required = V2.entities
         required[named: "Post"].attributes[1].isOptional = false
@@ -303,11 +323,21 @@ import Testing
         let files = try home.files()
         #expect(files.keys.contains { $0.hasPrefix("blobs/") }, "the leftover is a blob file")
         let refusals: [(String, Schema, (any SchemaMigrationPlan.Type)?)] = [
-            ("a type change", try F.blog { $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = [] }, nil),
+            (
+                "a type change",
+                try F.blog {
+                    $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = []
+                }, nil
+            ),
             ("a new rule over collisions", try F.blog { $0[named: "Post"].uniquenessConstraints = [.init(["title"])] }, nil),
             ("nulls in a required attribute", try Self.requiredContent(), nil),
             ("an unknown version", try V3.schema(), LaterPlan.self),
-            ("an entity removed without a plan", try F.blog { $0.removeAll { $0.name == "Attachment" }; $0[named: "Post"].relationships.removeAll { $0.name == "attachments" } }, nil),
+            (
+                "an entity removed without a plan",
+                try F.blog {
+                    $0.removeAll { $0.name == "Attachment" }; $0[named: "Post"].relationships.removeAll { $0.name == "attachments" }
+                }, nil
+            ),
         ]
         for (label, schema, plan) in refusals {
             _ = refusal { try home.open(schema, plan: plan) }
@@ -322,7 +352,10 @@ import Testing
         let damaged = try home.files()
         #expect(refusal { try home.open(BlogModel.schema) }?.code == .corrupted)
         let after = try home.files()
-        #expect(after == damaged, "a damaged history state: the files are byte-identical, the leftovers too: \(Set(after.keys).symmetricDifference(damaged.keys)) \(after.keys.filter { after[$0] != damaged[$0] })")
+        #expect(
+            after == damaged,
+            "a damaged history state: the files are byte-identical, the leftovers too: \(Set(after.keys).symmetricDifference(damaged.keys)) \(after.keys.filter { after[$0] != damaged[$0] })"
+        )
         do {
             let engine = try LogStore.open(at: home.path, options: F.configuration(BlogModel.schema, path: home.path).options)
             try engine.write { $0.delete([0x00] + Array("history".utf8)) }

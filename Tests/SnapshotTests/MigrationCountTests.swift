@@ -25,7 +25,8 @@ import Testing
         #expect(store.countingScans == 0, "\(context): the open counted the records")
         #expect(try countKeys(store) == expected, "\(context): the count keys")
         for entity in store.schema.entities where !entity.isAbstract {
-            let counted = try store.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: entity.name, includesSubentities: false)))
+            let counted = try store.fetchCount(
+                DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: entity.name, includesSubentities: false)))
             #expect(UInt64(counted) == expected[entity.name] ?? 0, "\(context): the count of \(entity.name)")
             #expect(try store.all(entity.name).count == counted, "\(context): the records of \(entity.name)")
         }

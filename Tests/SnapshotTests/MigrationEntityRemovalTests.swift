@@ -58,7 +58,9 @@ enum DropAttachmentsPlan: SchemaMigrationPlan {
         let old = try home.filled()
         let store = try home.open(try BlogWithoutAttachments.schema(), plan: DropAttachmentsPlan.self)
         #expect(try store.all("Post").count == 3 && store.all("Tag").count == 2)
-        let kept = old.filter { !$0.hasPrefix("Attachment_") }.map { $0.replacingOccurrences(of: #"attachments=\[[^\]]*\] "#, with: "", options: .regularExpression) }
+        let kept = old.filter { !$0.hasPrefix("Attachment_") }.map {
+            $0.replacingOccurrences(of: #"attachments=\[[^\]]*\] "#, with: "", options: .regularExpression)
+        }
         #expect(try F.dump(store) == kept)
         #expect(try F.keyKinds(store)[0x41] == nil, "the attachments' assets are gone")
         try store.close()

@@ -55,9 +55,12 @@ import Testing
         }
         let store = try open(home, renamed)
         #expect(try summary(store) == before)
-        _ = try store.save(DataStoreSaveChangesRequest(inserted: [DefaultSnapshot(
-            persistentIdentifier: .temporary(entityName: "Article"),
-            values: ["title": .string("after"), "content": .null, "date": .date(F.epoch), "attachments": .toMany([]), "tags": .toMany([])])]))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(inserted: [
+                DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: "Article"),
+                    values: ["title": .string("after"), "content": .null, "date": .date(F.epoch), "attachments": .toMany([]), "tags": .toMany([])])
+            ]))
         let history = try store.allHistory()
         #expect(history.count == 3)
         #expect((history.last?.token.tokenValue ?? 0) > lastToken, "the new save continues the token sequence")

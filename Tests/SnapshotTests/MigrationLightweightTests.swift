@@ -17,7 +17,10 @@ import Testing
     @Test func anAddedOptionalAttributeReadsNullWithoutRewritingRecords() throws {
         let home = MigrationHome()
         try home.filled()
-        let rawBefore = try { let s = try home.open(BlogModel.schema); defer { try? s.close() }; return try s.engine.scan(prefix: [0x52]).collect().map { try $0.value() } }()
+        let rawBefore = try {
+            let s = try home.open(BlogModel.schema); defer { try? s.close() };
+            return try s.engine.scan(prefix: [0x52]).collect().map { try $0.value() }
+        }()
         let schema = try F.blog { $0[named: "Post"].attributes.append(.init("summary", .string, isOptional: true)) }
         let store = try home.open(schema)
         #expect(try store.all("Post").allSatisfy { $0["summary"] == .null })
@@ -109,14 +112,16 @@ import Testing
         let old = try home.filled()
         let schema = try F.blog {
             $0[named: "Post"].relationships.append(.init("comments", destination: "Comment", .toMany, inverse: "post", deleteRule: .cascade))
-            $0.append(.init("Comment", attributes: [.init("text", .string)], relationships: [.init("post", destination: "Post", inverse: "comments")]))
+            $0.append(
+                .init("Comment", attributes: [.init("text", .string)], relationships: [.init("post", destination: "Post", inverse: "comments")]))
         }
         let store = try home.open(schema)
         #expect(try store.all("Comment").isEmpty)
         #expect(try store.all("Post").allSatisfy { $0["comments"] == .toMany([]) })
         #expect(try F.dump(store).count == old.count)
         let post = try #require(try store.all("Post").first)
-        let comment = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Comment"), values: ["text": .string("hi"), "post": .toOne(post.persistentIdentifier)])
+        let comment = DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: "Comment"), values: ["text": .string("hi"), "post": .toOne(post.persistentIdentifier)])
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [comment]))
         #expect(try store.snapshot(post.persistentIdentifier)?["comments"]?.referencedIdentifiers.count == 1)
         try store.close()

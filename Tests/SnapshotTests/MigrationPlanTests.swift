@@ -39,7 +39,11 @@ enum BlogPlan: SchemaMigrationPlan {
                 willMigrate: { store in
                     // In version 2: every post gets content.
                     let posts = try store.all("Post").filter { $0["content"] == .null }
-                    _ = try store.save(DataStoreSaveChangesRequest(updated: posts.map { var p = $0; p["content"] = .string("(empty)"); return p }))
+                    _ = try store.save(
+                        DataStoreSaveChangesRequest(
+                            updated: posts.map {
+                                var p = $0; p["content"] = .string("(empty)"); return p
+                            }))
                 },
                 didMigrate: { store in
                     // In version 3: titles uppercased, views counted from tags.
@@ -67,7 +71,7 @@ enum FailingPlan: SchemaMigrationPlan {
                     _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "half")]))
                     try store.erase()
                 },
-                didMigrate: { _ in throw Refusal() }),
+                didMigrate: { _ in throw Refusal() })
         ]
     }
 }
@@ -80,10 +84,11 @@ enum FailingPlan: SchemaMigrationPlan {
         try home.filled()
         let store = try home.open(try BlogV3.schema(), plan: BlogPlan.self)
         let posts = try store.all("Post")
-        let byTitle = Dictionary(uniqueKeysWithValues: posts.map { p -> (String, DefaultSnapshot) in
-            guard case .string(let t)? = p["title"] else { return ("?", p) }
-            return (t, p)
-        })
+        let byTitle = Dictionary(
+            uniqueKeysWithValues: posts.map { p -> (String, DefaultSnapshot) in
+                guard case .string(let t)? = p["title"] else { return ("?", p) }
+                return (t, p)
+            })
         #expect(byTitle.keys.sorted() == ["ALPHA", "BETA", "GAMMA"])
         #expect(byTitle["BETA"]?["content"] == .string("(empty)"), "willMigrate ran in version 2")
         #expect(byTitle["ALPHA"]?["views"] == .int(2) && byTitle["GAMMA"]?["views"] == .int(0), "didMigrate ran in version 3")

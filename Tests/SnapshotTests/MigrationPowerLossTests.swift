@@ -33,11 +33,15 @@ import Testing
     enum Plan: SchemaMigrationPlan {
         static var schemas: [any VersionedSchema.Type] { [Old.self, New.self] }
         static var stages: [MigrationStage] {
-            [.custom(fromVersion: Old.self, toVersion: New.self, willMigrate: { store in
-                var tag = try #require(try store.all("Tag").first { $0["name"] == .string("misc") })
-                tag["colour"] = .string("blue")
-                _ = try store.save(DataStoreSaveChangesRequest(updated: [tag]))
-            }, didMigrate: nil)]
+            [
+                .custom(
+                    fromVersion: Old.self, toVersion: New.self,
+                    willMigrate: { store in
+                        var tag = try #require(try store.all("Tag").first { $0["name"] == .string("misc") })
+                        tag["colour"] = .string("blue")
+                        _ = try store.save(DataStoreSaveChangesRequest(updated: [tag]))
+                    }, didMigrate: nil)
+            ]
         }
     }
 

@@ -29,7 +29,9 @@ import Testing
 
     @Test func aTypeChangeIsRefusedNamingIt() throws {
         try expectRefused(
-            try F.blog { $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = [] }, code: .schemaMismatch,
+            try F.blog {
+                $0[named: "Post"].attributes[0].valueType = .int; $0[named: "Post"].indexes = []
+            }, code: .schemaMismatch,
             naming: "entity Post: attribute title changed type from string to int (incompatible)")
     }
 
@@ -41,7 +43,9 @@ import Testing
 
     @Test func aUniquenessConstraintOverDuplicatesIsRefusedNamingTheObjects() throws {
         // A fourth post on the first one's date: the new rule over dates cannot hold.
-        let schema = try F.blog { $0[named: "Post"].uniquenessConstraints = [.init(["date"])]; $0[named: "Post"].attributes[2].defaultValue = nil }
+        let schema = try F.blog {
+            $0[named: "Post"].uniquenessConstraints = [.init(["date"])]; $0[named: "Post"].attributes[2].defaultValue = nil
+        }
         let home = MigrationHome()
         do {
             let store = try home.open(BlogModel.schema)

@@ -93,7 +93,8 @@ struct MigrationHome {
 
     func open(_ schema: Schema, plan: (any SchemaMigrationPlan.Type)? = nil, sweepsInBackground: Bool = true) throws -> WALDataStore {
         try WALDataStore(
-            MigrationFixture.configuration(schema, path: path), migrationPlan: plan, fileSystem: PosixFileSystem(), sweepsInBackground: sweepsInBackground)
+            MigrationFixture.configuration(schema, path: path), migrationPlan: plan, fileSystem: PosixFileSystem(),
+            sweepsInBackground: sweepsInBackground)
     }
 
     /// A store of the blog model holding ``MigrationFixture/fill(_:)``'s objects, closed; its dump.

@@ -140,9 +140,12 @@ import Testing
         case 0:
             let (constant, c) = numericConstant(&r)
             let op = comparisons.randomElement(using: &r)!
-            return (.compare(path: "n", op, value: constant), { i in
-                compare(refs[i].n == nil, c == nil, op) { order(Double(refs[i].n!), c!) }
-            })
+            return (
+                .compare(path: "n", op, value: constant),
+                { i in
+                    compare(refs[i].n == nil, c == nil, op) { order(Double(refs[i].n!), c!) }
+                }
+            )
         case 1:
             let c = [-2.5, 0, 1.5, 2, .nan].randomElement(using: &r)!
             let op = comparisons.randomElement(using: &r)!
@@ -155,37 +158,52 @@ import Testing
             let op = [FetchPredicate.StringOperation.contains, .beginsWith, .endsWith].randomElement(using: &r)!
             let options = FetchPredicate.StringOptions(rawValue: UInt8.random(in: 0...3, using: &r))
             let needle = randomString(&r, maxLength: 2)
-            return (.string(path: "s", op, needle: needle, options: options), { i in
-                refs[i].s.map { stringMatches($0, op, needle, options) } ?? false
-            })
+            return (
+                .string(path: "s", op, needle: needle, options: options),
+                { i in
+                    refs[i].s.map { stringMatches($0, op, needle, options) } ?? false
+                }
+            )
         case 4:
             let which = Int.random(in: 0..<4, using: &r)
             let path: PropertyPath = ["n", "x", "s", "parent"][which]
-            return (.isNull(path: path), { i in
-                [refs[i].n == nil, refs[i].x == nil, refs[i].s == nil, refs[i].parent == nil][which]
-            })
+            return (
+                .isNull(path: path),
+                { i in
+                    [refs[i].n == nil, refs[i].x == nil, refs[i].s == nil, refs[i].parent == nil][which]
+                }
+            )
         case 5:
             let constants = (0..<Int.random(in: 0...3, using: &r)).map { _ in numericConstant(&r) }
-            return (.oneOf(path: "n", values: constants.map(\.0)), { i in
-                constants.contains { constant in compare(refs[i].n == nil, constant.1 == nil, .equal) { order(Double(refs[i].n!), constant.1!) } }
-            })
+            return (
+                .oneOf(path: "n", values: constants.map(\.0)),
+                { i in
+                    constants.contains { constant in compare(refs[i].n == nil, constant.1 == nil, .equal) { order(Double(refs[i].n!), constant.1!) } }
+                }
+            )
         case 6:
             let chosen = Set(w.ids.indices.filter { _ in Bool.random(using: &r) })
             return (.identifierIn(Set(chosen.map { w.ids[$0] })), { i in chosen.contains(i) })
         case 7:
             let (constant, c) = numericConstant(&r)
             let op = comparisons.randomElement(using: &r)!
-            return (.compare(path: "parent.n", op, value: constant), { i in
-                let n = refs[i].parent.flatMap { refs[$0].n }
-                return compare(n == nil, c == nil, op) { order(Double(n!), c!) }
-            })
+            return (
+                .compare(path: "parent.n", op, value: constant),
+                { i in
+                    let n = refs[i].parent.flatMap { refs[$0].n }
+                    return compare(n == nil, c == nil, op) { order(Double(n!), c!) }
+                }
+            )
         case 8:
             let op = [FetchPredicate.StringOperation.contains, .beginsWith].randomElement(using: &r)!
             let needle = randomString(&r, maxLength: 1)
-            return (.string(path: "parent.parent.s", op, needle: needle, options: .caseInsensitive), { i in
-                let s = refs[i].parent.flatMap { refs[$0].parent }.flatMap { refs[$0].s }
-                return s.map { stringMatches($0, op, needle, .caseInsensitive) } ?? false
-            })
+            return (
+                .string(path: "parent.parent.s", op, needle: needle, options: .caseInsensitive),
+                { i in
+                    let s = refs[i].parent.flatMap { refs[$0].parent }.flatMap { refs[$0].s }
+                    return s.map { stringMatches($0, op, needle, .caseInsensitive) } ?? false
+                }
+            )
         default:
             let b = Bool.random(using: &r)
             return (.constant(b), { _ in b })
@@ -211,10 +229,13 @@ import Testing
         default:
             let (p, f) = predicate(w, &r, depth: depth - 1)
             let throughParent = Bool.random(using: &r)
-            return (.all(path: throughParent ? "parent.children" : "children", p), { i in
-                guard let owner = throughParent ? refs[i].parent : i else { return true }
-                return refs[owner].children.allSatisfy(f)
-            })
+            return (
+                .all(path: throughParent ? "parent.children" : "children", p),
+                { i in
+                    guard let owner = throughParent ? refs[i].parent : i else { return true }
+                    return refs[owner].children.allSatisfy(f)
+                }
+            )
         }
     }
 
@@ -247,7 +268,8 @@ import Testing
         let holds: [FetchPredicate] = [
             .attribute("n") == UInt64(3), .attribute("n") != 4, .attribute("n") < 3.5, .attribute("n") <= Decimal(3),
             .attribute("n") > Float(2.9), .attribute("n") >= Int64(3),
-            .attribute("t").contains("swift", options: .caseInsensitive), .attribute("t").beginsWith("cafe", options: [.caseInsensitive, .diacriticInsensitive]),
+            .attribute("t").contains("swift", options: .caseInsensitive),
+            .attribute("t").beginsWith("cafe", options: [.caseInsensitive, .diacriticInsensitive]),
             .attribute("t").endsWith("Swift"), .attribute("missing").isNil, .attribute("n").isNotNil, .attribute("n").isIn([1, 3]),
             .identifier(in: [id]), .attribute("d") > Date(timeIntervalSince1970: 5), .attribute("missing") == PropertyValue.null,
             .attribute("missing") != 1, !(.attribute("missing") < 1), .always, !.never,
@@ -294,15 +316,18 @@ import Testing
 
     @Test func theBuilderMakesTheExpectedTree() {
         let day = Date(timeIntervalSinceReferenceDate: 0)
-        let p: FetchPredicate = .attribute("title").contains("swift", options: .caseInsensitive) && .attribute("date") > day
+        let p: FetchPredicate =
+            .attribute("title").contains("swift", options: .caseInsensitive) && .attribute("date") > day
             && .relationship("tags").any(.attribute("name") == "news") || !.attribute("attachment.post.title").isNil
-        #expect(p == .or([
-            .and([
-                .string(path: "title", .contains, needle: "swift", options: .caseInsensitive),
-                .compare(path: "date", .greater, value: .date(day)),
-                .any(path: "tags", .compare(path: "name", .equal, value: "news")),
-            ]),
-            .not((.isNull(path: PropertyPath(components: ["attachment", "post", "title"])))),
-        ]))
+        #expect(
+            p
+                == .or([
+                    .and([
+                        .string(path: "title", .contains, needle: "swift", options: .caseInsensitive),
+                        .compare(path: "date", .greater, value: .date(day)),
+                        .any(path: "tags", .compare(path: "name", .equal, value: "news")),
+                    ]),
+                    .not((.isNull(path: PropertyPath(components: ["attachment", "post", "title"])))),
+                ]))
     }
 }

@@ -9,10 +9,12 @@ import Testing
     let key = TransactionRecord.preparedKey(UUID())
 
     @Test func aVersion2RecordRoundTripsWithStagedBlobs() throws {
-        let record = TransactionRecord.Prepared(coordinator: "LOCAL", entries: [
-            .put(key: [0x52, 1], value: [9, 9]), .stagedBlob(key: [0x41, 1], index: 0), .delete(key: [0x49, 2]),
-            .stagedBlob(key: [0x41, 2], index: 1),
-        ])
+        let record = TransactionRecord.Prepared(
+            coordinator: "LOCAL",
+            entries: [
+                .put(key: [0x52, 1], value: [9, 9]), .stagedBlob(key: [0x41, 1], index: 0), .delete(key: [0x49, 2]),
+                .stagedBlob(key: [0x41, 2], index: 1),
+            ])
         #expect(record.encoded.first == 2)
         #expect(try TransactionRecord.Prepared(decoding: record.encoded, key: key) == record)
         #expect(record.stagedBlobIndices == [0, 1])

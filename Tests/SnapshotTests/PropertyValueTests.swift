@@ -51,8 +51,10 @@ import Testing
     }
 
     @Test func malformedEncodingsAreDecodingErrors() {
-        for text in [#"{"type":"uuid","value":"nope"}"#, #"{"type":"nonsense"}"#, #"{"type":"data","value":"@@@"}"#,
-                     #"{"type":"int8","value":300}"#, #"{"type":"decimal","value":"abc"}"#, #"{"type":"int"}"#] {
+        for text in [
+            #"{"type":"uuid","value":"nope"}"#, #"{"type":"nonsense"}"#, #"{"type":"data","value":"@@@"}"#,
+            #"{"type":"int8","value":300}"#, #"{"type":"decimal","value":"abc"}"#, #"{"type":"int"}"#,
+        ] {
             #expect(throws: DecodingError.self, "\(text)") { try JSONDecoder().decode(PropertyValue.self, from: Data(text.utf8)) }
         }
     }

@@ -47,7 +47,8 @@ import Testing
         }
         #expect(try store.engine.scan(prefix: [0x41]).collect().allSatisfy(\.isBlob), "the external image is a blob file")
         // The same bytes read as CloudKit records.
-        let postRecord = try RawRecord.fields(try #require(stored[[0x52] + Self.n("Post") + p]), key: [0x52] + Self.n("Post") + p, schema: store.schema)
+        let postRecord = try RawRecord.fields(
+            try #require(stored[[0x52] + Self.n("Post") + p]), key: [0x52] + Self.n("Post") + p, schema: store.schema)
         #expect(postRecord.map(\.0) == ["CD_entityName", "CD_content", "CD_date", "CD_title"])
         try store.close()
     }

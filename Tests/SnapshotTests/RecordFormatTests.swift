@@ -70,10 +70,11 @@ import Testing
     }
 
     @Test func theFieldListKeepsStoredAttributesAndToOnesInPropertyOrder() {
-        #expect(fields.fields.map(\.name) == [
-            "b", "i", "i8", "i16", "i32", "i64", "u", "u8", "u16", "u32", "u64", "f", "d", "s", "dt", "id", "url", "data", "dec",
-            "arr", "pt", "owner",
-        ])
+        #expect(
+            fields.fields.map(\.name) == [
+                "b", "i", "i8", "i16", "i32", "i64", "u", "u8", "u16", "u32", "u64", "f", "d", "s", "dt", "id", "url", "data", "dec",
+                "arr", "pt", "owner",
+            ])
         #expect(fields.fields.enumerated().allSatisfy { $0.offset == $0.element.index })
         #expect(fields.index(of: "scratch") == nil)
         #expect(fields.index(of: "children") == nil)
@@ -126,9 +127,13 @@ import Testing
     }
 
     @Test func aRecordWithFewerFieldsReadsTheMissingOnesAsDefaults() throws {
-        let schema = try Schema([Schema.Entity("E", attributes: [
-            .init("a", .int), .init("n", .string, defaultValue: "none"), .init("o", .int, isOptional: true),
-        ])])
+        let schema = try Schema([
+            Schema.Entity(
+                "E",
+                attributes: [
+                    .init("a", .int), .init("n", .string, defaultValue: "none"), .init("o", .int, isOptional: true),
+                ])
+        ])
         let list = RecordFieldList(schema: schema, entity: "E")
         let reader = try RecordReader(RecordWriter.record(entityName: "E", values: [.value(.int(5))]), key: [])
         #expect(reader.fieldCount == 1)
@@ -171,24 +176,25 @@ import Testing
     }
 
     /// One field whose body does not fit the attribute's type.
-    @Test(arguments: [
-        ([2, 3, 1, 0x45, 18, 0x41] as [UInt8], Schema.Attribute.ValueType.int),  // text for an int
-        ([2, 3, 1, 0x45, 4, 1, 0], .int8),  // 256 for an int8
-        ([2, 3, 1, 0x45, 6, 0, 0, 0, 0, 0, 0, 0, 1], .bool),  // 8 bytes for a bool
-        ([2, 3, 1, 0x45, 5, 0x80, 0, 0, 0], .uint8),  // 2^31 for a uint8
-        ([2, 3, 1, 0x45, 18, 0xFF], .string),  // text not UTF-8
-        ([2, 3, 1, 0x45, 22, 0x61, 0x62, 0x63], .decimal),  // "abc" for a decimal
-        ([2, 3, 1, 0x45, 19, 0x00], .array(.int)),  // a null where an array is
-        ([2, 3, 1, 0x45, 23, 20, 0, 0], .array(.int)),  // bytes after an array
-        ([2, 3, 1, 0x45, 8, 0, 0, 0, 0], .double),  // a float for a double
-        ([2, 3, 1, 0x45, 9, 0, 0, 0, 0, 0, 0, 0, 0], .float),  // a double for a float
-        ([2, 3, 1, 0x45, 19, 0x01], .string),  // bytes for a string
-        ([2, 3, 1, 0x45, 18, 0x41], .data),  // text for data
-        ([2, 3, 1, 0x45, 2], .int),  // true for an int
-        ([2, 3, 1, 0x45, 7], .bool),  // zero for a bool
-        ([2, 3, 1, 0x45, 17], .uuid),  // empty bytes for a uuid
-        ([2, 3, 1, 0x45, 16], .url),  // empty text for a URL
-    ] as [([UInt8], Schema.Attribute.ValueType)])
+    @Test(
+        arguments: [
+            ([2, 3, 1, 0x45, 18, 0x41] as [UInt8], Schema.Attribute.ValueType.int),  // text for an int
+            ([2, 3, 1, 0x45, 4, 1, 0], .int8),  // 256 for an int8
+            ([2, 3, 1, 0x45, 6, 0, 0, 0, 0, 0, 0, 0, 1], .bool),  // 8 bytes for a bool
+            ([2, 3, 1, 0x45, 5, 0x80, 0, 0, 0], .uint8),  // 2^31 for a uint8
+            ([2, 3, 1, 0x45, 18, 0xFF], .string),  // text not UTF-8
+            ([2, 3, 1, 0x45, 22, 0x61, 0x62, 0x63], .decimal),  // "abc" for a decimal
+            ([2, 3, 1, 0x45, 19, 0x00], .array(.int)),  // a null where an array is
+            ([2, 3, 1, 0x45, 23, 20, 0, 0], .array(.int)),  // bytes after an array
+            ([2, 3, 1, 0x45, 8, 0, 0, 0, 0], .double),  // a float for a double
+            ([2, 3, 1, 0x45, 9, 0, 0, 0, 0, 0, 0, 0, 0], .float),  // a double for a float
+            ([2, 3, 1, 0x45, 19, 0x01], .string),  // bytes for a string
+            ([2, 3, 1, 0x45, 18, 0x41], .data),  // text for data
+            ([2, 3, 1, 0x45, 2], .int),  // true for an int
+            ([2, 3, 1, 0x45, 7], .bool),  // zero for a bool
+            ([2, 3, 1, 0x45, 17], .uuid),  // empty bytes for a uuid
+            ([2, 3, 1, 0x45, 16], .url),  // empty text for a URL
+        ] as [([UInt8], Schema.Attribute.ValueType)])
     func aBodyThatDoesNotFitItsTypeIsATypedError(_ bytes: [UInt8], _ type: Schema.Attribute.ValueType) throws {
         let reader = try RecordReader(bytes, key: [0x52])
         #expect(throws: RecordDecodingError.self) { try reader.value(0, as: type) }

@@ -22,7 +22,9 @@ import Testing
                         .init("when", .date, isOptional: true),
                         .init("flag", .bool, isOptional: true),
                     ],
-                    relationships: [.init("parent", destination: "Item", inverse: "children"), .init("children", destination: "Item", .toMany, inverse: "parent")]),
+                    relationships: [
+                        .init("parent", destination: "Item", inverse: "children"), .init("children", destination: "Item", .toMany, inverse: "parent"),
+                    ]),
                 .init("Special", superentity: "Item", attributes: [.init("extra", .string, isOptional: true)]),
             ])
         } catch {
@@ -76,12 +78,19 @@ import Testing
         case 0: return .compare(path: stringProperty, g.pick(comparisons), value: .string(g.pick(strings)))
         case 1:
             return .string(path: stringProperty, g.pick([.contains, .beginsWith, .endsWith]), needle: g.pick(needles), options: g.pick(options))
-        case 2: return .compare(path: g.pick(["score", "rank", "small"]), g.pick(comparisons), value: g.pick([.int(0), .double(-0.0), .double(.nan), .int8(1), .double(2.5), .uint64(UInt64.max), .null]))
+        case 2:
+            return .compare(
+                path: g.pick(["score", "rank", "small"]), g.pick(comparisons),
+                value: g.pick([.int(0), .double(-0.0), .double(.nan), .int8(1), .double(2.5), .uint64(UInt64.max), .null]))
         case 3: return .isNull(path: g.pick(["name", "score", "when", "flag", "parent", "rank"]))
         case 4: return .oneOf(path: stringProperty, values: (0..<g.next(4)).map { _ in g.next(6) == 0 ? .null : .string(g.pick(strings)) })
         case 5: return .compare(path: "when", g.pick(comparisons), value: .date(Date(timeIntervalSinceReferenceDate: g.pick([0.0, -0.0, 1e9]))))
         case 6: return .compare(path: "flag", g.pick([.equal, .notEqual]), value: g.pick([.bool(true), .bool(false), .null]))
-        case 7: return g.pick([.entity("Special", includesSubentities: false), .entity("Item", includesSubentities: true), .entity("Item", includesSubentities: false), .constant(g.next(2) == 0)])
+        case 7:
+            return g.pick([
+                .entity("Special", includesSubentities: false), .entity("Item", includesSubentities: true),
+                .entity("Item", includesSubentities: false), .constant(g.next(2) == 0),
+            ])
         case 8: return .and((0..<(1 + g.next(3))).map { _ in predicate(&g, depth: depth + 1) })
         case 9: return .or((0..<(1 + g.next(3))).map { _ in predicate(&g, depth: depth + 1) })
         case 10: return .not(predicate(&g, depth: depth + 1))
@@ -143,7 +152,8 @@ import Testing
                 for c in comparisons { predicates.append(.compare(path: "name", c, value: .string(other))) }
             }
             for predicate in predicates {
-                let answer = try RecordMatcher.answer(predicate, schema: Self.schema, entity: "Item", record: record, primaryKey: pk, storeIdentifier: Self.store)
+                let answer = try RecordMatcher.answer(
+                    predicate, schema: Self.schema, entity: "Item", record: record, primaryKey: pk, storeIdentifier: Self.store)
                 let expected = try evaluator.evaluate(predicate, on: snapshot)
                 if let answer {
                     decided += 1
@@ -173,7 +183,8 @@ import Testing
                 for operation in [FetchPredicate.StringOperation.contains, .beginsWith, .endsWith] {
                     for options in [FetchPredicate.StringOptions(), .caseInsensitive] {
                         let predicate = FetchPredicate.string(path: "name", operation, needle: needle, options: options)
-                        let answer = try RecordMatcher.answer(predicate, schema: Self.schema, entity: "Item", record: record, primaryKey: pk, storeIdentifier: Self.store)
+                        let answer = try RecordMatcher.answer(
+                            predicate, schema: Self.schema, entity: "Item", record: record, primaryKey: pk, storeIdentifier: Self.store)
                         let expected = try evaluator.evaluate(predicate, on: snapshot)
                         if let answer {
                             decided += 1

@@ -51,7 +51,9 @@ import Testing
         try F.fill(store)
         try store.rewriteInRecordsFormat1()
         try store.close()
-        let renamed = try F.blog { $0[named: "Tag"].attributes[1].name = "hue"; $0[named: "Tag"].attributes[1].originalName = "colour" }
+        let renamed = try F.blog {
+            $0[named: "Tag"].attributes[1].name = "hue"; $0[named: "Tag"].attributes[1].originalName = "colour"
+        }
         store = try home.open(renamed)
         #expect(try #require(try store.engine.value(forKey: Self.headerKey))[0] == 4)
         #expect(try store.all("Tag").compactMap { $0["hue"] }.contains(.string("red")))

@@ -21,8 +21,9 @@ enum RulesModel {
                 .init("Pet", attributes: [.init("name", .string)], relationships: [.init("parent", destination: "Parent", inverse: "pets")]),
                 .init("Guardian", attributes: [.init("name", .string)], relationships: [.init("ward", destination: "Parent", inverse: "guardian")]),
                 .init("Note", attributes: [.init("text", .string)], relationships: [.init("parent", destination: "Parent", inverse: "notes")]),
-                .init("Team", attributes: [.init("name", .string)],
-                      relationships: [.init("members", destination: "Parent", .toMany, minimumCount: 1)]),
+                .init(
+                    "Team", attributes: [.init("name", .string)],
+                    relationships: [.init("members", destination: "Parent", .toMany, minimumCount: 1)]),
                 .init("Animal", attributes: [.init("name", .string, options: .unique)], indexes: [["name"]]),
                 .init("Dog", superentity: "Animal", attributes: [.init("breed", .string, isOptional: true)]),
                 .init("Cat", superentity: "Animal", attributes: [.init("indoor", .bool)]),

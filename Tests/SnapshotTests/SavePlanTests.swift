@@ -11,7 +11,8 @@ import Testing
     static let date = Date(timeIntervalSinceReferenceDate: 1_000)
 
     /// A store holding the tags `swift` and `news`, and their identifiers.
-    static func storeWithTags(_ configure: (inout WALStoreConfiguration) -> Void = { _ in }) throws -> (WALHome, WALDataStore, [PersistentIdentifier]) {
+    static func storeWithTags(_ configure: (inout WALStoreConfiguration) -> Void = { _ in }) throws -> (WALHome, WALDataStore, [PersistentIdentifier])
+    {
         let home = WALHome()
         var configuration = home.configuration
         configure(&configuration)

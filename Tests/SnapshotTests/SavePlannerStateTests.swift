@@ -52,13 +52,19 @@ import Testing
         let added = try Self.ranked()
         let store = try home.open(added)
         let tag = try #require(try store.all("Tag").first)
-        _ = try store.save(DataStoreSaveChangesRequest(updated: [DefaultSnapshot(persistentIdentifier: tag.persistentIdentifier, values: ["colour": .string("teal")])]))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(updated: [
+                DefaultSnapshot(persistentIdentifier: tag.persistentIdentifier, values: ["colour": .string("teal")])
+            ]))
         let after = try #require(try store.snapshot(tag.persistentIdentifier))
         #expect(after["colour"] == .string("teal"))
         #expect(after["name"] == tag["name"] && after["posts"] == tag["posts"])
         #expect(after["rank"] == .int(7), "the field past the record's last reads, and is saved as, its default")
         let attachment = try #require(try store.all("Attachment").first)
-        _ = try store.save(DataStoreSaveChangesRequest(updated: [DefaultSnapshot(persistentIdentifier: attachment.persistentIdentifier, values: ["imageData": .data(Data([9]))])]))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(updated: [
+                DefaultSnapshot(persistentIdentifier: attachment.persistentIdentifier, values: ["imageData": .data(Data([9]))])
+            ]))
         #expect(try store.snapshot(attachment.persistentIdentifier)?["post"] == attachment["post"], "the stored to-one is kept")
         try store.close()
     }
@@ -77,10 +83,11 @@ import Testing
         store = try home.open(schema)
         defer { try? store.close() }
         let records = Set(try store.liveEntries(prefix: [0x52]).map(\.value))
-        #expect(records == [
-            RecordWriter.record(entityName: "Tag", values: [.value(.string("t")), .value(.null), .value(.int(7))]),
-            RecordWriter.record(entityName: "Post", values: [.value(.string("p")), .value(.null), .value(.date(date))]),
-        ], "a non-optional null is stored as its default; to-manys hold no field")
+        #expect(
+            records == [
+                RecordWriter.record(entityName: "Tag", values: [.value(.string("t")), .value(.null), .value(.int(7))]),
+                RecordWriter.record(entityName: "Post", values: [.value(.string("p")), .value(.null), .value(.date(date))]),
+            ], "a non-optional null is stored as its default; to-manys hold no field")
         let ids = try [post, tag].map { try #require(result.remappedIdentifiers[$0.persistentIdentifier]) }
         #expect(try store.snapshot(ids[0])?["tags"] == .toMany([ids[1]]), "the link to the new tag is stored")
         #expect(try [0x4D, 0x4E].map { try store.liveEntries(prefix: [$0]).count } == [1, 1], "one link and its mirror")

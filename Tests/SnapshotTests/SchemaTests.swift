@@ -13,51 +13,86 @@ import Testing
 
     /// Each inconsistent schema, and the inconsistency it must be refused with.
     static let cases: [(String, [E], Schema.Inconsistency)] = [
-        ("unknown destination", [E("Post", relationships: [R("author", destination: "Person")])],
-         .unknownDestination(entity: "Post", relationship: "author", destination: "Person")),
-        ("inverse missing on the destination", [post, E("Tag", attributes: [A("name", .string)])],
-         .unknownInverse(entity: "Post", relationship: "tags", inverse: "posts")),
-        ("inverse is an attribute", [post, E("Tag", attributes: [A("posts", .string)])],
-         .unknownInverse(entity: "Post", relationship: "tags", inverse: "posts")),
-        ("inverse points elsewhere", [post, E("Tag", relationships: [R("posts", destination: "Tag", .toMany)])],
-         .inverseMismatch(entity: "Post", relationship: "tags", inverse: "posts")),
-        ("inverse names another relationship back",
-         [E("Post", relationships: [R("tags", destination: "Tag", .toMany, inverse: "posts"), R("pinned", destination: "Tag")]),
-          E("Tag", relationships: [R("posts", destination: "Post", .toMany, inverse: "pinned")])],
-         .inverseMismatch(entity: "Post", relationship: "tags", inverse: "posts")),
+        (
+            "unknown destination", [E("Post", relationships: [R("author", destination: "Person")])],
+            .unknownDestination(entity: "Post", relationship: "author", destination: "Person")
+        ),
+        (
+            "inverse missing on the destination", [post, E("Tag", attributes: [A("name", .string)])],
+            .unknownInverse(entity: "Post", relationship: "tags", inverse: "posts")
+        ),
+        (
+            "inverse is an attribute", [post, E("Tag", attributes: [A("posts", .string)])],
+            .unknownInverse(entity: "Post", relationship: "tags", inverse: "posts")
+        ),
+        (
+            "inverse points elsewhere", [post, E("Tag", relationships: [R("posts", destination: "Tag", .toMany)])],
+            .inverseMismatch(entity: "Post", relationship: "tags", inverse: "posts")
+        ),
+        (
+            "inverse names another relationship back",
+            [
+                E("Post", relationships: [R("tags", destination: "Tag", .toMany, inverse: "posts"), R("pinned", destination: "Tag")]),
+                E("Tag", relationships: [R("posts", destination: "Post", .toMany, inverse: "pinned")]),
+            ],
+            .inverseMismatch(entity: "Post", relationship: "tags", inverse: "posts")
+        ),
         ("two roots with one name", [E("Post"), E("Post")], .duplicateEntity("Post")),
         ("a sub-entity named as a root", [E("Post"), E("Post", superentity: "Post")], .duplicateEntity("Post")),
         ("unknown superentity", [E("Photo", superentity: "Media")], .unknownSuperentity(entity: "Photo", superentity: "Media")),
         ("inheritance cycle", [E("A", superentity: "B"), E("B", superentity: "A")], .inheritanceCycle(entity: "A")),
-        ("duplicate property", [E("Post", attributes: [A("title", .string)], relationships: [R("title", destination: "Post")])],
-         .duplicateProperty(entity: "Post", property: "title")),
-        ("redeclared inherited property", [E("Media", attributes: [A("name", .string)]), E("Photo", superentity: "Media", attributes: [A("name", .data)])],
-         .duplicateProperty(entity: "Photo", property: "name")),
-        ("index on unknown property", [E("Post", attributes: [A("title", .string)], indexes: [["title", "date"]])],
-         .unknownIndexedProperty(entity: "Post", property: "date")),
+        (
+            "duplicate property", [E("Post", attributes: [A("title", .string)], relationships: [R("title", destination: "Post")])],
+            .duplicateProperty(entity: "Post", property: "title")
+        ),
+        (
+            "redeclared inherited property",
+            [E("Media", attributes: [A("name", .string)]), E("Photo", superentity: "Media", attributes: [A("name", .data)])],
+            .duplicateProperty(entity: "Photo", property: "name")
+        ),
+        (
+            "index on unknown property", [E("Post", attributes: [A("title", .string)], indexes: [["title", "date"]])],
+            .unknownIndexedProperty(entity: "Post", property: "date")
+        ),
         ("index on to-many", [post, tag.with(indexes: [["posts"]])], .toManyIndexedProperty(entity: "Tag", property: "posts")),
         ("empty index", [E("Post", indexes: [[]])], .emptyIndex(entity: "Post")),
-        ("constraint on unknown property", [E("Post", attributes: [A("title", .string)], uniquenessConstraints: [["title", "slug"]])],
-         .unknownConstrainedProperty(entity: "Post", property: "slug")),
+        (
+            "constraint on unknown property", [E("Post", attributes: [A("title", .string)], uniquenessConstraints: [["title", "slug"]])],
+            .unknownConstrainedProperty(entity: "Post", property: "slug")
+        ),
         ("constraint on to-many", [post.with(uniquenessConstraints: [["tags"]]), tag], .toManyConstrainedProperty(entity: "Post", property: "tags")),
         ("empty constraint", [E("Post", uniquenessConstraints: [[]])], .emptyConstraint(entity: "Post")),
-        ("default of another type", [E("Post", attributes: [A("views", .int, defaultValue: "many")])],
-         .defaultValueMismatch(entity: "Post", attribute: "views")),
-        ("null default of a non-optional", [E("Post", attributes: [A("views", .int, defaultValue: .null)])],
-         .defaultValueMismatch(entity: "Post", attribute: "views")),
-        ("external storage on a number", [E("Post", attributes: [A("views", .int, options: .externalStorage)])],
-         .invalidOption(entity: "Post", attribute: "views")),
-        ("minimum above maximum", [E("Post", relationships: [R("next", destination: "Post", .toMany, minimumCount: 3, maximumCount: 2)])],
-         .invalidCount(entity: "Post", relationship: "next")),
-        ("negative count", [E("Post", relationships: [R("next", destination: "Post", .toMany, minimumCount: -1)])],
-         .invalidCount(entity: "Post", relationship: "next")),
-        ("to-one with two targets", [E("Post", relationships: [R("next", destination: "Post", maximumCount: 2)])],
-         .invalidCount(entity: "Post", relationship: "next")),
+        (
+            "default of another type", [E("Post", attributes: [A("views", .int, defaultValue: "many")])],
+            .defaultValueMismatch(entity: "Post", attribute: "views")
+        ),
+        (
+            "null default of a non-optional", [E("Post", attributes: [A("views", .int, defaultValue: .null)])],
+            .defaultValueMismatch(entity: "Post", attribute: "views")
+        ),
+        (
+            "external storage on a number", [E("Post", attributes: [A("views", .int, options: .externalStorage)])],
+            .invalidOption(entity: "Post", attribute: "views")
+        ),
+        (
+            "minimum above maximum", [E("Post", relationships: [R("next", destination: "Post", .toMany, minimumCount: 3, maximumCount: 2)])],
+            .invalidCount(entity: "Post", relationship: "next")
+        ),
+        (
+            "negative count", [E("Post", relationships: [R("next", destination: "Post", .toMany, minimumCount: -1)])],
+            .invalidCount(entity: "Post", relationship: "next")
+        ),
+        (
+            "to-one with two targets", [E("Post", relationships: [R("next", destination: "Post", maximumCount: 2)])],
+            .invalidCount(entity: "Post", relationship: "next")
+        ),
         ("entity name not an identifier", [E("My Post")], .invalidName(entity: "My Post", property: nil)),
         ("property name with a dot", [E("Post", attributes: [A("a.b", .string)])], .invalidName(entity: "Post", property: "a.b")),
         ("reserved property name", [E("Post", attributes: [A("entityName", .string)])], .invalidName(entity: "Post", property: "entityName")),
-        ("asset-suffixed property name", [E("Post", attributes: [A("title_ckAsset", .string)])],
-         .invalidName(entity: "Post", property: "title_ckAsset")),
+        (
+            "asset-suffixed property name", [E("Post", attributes: [A("title_ckAsset", .string)])],
+            .invalidName(entity: "Post", property: "title_ckAsset")
+        ),
     ]
 
     @Test(arguments: 0..<cases.count) func inconsistentSchemasAreRefusedNamingThePlace(_ i: Int) {
@@ -89,9 +124,12 @@ import Testing
 
     @Test func inheritanceLookups() throws {
         let schema = try Schema([
-            E("Media", isAbstract: true, attributes: [A("name", .string, options: .unique)],
-              relationships: [R("album", destination: "Album", inverse: "items")], indexes: [["name"]]),
-            E("Photo", superentity: "Media", attributes: [A("pixels", .data, options: .externalStorage)], uniquenessConstraints: [["name", "album"]]),
+            E(
+                "Media", isAbstract: true, attributes: [A("name", .string, options: .unique)],
+                relationships: [R("album", destination: "Album", inverse: "items")], indexes: [["name"]]),
+            E(
+                "Photo", superentity: "Media", attributes: [A("pixels", .data, options: .externalStorage)],
+                uniquenessConstraints: [["name", "album"]]),
             E("RawPhoto", superentity: "Photo", attributes: [A("iso", .int32)], indexes: [["iso", "name"]]),
             E("Album", relationships: [R("items", destination: "Media", .toMany, inverse: "album")]),
         ])
@@ -112,11 +150,12 @@ import Testing
 
     @Test func everyInconsistencyIsListed() {
         let problems = Schema.inconsistencies(in: [E("Post", relationships: [R("a", destination: "X"), R("b", destination: "Y")]), E("Post")])
-        #expect(problems == [
-            .duplicateEntity("Post"),
-            .unknownDestination(entity: "Post", relationship: "a", destination: "X"),
-            .unknownDestination(entity: "Post", relationship: "b", destination: "Y"),
-        ])
+        #expect(
+            problems == [
+                .duplicateEntity("Post"),
+                .unknownDestination(entity: "Post", relationship: "a", destination: "X"),
+                .unknownDestination(entity: "Post", relationship: "b", destination: "Y"),
+            ])
     }
 
     @Test func valueTypesAcceptTheirCasesOnly() {

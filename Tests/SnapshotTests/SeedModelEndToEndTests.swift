@@ -21,7 +21,9 @@ import Testing
     static func saveGraph(_ store: WALDataStore) throws -> Graph {
         var news = BlogModel.tag(name: "news", colour: "red")
         var howTo = BlogModel.tag(name: "how-to")
-        var posts = (0..<3).map { i in BlogModel.post(title: "Post \(i)", content: i == 1 ? nil : "body \(i)", date: epoch.addingTimeInterval(Double(i) * 3600)) }
+        var posts = (0..<3).map { i in
+            BlogModel.post(title: "Post \(i)", content: i == 1 ? nil : "body \(i)", date: epoch.addingTimeInterval(Double(i) * 3600))
+        }
         let small = BlogModel.attachment(imageData: Data([1, 2, 3]), post: posts[0].persistentIdentifier)
         let large = BlogModel.attachment(imageData: largeImage, post: posts[0].persistentIdentifier)
         posts[0]["attachments"] = .toMany([small.persistentIdentifier, large.persistentIdentifier])
@@ -100,14 +102,17 @@ import Testing
         let assetEntry = try #require(try engine.scan(prefix: assetKey).collect().first { $0.key == assetKey })
         #expect(assetEntry.isBlob, "an externalStorage attribute is a blob file")
         #expect(try assetEntry.value() == Array(Self.largeImage))
-        let smallAsset = try #require((try engine.scan(prefix: [0x41] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small))).collect()).first)
+        let smallAsset = try #require(
+            (try engine.scan(prefix: [0x41] + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small))).collect()).first)
         #expect(try smallAsset.isBlob && smallAsset.value() == [1, 2, 3], "even a 3-byte externalStorage value is a blob")
 
         // The back reference of the to-one.
         let back = [0x42] + RawRecord.name("Post") + RawRecord.uuidBytes(pk(g.posts[0])) + RawRecord.name("Attachment.post")
-        #expect(Set(try engine.scan(prefix: back).collect().map(\.key)) == [
-            back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small)), back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)),
-        ])
+        #expect(
+            Set(try engine.scan(prefix: back).collect().map(\.key)) == [
+                back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.small)),
+                back + RawRecord.name("Attachment") + RawRecord.uuidBytes(pk(g.large)),
+            ])
 
         // The many-to-many as links standing for CDMR join records, Post:Tag / tags:posts: keys
         // with empty values (side A, the posts, first).
@@ -122,8 +127,13 @@ import Testing
             guard case .string(let names) = fields[1].1 else { continue }
             let parts = names.split(separator: ":").map { $0.split(separator: "_").map(String.init) }
             let (a, b) = (try #require(UUID(uuidString: parts[0][1])), try #require(UUID(uuidString: parts[1][1])))
-            #expect(key == [0x4D] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.uuidBytes(a) + RawRecord.name(parts[1][0]) + RawRecord.uuidBytes(b))
-            #expect(try engine.value(forKey: [0x4E] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.uuidBytes(b) + RawRecord.name(parts[0][0]) + RawRecord.uuidBytes(a)) == [], "its mirror")
+            #expect(
+                key == [0x4D] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.uuidBytes(a) + RawRecord.name(parts[1][0])
+                    + RawRecord.uuidBytes(b))
+            #expect(
+                try engine.value(
+                    forKey: [0x4E] + RawRecord.name("Post:Tag") + RawRecord.name("tags:posts") + RawRecord.uuidBytes(b) + RawRecord.name(parts[0][0])
+                        + RawRecord.uuidBytes(a)) == [], "its mirror")
         }
         #expect(try engine.scan(prefix: [0x4E]).collect().map(\.key).count == 3, "one mirror key per link")
         // Tags: records of their own; no join data in them.
@@ -148,6 +158,8 @@ import Testing
         let reopened = try home.open()
         #expect(reopened.identifier == identifier)
         #expect(try ["Post", "Attachment", "Tag"].map { try reopened.all($0) } == before)
-        #expect(try reopened.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Post", predicate: .attribute("date") > Self.epoch))) == 2)
+        #expect(
+            try reopened.fetchCount(
+                DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Post", predicate: .attribute("date") > Self.epoch))) == 2)
     }
 }

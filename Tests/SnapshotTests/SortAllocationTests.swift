@@ -25,7 +25,8 @@ import Testing
         var window = FetchWindow<Int>(sortBy: descriptors, offset: nil, limit: nil)
         var i = 0
         while i < rows.count {
-            window.offer(i, values: rows[i], primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(i >> 8 & 0xFF), UInt8(i & 0xFF))))
+            window.offer(
+                i, values: rows[i], primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(i >> 8 & 0xFF), UInt8(i & 0xFF))))
             i += 1
         }
         return window
@@ -64,7 +65,8 @@ import Testing
                 var window = FetchWindow<Int>(sortBy: Self.descriptors, offset: 5, limit: 20)
                 var i = 0
                 while i < rows.count {
-                    window.offer(i, values: rows[i], primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(i >> 8 & 0xFF), UInt8(i & 0xFF))))
+                    window.offer(
+                        i, values: rows[i], primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8(i >> 8 & 0xFF), UInt8(i & 0xFF))))
                     i += 1
                 }
                 first = window.window()

@@ -10,14 +10,16 @@ import Testing
         var r = SeededGenerator(seed: seed)
         struct Row { var a: Int?; var b: String?; var index: Int }
         let rows = (0..<200).map { i in
-            Row(a: Int.random(in: 0..<4, using: &r) == 0 ? nil : Int.random(in: -3...3, using: &r),
+            Row(
+                a: Int.random(in: 0..<4, using: &r) == 0 ? nil : Int.random(in: -3...3, using: &r),
                 b: Bool.random(using: &r) ? nil : ["x", "y", "z"].randomElement(using: &r)!, index: i)
         }
         let snapshots = try rows.map { row in
             var values: [String: PropertyValue] = ["i": .int(row.index)]
             if let a = row.a { values["a"] = Bool.random(using: &r) ? .int16(Int16(a)) : .double(Double(a)) }
             if let b = row.b { values["b"] = .string(b) } else if Bool.random(using: &r) { values["b"] = .null }
-            return DefaultSnapshot(persistentIdentifier: try .identifier(for: "s", entityName: "Row", primaryKey: .integer(Int64(row.index))), values: values)
+            return DefaultSnapshot(
+                persistentIdentifier: try .identifier(for: "s", entityName: "Row", primaryKey: .integer(Int64(row.index))), values: values)
         }
         func c<T: Comparable>(_ x: T?, _ y: T?) -> Int {
             switch (x, y) {
@@ -27,7 +29,9 @@ import Testing
             case let (x?, y?): x < y ? -1 : (x == y ? 0 : 1)
             }
         }
-        for orders in [(FetchSortDescriptor.Order.forward, FetchSortDescriptor.Order.forward), (.reverse, .forward), (.forward, .reverse), (.reverse, .reverse)] {
+        for orders in [
+            (FetchSortDescriptor.Order.forward, FetchSortDescriptor.Order.forward), (.reverse, .forward), (.forward, .reverse), (.reverse, .reverse),
+        ] {
             var expected: [Row] = []
             for row in rows {  // stable insertion sort
                 let before: (Row, Row) -> Bool = { x, y in
@@ -53,7 +57,9 @@ import Testing
 
     @Test func sortsThroughToOnePathsWithMissingTargetsFirst() throws {
         let parents = try (0..<3).map { i in
-            DefaultSnapshot(persistentIdentifier: try .identifier(for: "s", entityName: "P", primaryKey: .integer(Int64(i))), values: ["name": .string(["b", "a", "c"][i])])
+            DefaultSnapshot(
+                persistentIdentifier: try .identifier(for: "s", entityName: "P", primaryKey: .integer(Int64(i))),
+                values: ["name": .string(["b", "a", "c"][i])])
         }
         let children = try (0..<4).map { i in
             DefaultSnapshot(
@@ -69,10 +75,15 @@ import Testing
 
     @Test func runAppliesOffsetLimitAndRefusesNegativeOnes() throws {
         let items = try (0..<10).map { i in
-            DefaultSnapshot(persistentIdentifier: try .identifier(for: "s", entityName: "I", primaryKey: .integer(Int64(i))), values: ["v": .int(9 - i), "w": .int(i)])
+            DefaultSnapshot(
+                persistentIdentifier: try .identifier(for: "s", entityName: "I", primaryKey: .integer(Int64(i))),
+                values: ["v": .int(9 - i), "w": .int(i)])
         }
         let e = PredicateEvaluator { _ in nil }
-        let got = try e.run(FetchDescriptor(entityName: "I", predicate: .attribute("v") >= 2, sortBy: [FetchSortDescriptor("v")], fetchLimit: 3, fetchOffset: 2, propertiesToFetch: ["v"]), over: items)
+        let got = try e.run(
+            FetchDescriptor(
+                entityName: "I", predicate: .attribute("v") >= 2, sortBy: [FetchSortDescriptor("v")], fetchLimit: 3, fetchOffset: 2,
+                propertiesToFetch: ["v"]), over: items)
         #expect(got.map { $0["v"] } == [4, 5, 6])
         #expect(got.allSatisfy { $0["w"] == nil })
         #expect(try e.run(FetchDescriptor(entityName: "I", fetchOffset: 20), over: items).isEmpty)

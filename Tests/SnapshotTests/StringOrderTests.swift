@@ -136,8 +136,10 @@ import Testing
                 let starts = #Predicate<Item> { $0.title.starts(with: needle) }
                 let equal = #Predicate<Item> { $0.title == needle }
                 let what = "\(haystack.debugDescription), \(needle.debugDescription)"
-                #expect(try Self.evaluator.evaluate(.attribute("title").contains(needle), on: snapshot) == contains.evaluate(item), "contains \(what)")
-                #expect(try Self.evaluator.evaluate(.attribute("title").beginsWith(needle), on: snapshot) == starts.evaluate(item), "beginsWith \(what)")
+                #expect(
+                    try Self.evaluator.evaluate(.attribute("title").contains(needle), on: snapshot) == contains.evaluate(item), "contains \(what)")
+                #expect(
+                    try Self.evaluator.evaluate(.attribute("title").beginsWith(needle), on: snapshot) == starts.evaluate(item), "beginsWith \(what)")
                 #expect(try Self.evaluator.evaluate(.attribute("title") == needle, on: snapshot) == equal.evaluate(item), "== \(what)")
             }
         }
@@ -150,14 +152,21 @@ import Testing
                 for y in Self.tricky where x == y {
                     for needle in Self.tricky {
                         let p: FetchPredicate = .attribute("title").contains(needle, options: option)
-                        #expect(try Self.evaluator.evaluate(p, on: Self.post(x)) == Self.evaluator.evaluate(p, on: Self.post(y)), "\(x.debugDescription) and \(y.debugDescription) contain \(needle.debugDescription) alike")
+                        #expect(
+                            try Self.evaluator.evaluate(p, on: Self.post(x)) == Self.evaluator.evaluate(p, on: Self.post(y)),
+                            "\(x.debugDescription) and \(y.debugDescription) contain \(needle.debugDescription) alike")
                         let q: FetchPredicate = .attribute("title").beginsWith(x, options: option)
-                        #expect(try Self.evaluator.evaluate(q, on: Self.post(needle)) == Self.evaluator.evaluate(.attribute("title").beginsWith(y, options: option), on: Self.post(needle)), "needles \(x.debugDescription) and \(y.debugDescription) alike")
+                        #expect(
+                            try Self.evaluator.evaluate(q, on: Self.post(needle))
+                                == Self.evaluator.evaluate(.attribute("title").beginsWith(y, options: option), on: Self.post(needle)),
+                            "needles \(x.debugDescription) and \(y.debugDescription) alike")
                     }
                 }
             }
         }
-        #expect(try Self.evaluator.evaluate(.attribute("title").contains("E", options: [.caseInsensitive, .diacriticInsensitive]), on: Self.post("caf\u{e9}")))
+        #expect(
+            try Self.evaluator.evaluate(
+                .attribute("title").contains("E", options: [.caseInsensitive, .diacriticInsensitive]), on: Self.post("caf\u{e9}")))
         #expect(try Self.evaluator.evaluate(.attribute("title").contains("\u{c9}", options: .caseInsensitive), on: Self.post("cafe\u{301}")))
     }
 
@@ -176,16 +185,20 @@ import Testing
             }
             #expect(got == expected, "round \(round): \(permutation.map(\.debugDescription))")
             let reversed = try Self.evaluator.sorted(permutation.map(Self.post), by: [FetchSortDescriptor("title", order: .reverse)])
-            #expect(reversed.map { s -> [UInt8] in
-                guard case .string(let t)? = s.values["title"] else { return [] }
-                return CanonicalStringOrder.normalizedUTF8(t)
-            } == expected.reversed())
+            #expect(
+                reversed.map { s -> [UInt8] in
+                    guard case .string(let t)? = s.values["title"] else { return [] }
+                    return CanonicalStringOrder.normalizedUTF8(t)
+                } == expected.reversed())
             // A mixed column (a null among the strings) sorts the same way.
-            let mixed = try Self.evaluator.sorted(permutation.map(Self.post) + [DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Post"), values: [:])], by: [FetchSortDescriptor("title")])
-            #expect(mixed.dropFirst().map { s -> [UInt8] in
-                guard case .string(let t)? = s.values["title"] else { return [] }
-                return CanonicalStringOrder.normalizedUTF8(t)
-            } == expected)
+            let mixed = try Self.evaluator.sorted(
+                permutation.map(Self.post) + [DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Post"), values: [:])],
+                by: [FetchSortDescriptor("title")])
+            #expect(
+                mixed.dropFirst().map { s -> [UInt8] in
+                    guard case .string(let t)? = s.values["title"] else { return [] }
+                    return CanonicalStringOrder.normalizedUTF8(t)
+                } == expected)
         }
     }
 
@@ -200,12 +213,17 @@ import Testing
             defer { home.temporary.remove() }
             let store = try home.open()
             let spellings = ["\u{e9}a", "e\u{301}", "\u{e9}", "e\u{301}a", "e", "f"]
-            _ = try store.save(DataStoreSaveChangesRequest(inserted: (0..<24).map { BlogModel.post(title: spellings[$0 % spellings.count], date: date) }))
+            _ = try store.save(
+                DataStoreSaveChangesRequest(inserted: (0..<24).map { BlogModel.post(title: spellings[$0 % spellings.count], date: date) }))
             let sorted = try store.fetch(FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("title")])).fetchedSnapshots
             let forms = Self.titles(sorted).map { String(decoding: CanonicalStringOrder.normalizedUTF8($0), as: UTF8.self) }
-            #expect(forms == Array(repeating: "e", count: 4) + Array(repeating: "f", count: 4) + Array(repeating: "\u{e9}", count: 8) + Array(repeating: "\u{e9}a", count: 8))
+            #expect(
+                forms == Array(repeating: "e", count: 4) + Array(repeating: "f", count: 4) + Array(repeating: "\u{e9}", count: 8)
+                    + Array(repeating: "\u{e9}a", count: 8))
             // The index walk (sorted by the index's first property, with a limit) agrees.
-            let top = try store.fetch(FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("title"), FetchSortDescriptor("date")], fetchLimit: 12)).fetchedSnapshots
+            let top = try store.fetch(
+                FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("title"), FetchSortDescriptor("date")], fetchLimit: 12)
+            ).fetchedSnapshots
             #expect(top.map(\.persistentIdentifier) == Array(sorted.prefix(12)).map(\.persistentIdentifier))
             try store.close()
         }
@@ -251,7 +269,8 @@ import Testing
         let home = WALHome()
         defer { home.temporary.remove() }
         let store = try home.open()
-        let first = try #require(try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "caf\u{e9}", colour: "red")])).remappedIdentifiers.values.first)
+        let first = try #require(
+            try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "caf\u{e9}", colour: "red")])).remappedIdentifiers.values.first)
         let again = BlogModel.tag(name: "cafe\u{301}", colour: "blue")
         let result = try store.save(DataStoreSaveChangesRequest(inserted: [again]))
         #expect(result.remappedIdentifiers[again.persistentIdentifier] == first, "the other spelling upserts the stored tag")
@@ -259,7 +278,8 @@ import Testing
         let (a, b) = (BlogModel.tag(name: "\u{1ead}"), BlogModel.tag(name: "a\u{302}\u{323}"))
         let refusal = #expect(throws: DataStoreError.self) { try store.save(DataStoreSaveChangesRequest(inserted: [a, b])) }
         #expect(refusal?.code == .uniqueness)
-        #expect(Set([refusal?.identifier].compactMap { $0 } + (refusal?.relatedIdentifiers ?? [])) == [a.persistentIdentifier, b.persistentIdentifier])
+        #expect(
+            Set([refusal?.identifier].compactMap { $0 } + (refusal?.relatedIdentifiers ?? [])) == [a.persistentIdentifier, b.persistentIdentifier])
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [a]))
         let tags = try store.all("Tag")
         #expect(tags.count == 2)
@@ -443,7 +463,9 @@ import Testing
         #expect(Set(unique) == wanted && unique.count == 2)
         #expect(Set(index) == wanted && index.count == 2)
         for text in [done, "\u{323}\u{897}x"] {
-            #expect(try store.fetch(FetchDescriptor(entityName: "Word", predicate: .attribute("text") == text)).fetchedSnapshots.count == 1, "\(text.debugDescription)")
+            #expect(
+                try store.fetch(FetchDescriptor(entityName: "Word", predicate: .attribute("text") == text)).fetchedSnapshots.count == 1,
+                "\(text.debugDescription)")
         }
         try store.close()
     }
@@ -454,7 +476,9 @@ import Testing
         var store = try home.open()
         _ = try store.save(DataStoreSaveChangesRequest(inserted: ["plain", "caf\u{e9}", "cafe\u{301}s", "\u{ac00}"].map(Self.word)))
         try Self.makeVersion2(store, [])
-        let before = try store.engine.scan(prefix: [UInt8(ascii: "I")]).collect().map(\.key) + store.engine.scan(prefix: [UInt8(ascii: "U")]).collect().map(\.key)
+        let before =
+            try store.engine.scan(prefix: [UInt8(ascii: "I")]).collect().map(\.key)
+            + store.engine.scan(prefix: [UInt8(ascii: "U")]).collect().map(\.key)
         try store.close()
         store = try home.open()
         let after = try store.liveEntries(prefix: [UInt8(ascii: "I")]).map(\.key) + store.liveEntries(prefix: [UInt8(ascii: "U")]).map(\.key)

@@ -55,7 +55,9 @@ import Testing
                 ($0.persistentIdentifier, $0["name"])
             })
         for post in posts {
-            guard case .string(let title)? = post["title"], case .toMany(let tags)? = post["tags"], case .toMany(let attachments)? = post["attachments"] else {
+            guard case .string(let title)? = post["title"], case .toMany(let tags)? = post["tags"],
+                case .toMany(let attachments)? = post["attachments"]
+            else {
                 Issue.record("a post without its title or arrays")
                 continue
             }

@@ -54,8 +54,9 @@ extension UUID {
         let generator = UUIDv7Generator(milliseconds: UUIDv7Generator.systemMilliseconds)
         let keys = (0..<100_000).map { _ in generator.next() }
         #expect(Self.strictlyIncreasing(keys))
-        #expect(zip(keys, keys.dropFirst()).allSatisfy { PersistentIdentifier.PrimaryKey.uuid($0) < .uuid($1) },
-                "primary keys order as the bytes do")
+        #expect(
+            zip(keys, keys.dropFirst()).allSatisfy { PersistentIdentifier.PrimaryKey.uuid($0) < .uuid($1) },
+            "primary keys order as the bytes do")
         let shared = (0..<100_000).map { _ in UUID.makeTimeOrdered() }
         #expect(Self.strictlyIncreasing(shared))
     }

@@ -28,8 +28,9 @@ import Testing
         var attachments: [DefaultSnapshot] = []
         for i in 0..<90 {
             // Post i has i % 4 tags and i % 3 attachments: empty arrays included.
-            var post = BlogModel.post(title: "p\(i)", date: Date(timeIntervalSinceReferenceDate: Double(i)),
-                                      tags: (0..<(i % 4)).map { tagIDs[(i * 7 + $0 * 13) % tagIDs.count] })
+            var post = BlogModel.post(
+                title: "p\(i)", date: Date(timeIntervalSinceReferenceDate: Double(i)),
+                tags: (0..<(i % 4)).map { tagIDs[(i * 7 + $0 * 13) % tagIDs.count] })
             for _ in 0..<(i % 3) {
                 let attachment = BlogModel.attachment(imageData: Data([UInt8(i)]), post: post.persistentIdentifier)
                 attachments.append(attachment)

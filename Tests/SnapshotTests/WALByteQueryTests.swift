@@ -17,7 +17,8 @@ import Testing
         try store.engine.write { batch in
             for _ in 0..<120 {
                 let made = try RecordMatcherTests.snapshot(&g)
-                let id = try PersistentIdentifier.identifier(for: store.identifier, entityName: made.persistentIdentifier.entityName, primaryKey: UUID())
+                let id = try PersistentIdentifier.identifier(
+                    for: store.identifier, entityName: made.persistentIdentifier.entityName, primaryKey: UUID())
                 var values = made.values
                 values["parent"] = .toOne(nil)
                 let snapshot = DefaultSnapshot(persistentIdentifier: id, values: values)
@@ -38,7 +39,8 @@ import Testing
             let predicate = RecordMatcherTests.predicate(&g)
             let sorts = (0..<g.next(3)).map { _ in FetchSortDescriptor(g.pick(sortable), order: g.next(2) == 0 ? .forward : .reverse) }
             let descriptor = FetchDescriptor(
-                entityName: g.pick(["Item", "Special"]), predicate: predicate, sortBy: sorts, fetchLimit: g.pick([nil, 0, 5, 50]), fetchOffset: g.pick([nil, 3]),
+                entityName: g.pick(["Item", "Special"]), predicate: predicate, sortBy: sorts, fetchLimit: g.pick([nil, 0, 5, 50]),
+                fetchOffset: g.pick([nil, 3]),
                 includesSubentities: g.next(3) != 0)
             let expected = Result { try evaluator.run(descriptor, over: snapshots) }
             let fetched = Result { try store.fetch(descriptor).fetchedSnapshots }

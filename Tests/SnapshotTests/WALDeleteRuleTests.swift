@@ -10,15 +10,20 @@ import Testing
 
     static func family(_ store: WALDataStore, guardian: Bool = false) throws -> (Family, PersistentIdentifier?) {
         let parent = RulesModel.make("Parent", ["name": "Ann"])
-        let kids = [RulesModel.make("Kid", ["first": "Bo", "last": "A", "parent": .toOne(parent.persistentIdentifier)]),
-                    RulesModel.make("Kid", ["first": "Cy", "last": "A", "parent": .toOne(parent.persistentIdentifier)])]
+        let kids = [
+            RulesModel.make("Kid", ["first": "Bo", "last": "A", "parent": .toOne(parent.persistentIdentifier)]),
+            RulesModel.make("Kid", ["first": "Cy", "last": "A", "parent": .toOne(parent.persistentIdentifier)]),
+        ]
         let pet = RulesModel.make("Pet", ["name": "Rex", "parent": .toOne(parent.persistentIdentifier)])
         let note = RulesModel.make("Note", ["text": "hi", "parent": .toOne(parent.persistentIdentifier)])
         let guardianSnapshot = guardian ? RulesModel.make("Guardian", ["name": "G", "ward": .toOne(parent.persistentIdentifier)]) : nil
         let result = try store.save(DataStoreSaveChangesRequest(inserted: [parent] + kids + [pet, note] + (guardianSnapshot.map { [$0] } ?? [])))
         let m = result.remappedIdentifiers
-        return (Family(parent: m[parent.persistentIdentifier]!, kids: kids.map { m[$0.persistentIdentifier]! }, pet: m[pet.persistentIdentifier]!,
-                       note: m[note.persistentIdentifier]!), guardianSnapshot.map { m[$0.persistentIdentifier]! })
+        return (
+            Family(
+                parent: m[parent.persistentIdentifier]!, kids: kids.map { m[$0.persistentIdentifier]! }, pet: m[pet.persistentIdentifier]!,
+                note: m[note.persistentIdentifier]!), guardianSnapshot.map { m[$0.persistentIdentifier]! }
+        )
     }
 
     @Test func cascadeNullifyAndNoActionApplyInTheDeletingSave() throws {

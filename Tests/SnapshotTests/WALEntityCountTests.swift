@@ -49,8 +49,9 @@ import Testing
         var store = try home.open()
         try Self.expectCountsAgree(store, "empty")
         let a = BlogModel.tag(name: "a"), b = BlogModel.tag(name: "b")
-        _ = try store.save(DataStoreSaveChangesRequest(
-            inserted: [a, b] + Self.postWithAttachments("one", 2) + Self.postWithAttachments("two", 3)))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(
+                inserted: [a, b] + Self.postWithAttachments("one", 2) + Self.postWithAttachments("two", 3)))
         try Self.expectCountsAgree(store, "inserts")
         #expect(try Self.count(store, "Attachment") == 5)
         // An insert matching a stored tag's unique name is an update: no new tag.

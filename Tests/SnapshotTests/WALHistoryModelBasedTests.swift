@@ -81,7 +81,9 @@ import Testing
                 }
                 post["tags"] = .toMany(links)
                 request.inserted.insert(post, at: 0)
-                if Bool.random(using: &random) { request.inserted.append(BlogModel.attachment(imageData: Data([UInt8(step)]), post: post.persistentIdentifier)) }
+                if Bool.random(using: &random) {
+                    request.inserted.append(BlogModel.attachment(imageData: Data([UInt8(step)]), post: post.persistentIdentifier))
+                }
             case 3, 4:  // a post's title and tags
                 guard let id = pick(posts) else { continue }
                 var s = before[id]!
@@ -112,7 +114,8 @@ import Testing
             }
             let result = try store.save(request)
             let after = try Self.state(store)
-            let order = request.inserted.compactMap { result.remappedIdentifiers[$0.persistentIdentifier] }
+            let order =
+                request.inserted.compactMap { result.remappedIdentifiers[$0.persistentIdentifier] }
                 + request.updated.map(\.persistentIdentifier) + request.deleted.map(\.persistentIdentifier)
             let changes = Self.expected(before, after, requestOrder: order)
             if !changes.isEmpty {
@@ -128,7 +131,8 @@ import Testing
             let limit = Bool.random(using: &random) ? Int.random(in: 1...5, using: &random) : nil
             let newest = Bool.random(using: &random)
             let descriptor = HistoryDescriptor<DefaultHistoryTransaction>(
-                after: DefaultHistoryToken(storeIdentifier: store.identifier, value: since), fetchLimit: limit, sortOrder: newest ? .newestFirst : .oldestFirst)
+                after: DefaultHistoryToken(storeIdentifier: store.identifier, value: since), fetchLimit: limit,
+                sortOrder: newest ? .newestFirst : .oldestFirst)
             if since < (kept.first?.token ?? token + 1) {
                 #expect(throws: DataStoreError.self, "seed \(seed) step \(step): token \(since) expired") { try store.fetchHistory(descriptor) }
             } else {

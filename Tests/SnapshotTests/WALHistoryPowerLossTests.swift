@@ -29,13 +29,14 @@ import Testing
         for p in try store.all("Post") { if case .string(let t)? = p["title"] { names[p.persistentIdentifier] = "post \(t)" } }
         for t in try store.all("Tag") { if case .string(let n)? = t["name"] { names[t.persistentIdentifier] = "tag \(n)" } }
         let history = try store.allHistory().map { t in
-            "\(t.token.value) \(t.author ?? "-"): " + t.summaries.map { s in
-                switch s {
-                case .insert(let id): "insert \(names[id] ?? id.entityName)"
-                case .update(let id, let n): "update \(names[id] ?? id.entityName) \(n)"
-                case .delete(let id, _): "delete \(names[id] ?? id.entityName)"
-                }
-            }.joined(separator: ", ")
+            "\(t.token.value) \(t.author ?? "-"): "
+                + t.summaries.map { s in
+                    switch s {
+                    case .insert(let id): "insert \(names[id] ?? id.entityName)"
+                    case .update(let id, let n): "update \(names[id] ?? id.entityName) \(n)"
+                    case .delete(let id, _): "delete \(names[id] ?? id.entityName)"
+                    }
+                }.joined(separator: ", ")
         }
         return Shape(objects: try WALPowerLossTests.shape(store), history: history, historyKeys: try store.historyKeyTokens())
     }

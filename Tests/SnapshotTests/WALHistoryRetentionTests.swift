@@ -12,7 +12,8 @@ import Testing
     /// Saves `count` tags, each by the author `marker-<n>`, numbered from `first`.
     static func save(_ store: WALDataStore, _ range: ClosedRange<Int>) throws {
         for n in range {
-            _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "tag \(n)")], editingState: EditingState(author: "marker-\(n)-end")))
+            _ = try store.save(
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "tag \(n)")], editingState: EditingState(author: "marker-\(n)-end")))
         }
     }
 
@@ -39,7 +40,9 @@ import Testing
         try store.close()
         let reopened = try WALDataStore(configuration)
         #expect(try reopened.allHistory().map(\.author) == (16...20).map { "marker-\($0)-end" })
-        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 15))) } == .historyTokenExpired)
+        #expect(
+            errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 15))) }
+                == .historyTokenExpired)
         #expect(try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 16))).count == 4)
     }
 

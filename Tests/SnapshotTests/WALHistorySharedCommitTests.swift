@@ -27,13 +27,15 @@ import Testing
         renamed["name"] = "renamed"
         let x = BlogModel.tag(name: "x"), y = BlogModel.tag(name: "y")
         let before = store.engine.statistics.lastSequence
-        let outcomes = try Order.saveInOrder(store, [
-            Self.authored(DataStoreSaveChangesRequest(inserted: [x]), "a"),
-            // Refused (x is inserted twice in one request): no transaction, no token.
-            Self.authored(DataStoreSaveChangesRequest(inserted: [y, y]), "refused"),
-            Self.authored(DataStoreSaveChangesRequest(updated: [renamed]), "b"),
-            Self.authored(DataStoreSaveChangesRequest(inserted: [y]), "c"),
-        ])
+        let outcomes = try Order.saveInOrder(
+            store,
+            [
+                Self.authored(DataStoreSaveChangesRequest(inserted: [x]), "a"),
+                // Refused (x is inserted twice in one request): no transaction, no token.
+                Self.authored(DataStoreSaveChangesRequest(inserted: [y, y]), "refused"),
+                Self.authored(DataStoreSaveChangesRequest(updated: [renamed]), "b"),
+                Self.authored(DataStoreSaveChangesRequest(inserted: [y]), "c"),
+            ])
         #expect(store.engine.statistics.lastSequence == before + 1, "four saves, one commit")
         #expect(outcomes.map(Order.code) == [nil, .conflictingChanges, nil, nil])
         let xID = try #require(try outcomes[0].get().remappedIdentifiers[x.persistentIdentifier])
@@ -64,9 +66,11 @@ import Testing
         defer { home.temporary.remove() }
         let store = try WALDataStore(home.historyConfiguration(.enabled(maximumCount: 2)))
         let before = store.engine.statistics.lastSequence
-        let outcomes = try Order.saveInOrder(store, (1...5).map { i in
-            Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "t\(i)")]), "s\(i)")
-        })
+        let outcomes = try Order.saveInOrder(
+            store,
+            (1...5).map { i in
+                Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "t\(i)")]), "s\(i)")
+            })
         for outcome in outcomes { _ = try outcome.get() }
         #expect(store.engine.statistics.lastSequence == before + 1)
         #expect(try store.allHistory().map(\.author) == ["s4", "s5"])
@@ -83,9 +87,11 @@ import Testing
         let store = try WALDataStore(home.historyConfiguration())
         store.coalescer.limitGroups(to: 2)
         let before = store.engine.statistics.lastSequence
-        let outcomes = try Order.saveInOrder(store, (1...5).map { i in
-            Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "t\(i)")]), "s\(i)")
-        })
+        let outcomes = try Order.saveInOrder(
+            store,
+            (1...5).map { i in
+                Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "t\(i)")]), "s\(i)")
+            })
         for outcome in outcomes { _ = try outcome.get() }
         #expect(store.engine.statistics.lastSequence == before + 3, "groups of two")
         let history = try store.allHistory()
@@ -104,10 +110,12 @@ import Testing
         let store = try WALDataStore(Self.faultConfiguration, fileSystem: fs)
         _ = try store.save(Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "kept")]), "setup"))
         fs.failNext(.sync, errno: EIO)
-        let outcomes = try Order.saveInOrder(store, [
-            Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]), "a"),
-            Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "y")]), "b"),
-        ])
+        let outcomes = try Order.saveInOrder(
+            store,
+            [
+                Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]), "a"),
+                Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "y")]), "b"),
+            ])
         #expect(outcomes.map(Order.code) == [.engine, .engine])
         #expect(try store.allHistory().map(\.author) == ["setup"])
         try? store.close()
@@ -126,11 +134,13 @@ import Testing
             let sequence = store.engine.statistics.lastSequence
             var first = try WALPowerLossTests.request(store)
             first.editingState = EditingState(author: "crash")
-            let outcomes = try Order.saveInOrder(store, [
-                first,
-                Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "late")]), "late"),
-                Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "last")]), "last"),
-            ])
+            let outcomes = try Order.saveInOrder(
+                store,
+                [
+                    first,
+                    Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "late")]), "late"),
+                    Self.authored(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "last")]), "last"),
+                ])
             for outcome in outcomes { _ = try outcome.get() }
             #expect(store.engine.statistics.lastSequence == sequence + 1, "one commit for the three saves")
         }

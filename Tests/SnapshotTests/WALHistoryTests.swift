@@ -83,8 +83,10 @@ import Testing
         let home = WALHome(NotesModel.schema)
         defer { home.temporary.remove() }
         let store = try WALDataStore(home.historyConfiguration())
-        var note = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Note"), values: ["title": "Groceries", "body": "milk", "stars": .int(4), "draft": "x"])
-        let line = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Line"), values: ["text": "two litres", "note": .toOne(note.persistentIdentifier)])
+        var note = DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: "Note"), values: ["title": "Groceries", "body": "milk", "stars": .int(4), "draft": "x"])
+        let line = DefaultSnapshot(
+            persistentIdentifier: .temporary(entityName: "Line"), values: ["text": "two litres", "note": .toOne(note.persistentIdentifier)])
         note["lines"] = .toMany([line.persistentIdentifier])
         let r = try store.save(DataStoreSaveChangesRequest(inserted: [note, line]))
         let n = r.remappedIdentifiers[note.persistentIdentifier]!, l = r.remappedIdentifiers[line.persistentIdentifier]!
@@ -139,7 +141,10 @@ import Testing
         #expect(try tokens(HistoryDescriptor(entityNames: ["Post"])) == [1, 3, 5, 7])
         #expect(try tokens(HistoryDescriptor(entityNames: ["Tag"], fetchLimit: 3)) == [2, 4, 6])
         #expect(try tokens(HistoryDescriptor(entityNames: ["Tag", "Post"])) == Array(1...8))
-        #expect(try store.fetchHistory(HistoryDescriptor(entityNames: ["Post"])).allSatisfy { $0.changes.allSatisfy { $0.changedPersistentIdentifier.entityName == "Post" } })
+        #expect(
+            try store.fetchHistory(HistoryDescriptor(entityNames: ["Post"])).allSatisfy {
+                $0.changes.allSatisfy { $0.changedPersistentIdentifier.entityName == "Post" }
+            })
         // A token rebuilt from its value (as a client that kept it as JSON would).
         let decoded = try JSONDecoder().decode(DefaultHistoryToken.self, from: JSONEncoder().encode(t3))
         #expect(decoded == t3)
@@ -165,10 +170,14 @@ import Testing
         for old in all[0...3] {
             #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: old.token)) } == .historyTokenExpired)
         }
-        #expect(errorCode { try store.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: store.identifier, value: 0))) } == .historyTokenExpired)
+        #expect(
+            errorCode { try store.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: store.identifier, value: 0))) }
+                == .historyTokenExpired)
         // Only the oldest end may be deleted.
         #expect(errorCode { try store.deleteHistory(HistoryDescriptor(before: all[6].token, authors: ["a"])) } == .invalidRequest)
-        #expect(errorCode { try store.deleteHistory(HistoryDescriptor(before: DefaultHistoryToken(storeIdentifier: store.identifier, value: 20))) } == .historyTokenExpired)
+        #expect(
+            errorCode { try store.deleteHistory(HistoryDescriptor(before: DefaultHistoryToken(storeIdentifier: store.identifier, value: 20))) }
+                == .historyTokenExpired)
         #expect(try store.historyKeyTokens() == [5, 6, 7, 8])
         // Deleting before an older token changes nothing.
         try store.deleteHistory(HistoryDescriptor(before: all[1].token))
@@ -183,7 +192,9 @@ import Testing
         // Deleting it all: every token expires, the newest too.
         try reopened.deleteHistory(HistoryDescriptor())
         #expect(try reopened.allHistory().isEmpty && reopened.historyKeyTokens().isEmpty)
-        #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 9))) } == .historyTokenExpired)
+        #expect(
+            errorCode { try reopened.fetchHistory(HistoryDescriptor(after: DefaultHistoryToken(storeIdentifier: reopened.identifier, value: 9))) }
+                == .historyTokenExpired)
         #expect(errorCode { try reopened.fetchHistory(HistoryDescriptor(after: all[7].token)) } == .historyTokenExpired)
     }
 
@@ -219,7 +230,12 @@ import Testing
         let store = try WALDataStore(home.historyConfiguration())
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "news")]))
         let files = try home.files()
-        #expect(throws: DataStoreError.self) { try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "a"), BlogModel.post(title: "x", date: Self.epoch, tags: [.temporary(entityName: "Tag")])])) }
+        #expect(throws: DataStoreError.self) {
+            try store.save(
+                DataStoreSaveChangesRequest(inserted: [
+                    BlogModel.tag(name: "a"), BlogModel.post(title: "x", date: Self.epoch, tags: [.temporary(entityName: "Tag")]),
+                ]))
+        }
         #expect(try home.files() == files)
         #expect(try store.allHistory().count == 1)
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "next")]))

@@ -61,17 +61,33 @@ import Testing
         let early = betas.filter { if case .date(let d)? = $0["date"] { d < Self.day(8) } else { false } }.count
         #expect(betas.count == 25 && early > 0 && early < 25)
         let cases: [(String, FetchDescriptor, Int)] = [
-            ("equality then range", FetchDescriptor(entityName: "Post", predicate: .attribute("title") == "beta" && .attribute("date") < Self.day(8)), early),
-            ("range then equality (any order of conjuncts)", FetchDescriptor(
-                entityName: "Post", predicate: .attribute("date") < Self.day(8) && .attribute("title") == "beta"), early),
+            (
+                "equality then range",
+                FetchDescriptor(entityName: "Post", predicate: .attribute("title") == "beta" && .attribute("date") < Self.day(8)), early
+            ),
+            (
+                "range then equality (any order of conjuncts)",
+                FetchDescriptor(
+                    entityName: "Post", predicate: .attribute("date") < Self.day(8) && .attribute("title") == "beta"), early
+            ),
             ("both equal", FetchDescriptor(entityName: "Post", predicate: .attribute("title") == "beta" && .attribute("date") == Self.day(1)), 4),
-            ("equality then oneOf", FetchDescriptor(
-                entityName: "Post", predicate: .attribute("title") == "beta" && .oneOf(path: "date", values: [.date(Self.day(1)), .date(Self.day(15))])), 8),
-            ("equality, sorted by the next property with a limit", FetchDescriptor(
-                entityName: "Post", predicate: .attribute("title") == "gamma", sortBy: [FetchSortDescriptor("date")], fetchLimit: 4), 8),
-            ("equality, sorted in reverse with an offset", FetchDescriptor(
-                entityName: "Post", predicate: .attribute("title") == "alpha" && .attribute("date") >= Self.day(2),
-                sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 3, fetchOffset: 2), 10),
+            (
+                "equality then oneOf",
+                FetchDescriptor(
+                    entityName: "Post",
+                    predicate: .attribute("title") == "beta" && .oneOf(path: "date", values: [.date(Self.day(1)), .date(Self.day(15))])), 8
+            ),
+            (
+                "equality, sorted by the next property with a limit",
+                FetchDescriptor(
+                    entityName: "Post", predicate: .attribute("title") == "gamma", sortBy: [FetchSortDescriptor("date")], fetchLimit: 4), 8
+            ),
+            (
+                "equality, sorted in reverse with an offset",
+                FetchDescriptor(
+                    entityName: "Post", predicate: .attribute("title") == "alpha" && .attribute("date") >= Self.day(2),
+                    sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 3, fetchOffset: 2), 10
+            ),
         ]
         for (name, descriptor, reads) in cases {
             try Self.expectIndexAnswersAsAScan(store, name, descriptor, readsAtMost: reads)

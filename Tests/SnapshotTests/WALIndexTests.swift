@@ -11,7 +11,8 @@ import Testing
     static func store(_ home: WALHome, posts: Int) throws -> WALDataStore {
         let store = try home.open()
         let inserted = (0..<posts).map { i in
-            BlogModel.post(title: "post \(i % 10) #\(i)", content: i % 3 == 0 ? nil : "c\(i % 7)", date: epoch.addingTimeInterval(Double((i * 37) % posts) * 60))
+            BlogModel.post(
+                title: "post \(i % 10) #\(i)", content: i % 3 == 0 ? nil : "c\(i % 7)", date: epoch.addingTimeInterval(Double((i * 37) % posts) * 60))
         }
         _ = try store.save(DataStoreSaveChangesRequest(inserted: inserted))
         return store
@@ -19,7 +20,9 @@ import Testing
 
     /// `descriptor` answered through the planner, and with the predicate wrapped so that no
     /// index applies (a scan): the same snapshots, and how many records each read.
-    static func both(_ store: WALDataStore, _ descriptor: FetchDescriptor) throws -> (indexed: [DefaultSnapshot], read: Int, scanned: [DefaultSnapshot], scanRead: Int) {
+    static func both(
+        _ store: WALDataStore, _ descriptor: FetchDescriptor
+    ) throws -> (indexed: [DefaultSnapshot], read: Int, scanned: [DefaultSnapshot], scanRead: Int) {
         let r0 = store.recordsRead
         let indexed = try store.fetch(descriptor).fetchedSnapshots
         let r1 = store.recordsRead
@@ -46,11 +49,17 @@ import Testing
             ("prefix", FetchDescriptor(entityName: "Post", predicate: .attribute("title").beginsWith("post 3 #1"))),
             ("top-k", FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 5)),
             ("top-k with offset", FetchDescriptor(entityName: "Post", sortBy: [FetchSortDescriptor("date")], fetchLimit: 3, fetchOffset: 4)),
-            ("range sorted by it with a limit", FetchDescriptor(
-                entityName: "Post", predicate: .attribute("date") >= day, sortBy: [FetchSortDescriptor("date")], fetchLimit: 5)),
-            ("range sorted by it in reverse with a limit", FetchDescriptor(
-                entityName: "Post", predicate: .attribute("date") < day.addingTimeInterval(3600),
-                sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 4)),
+            (
+                "range sorted by it with a limit",
+                FetchDescriptor(
+                    entityName: "Post", predicate: .attribute("date") >= day, sortBy: [FetchSortDescriptor("date")], fetchLimit: 5)
+            ),
+            (
+                "range sorted by it in reverse with a limit",
+                FetchDescriptor(
+                    entityName: "Post", predicate: .attribute("date") < day.addingTimeInterval(3600),
+                    sortBy: [FetchSortDescriptor("date", order: .reverse)], fetchLimit: 4)
+            ),
         ]
         for (name, descriptor) in cases {
             let r = try Self.both(store, descriptor)
@@ -61,8 +70,10 @@ import Testing
             #expect(r.scanRead == 200, "\(name): the scan reads every post")
         }
         // A top-k sort by the title (first property of title,date) keeps its ties whole.
-        let ties = try Self.both(store, FetchDescriptor(
-            entityName: "Post", sortBy: [FetchSortDescriptor("title"), FetchSortDescriptor("date", order: .reverse)], fetchLimit: 2))
+        let ties = try Self.both(
+            store,
+            FetchDescriptor(
+                entityName: "Post", sortBy: [FetchSortDescriptor("title"), FetchSortDescriptor("date", order: .reverse)], fetchLimit: 2))
         #expect(ties.indexed == ties.scanned)
     }
 

@@ -19,16 +19,20 @@ import Testing
         func snapshots() -> [PersistentIdentifier: DefaultSnapshot] {
             var result: [PersistentIdentifier: DefaultSnapshot] = [:]
             for (id, p) in posts {
-                result[id] = DefaultSnapshot(persistentIdentifier: id, values: [
-                    "title": .string(p.title), "content": p.content.map(PropertyValue.string) ?? .null, "date": .date(p.date),
-                    "attachments": .toMany(attachments.filter { $0.value.post == id }.map(\.key).sorted()),
-                    "tags": .toMany(links.filter { $0[0] == id }.map { $0[1] }.sorted()),
-                ])
+                result[id] = DefaultSnapshot(
+                    persistentIdentifier: id,
+                    values: [
+                        "title": .string(p.title), "content": p.content.map(PropertyValue.string) ?? .null, "date": .date(p.date),
+                        "attachments": .toMany(attachments.filter { $0.value.post == id }.map(\.key).sorted()),
+                        "tags": .toMany(links.filter { $0[0] == id }.map { $0[1] }.sorted()),
+                    ])
             }
             for (id, name) in tags {
-                result[id] = DefaultSnapshot(persistentIdentifier: id, values: [
-                    "name": .string(name), "colour": .null, "posts": .toMany(links.filter { $0[1] == id }.map { $0[0] }.sorted()),
-                ])
+                result[id] = DefaultSnapshot(
+                    persistentIdentifier: id,
+                    values: [
+                        "name": .string(name), "colour": .null, "posts": .toMany(links.filter { $0[1] == id }.map { $0[0] }.sorted()),
+                    ])
             }
             for (id, a) in attachments {
                 result[id] = DefaultSnapshot(persistentIdentifier: id, values: ["imageData": .data(a.data), "post": .toOne(a.post)])
@@ -65,7 +69,10 @@ import Testing
                 var p = post
                 p["tags"] = .toMany(links)
                 inserted[0] = p
-                let attachment = Bool.random(using: &random) ? BlogModel.attachment(imageData: Data(random.bytes(Int.random(in: 0..<64, using: &random))), post: post.persistentIdentifier) : nil
+                let attachment =
+                    Bool.random(using: &random)
+                    ? BlogModel.attachment(imageData: Data(random.bytes(Int.random(in: 0..<64, using: &random))), post: post.persistentIdentifier)
+                    : nil
                 if let attachment { inserted.append(attachment) }
                 let result = try store.save(DataStoreSaveChangesRequest(inserted: inserted))
                 let m = result.remappedIdentifiers
@@ -115,26 +122,32 @@ import Testing
             let snapshots = ref.snapshots()
             let day = epoch.addingTimeInterval(Double(Int.random(in: 0..<20, using: &random)) * 3600)
             let predicates: [FetchPredicate?] = [
-                nil, .attribute("date") == day, .attribute("date") < day, .attribute("date") >= day && .attribute("date") <= day.addingTimeInterval(7200),
+                nil, .attribute("date") == day, .attribute("date") < day,
+                .attribute("date") >= day && .attribute("date") <= day.addingTimeInterval(7200),
                 .attribute("title").beginsWith("t\(Int.random(in: 0..<5, using: &random))"), .attribute("content").isNil,
                 .relationship("tags").any(.attribute("name").beginsWith("tag")), .attribute("date") > day || .attribute("title").contains("u"),
                 .attribute("date") > day && .attribute("date") < day.addingTimeInterval(-3600),
             ]
-            let sorts: [[FetchSortDescriptor]] = [[], [.init("date")], [.init("date", order: .reverse), .init("title")], [.init("title", order: .reverse)]]
+            let sorts: [[FetchSortDescriptor]] = [
+                [], [.init("date")], [.init("date", order: .reverse), .init("title")], [.init("title", order: .reverse)],
+            ]
             let descriptor = FetchDescriptor(
                 entityName: "Post", predicate: pick(predicates)!, sortBy: pick(sorts)!,
                 fetchLimit: Bool.random(using: &random) ? Int.random(in: 0...4, using: &random) : nil,
                 fetchOffset: Bool.random(using: &random) ? Int.random(in: 0...2, using: &random) : nil)
             let evaluator = PredicateEvaluator(schema: BlogModel.schema) { snapshots[$0] }
-            let expected = try evaluator.run(descriptor, over: snapshots.values.sorted { $0.persistentIdentifier < $1.persistentIdentifier }.sorted {
-                RawRecord.uuidBytes(uuid($0)).lexicographicallyPrecedes(RawRecord.uuidBytes(uuid($1)))
-            })
+            let expected = try evaluator.run(
+                descriptor,
+                over: snapshots.values.sorted { $0.persistentIdentifier < $1.persistentIdentifier }.sorted {
+                    RawRecord.uuidBytes(uuid($0)).lexicographicallyPrecedes(RawRecord.uuidBytes(uuid($1)))
+                })
             let got = try store.fetch(descriptor).fetchedSnapshots
             #expect(got == expected, "seed \(seed) step \(step): \(descriptor)")
             #expect(try store.fetchIdentifiers(DataStoreFetchRequest(descriptor: descriptor)) == expected.map(\.persistentIdentifier))
             for entity in ["Tag", "Attachment"] {
                 let all = try store.all(entity)
-                #expect(Set(all) == Set(snapshots.values.filter { $0.persistentIdentifier.entityName == entity }), "seed \(seed) step \(step): \(entity)")
+                #expect(
+                    Set(all) == Set(snapshots.values.filter { $0.persistentIdentifier.entityName == entity }), "seed \(seed) step \(step): \(entity)")
             }
         }
     }

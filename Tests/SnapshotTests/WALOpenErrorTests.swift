@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Engine
 import EngineTestSupport
@@ -9,7 +9,6 @@ import Foundation
 import Snapshot
 import SnapshotTestSupport
 import Testing
-
 
 /// Each failure a user meets opening or using a store has its own code, produced here by the
 /// real condition, with the engine's error as its cause and each fact printed once.

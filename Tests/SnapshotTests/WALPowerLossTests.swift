@@ -33,7 +33,9 @@ import Testing
         var names: [PersistentIdentifier: String] = [:]
         for p in posts { if case .string(let t)? = p["title"] { names[p.persistentIdentifier] = t } }
         for t in tags { if case .string(let n)? = t["name"] { names[t.persistentIdentifier] = n } }
-        func list(_ v: PropertyValue?) -> String { (v?.referencedIdentifiers ?? []).map { names[$0] ?? "attachment" }.sorted().joined(separator: ",") }
+        func list(_ v: PropertyValue?) -> String {
+            (v?.referencedIdentifiers ?? []).map { names[$0] ?? "attachment" }.sorted().joined(separator: ",")
+        }
         var kinds: [UInt8: Int] = [:]
         var cursor = try store.engine.scan(prefix: [])
         while let entry = try cursor.next() { kinds[entry.key[0], default: 0] += 1 }

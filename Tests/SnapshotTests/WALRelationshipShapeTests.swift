@@ -35,8 +35,10 @@ import Testing
     }
 
     static func person(_ name: String, _ extra: [String: PropertyValue] = [:]) -> DefaultSnapshot {
-        make("Person", ["name": .string(name), "passport": .toOne(nil), "bookmarks": .toMany([]), "friends": .toMany([])]
-            .merging(extra) { _, new in new })
+        make(
+            "Person",
+            ["name": .string(name), "passport": .toOne(nil), "bookmarks": .toMany([]), "friends": .toMany([])]
+                .merging(extra) { _, new in new })
     }
 
     /// Saves Ann, Bo and Cy, Ann listing Bo and Cy (and herself, when `herself`) as friends;

@@ -14,7 +14,8 @@ enum LibraryModel {
                 .init("Photo", superentity: "Item", attributes: [.init("width", .int)]),
                 .init("RawPhoto", superentity: "Photo", attributes: [.init("iso", .int)]),
                 .init("Video", superentity: "Item", attributes: [.init("seconds", .double)]),
-                .init("Album", attributes: [.init("title", .string)], relationships: [.init("items", destination: "Item", .toMany, inverse: "album")]),
+                .init(
+                    "Album", attributes: [.init("title", .string)], relationships: [.init("items", destination: "Item", .toMany, inverse: "album")]),
             ])
         } catch {
             preconditionFailure("\(error)")
@@ -30,7 +31,9 @@ enum LibraryModel {
         var album = make("Album", ["title": "trip"])
         var items: [DefaultSnapshot] = []
         for i in 0..<9 {
-            var values: [String: PropertyValue] = ["name": .string("item \(i)"), "level": i == 4 ? .null : .int(i), "album": .toOne(album.persistentIdentifier)]
+            var values: [String: PropertyValue] = [
+                "name": .string("item \(i)"), "level": i == 4 ? .null : .int(i), "album": .toOne(album.persistentIdentifier),
+            ]
             let entity: String
             switch i % 4 {
             case 0: entity = "Item"
@@ -91,12 +94,18 @@ enum LibraryModel {
                 ("in memory", { try PredicateEvaluator(schema: store.schema) { _ in nil }.run(descriptor, over: []) }),
             ]
             if descriptor.sortBy.isEmpty && descriptor.relationshipKeyPathsForPrefetching.isEmpty {
-                calls.append(("batch delete", { try store.delete(DataStoreBatchDeleteRequest(entityName: descriptor.entityName, predicate: descriptor.predicate)) }))
+                calls.append(
+                    (
+                        "batch delete",
+                        { try store.delete(DataStoreBatchDeleteRequest(entityName: descriptor.entityName, predicate: descriptor.predicate)) }
+                    ))
             }
             for (name, call) in calls {
                 let error = refusal(call)
                 #expect(error?.code == code, "\(name), \(label): \(error.map { "\($0)" } ?? "not refused")", sourceLocation: sourceLocation)
-                #expect(error?.entityName == entity && error?.propertyName == property, "\(name), \(label): \(error.map { "\($0)" } ?? "")", sourceLocation: sourceLocation)
+                #expect(
+                    error?.entityName == entity && error?.propertyName == property, "\(name), \(label): \(error.map { "\($0)" } ?? "")",
+                    sourceLocation: sourceLocation)
             }
             #expect(store.recordsRead == read, "\(label): refused before a record was read", sourceLocation: sourceLocation)
             #expect(try home.files() == files, "\(label): refused calls wrote nothing", sourceLocation: sourceLocation)
@@ -106,7 +115,8 @@ enum LibraryModel {
     // MARK: Sorts
 
     @Test func aSortByAToManyRelationshipIsRefusedInEveryCallThatTakesASort() throws {
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Album", sortBy: [.init("items")]), .invalidPredicate, entity: "Album", property: "items")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Album", sortBy: [.init("items")]), .invalidPredicate, entity: "Album", property: "items")
         try expectRefusedEverywhere(
             FetchDescriptor(entityName: "Album", sortBy: [.init("title"), .init("items.name", order: .reverse)]), .invalidPredicate, entity: "Album",
             property: "items")
@@ -115,14 +125,18 @@ enum LibraryModel {
     }
 
     @Test func aSortByAnUnknownOrMalformedPathIsRefusedOnAnEmptyStoreToo() throws {
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", sortBy: [.init("width")]), .unknownProperty, entity: "Item", property: "width")
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", sortBy: [.init("name.count")]), .invalidPredicate, entity: "Item", property: "name")
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", sortBy: [.init("album.name")]), .unknownProperty, entity: "Album", property: "name")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Item", sortBy: [.init("width")]), .unknownProperty, entity: "Item", property: "width")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Item", sortBy: [.init("name.count")]), .invalidPredicate, entity: "Item", property: "name")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Item", sortBy: [.init("album.name")]), .unknownProperty, entity: "Album", property: "name")
     }
 
     @Test func aSortByAToOneRelationshipOrThroughOneIsAnswered() throws {
         try onEmptyAndFull { store, _, label in
-            let byAlbum = try store.fetchIdentifiers(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item", sortBy: [.init("album.title"), .init("name")])))
+            let byAlbum = try store.fetchIdentifiers(
+                DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item", sortBy: [.init("album.title"), .init("name")])))
             #expect(byAlbum.count == (label.hasPrefix("full") ? 9 : 0), "\(label)")
         }
     }
@@ -133,7 +147,8 @@ enum LibraryModel {
         try expectRefusedEverywhere(
             FetchDescriptor(entityName: "Item", predicate: .attribute("level") >= "a"), .typeMismatch, entity: "Item", property: "level")
         try expectRefusedEverywhere(
-            FetchDescriptor(entityName: "Item", predicate: .attribute("level") == 3 && .attribute("name") < 5), .typeMismatch, entity: "Item", property: "name")
+            FetchDescriptor(entityName: "Item", predicate: .attribute("level") == 3 && .attribute("name") < 5), .typeMismatch, entity: "Item",
+            property: "name")
         try expectRefusedEverywhere(
             FetchDescriptor(entityName: "Item", predicate: .attribute("level").isIn(["1", "2"])), .typeMismatch, entity: "Item", property: "level")
         try expectRefusedEverywhere(
@@ -160,7 +175,8 @@ enum LibraryModel {
     }
 
     @Test func pathsTheSchemaCannotFollowAreRefusedOnAnEmptyStoreToo() throws {
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", predicate: .attribute("colour") == "red"), .unknownProperty, entity: "Item", property: "colour")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Item", predicate: .attribute("colour") == "red"), .unknownProperty, entity: "Item", property: "colour")
         try expectRefusedEverywhere(
             FetchDescriptor(entityName: "Item", predicate: .attribute("name.first") == "a"), .invalidPredicate, entity: "Item", property: "name")
         try expectRefusedEverywhere(
@@ -173,9 +189,11 @@ enum LibraryModel {
             FetchDescriptor(entityName: "Album", predicate: .relationship("items").all(.attribute("title") == "x")), .unknownProperty, entity: "Item",
             property: "title")
         try expectRefusedEverywhere(
-            FetchDescriptor(entityName: "Item", predicate: .attribute("album..title") == "x"), .invalidPredicate, entity: "Item", property: "album..title")
+            FetchDescriptor(entityName: "Item", predicate: .attribute("album..title") == "x"), .invalidPredicate, entity: "Item",
+            property: "album..title")
         try expectRefusedEverywhere(
-            FetchDescriptor(entityName: "Item", relationshipKeyPathsForPrefetching: ["album.colour"]), .unknownProperty, entity: "Album", property: "colour")
+            FetchDescriptor(entityName: "Item", relationshipKeyPathsForPrefetching: ["album.colour"]), .unknownProperty, entity: "Album",
+            property: "colour")
     }
 
     @Test func theEvaluatorsOwnRefusalsWithoutASchemaNameTheEntityPropertyAndObject() throws {
@@ -190,19 +208,24 @@ enum LibraryModel {
         ]
         for (predicate, code, property) in cases {
             let error = refusal { try evaluator.evaluate(predicate, on: item) }
-            #expect(error?.code == code && error?.entityName == "Item" && error?.propertyName == property, "\(predicate): \(error.map { "\($0)" } ?? "")")
+            #expect(
+                error?.code == code && error?.entityName == "Item" && error?.propertyName == property, "\(predicate): \(error.map { "\($0)" } ?? "")")
         }
         #expect(refusal { try evaluator.evaluate(.attribute("album.title") == "x", on: item) }?.identifier?.entityName == "Album")
     }
 
     @Test func aSubEntityPropertyIsReadOnlyAfterATestOfThatEntity() throws {
         // Without the test, `width` is not a property of every Item: refused, data or not.
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", predicate: .attribute("width") > 1000), .unknownProperty, entity: "Item", property: "width")
         try expectRefusedEverywhere(
-            FetchDescriptor(entityName: "Item", predicate: .attribute("width") > 1000 && .isKind(of: "Photo")), .unknownProperty, entity: "Item", property: "width")
+            FetchDescriptor(entityName: "Item", predicate: .attribute("width") > 1000), .unknownProperty, entity: "Item", property: "width")
         try expectRefusedEverywhere(
-            FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Photo") && .attribute("seconds") > 1), .unknownProperty, entity: "Photo", property: "seconds")
-        try expectRefusedEverywhere(FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Picture")), .unknownEntity, entity: "Picture", property: nil)
+            FetchDescriptor(entityName: "Item", predicate: .attribute("width") > 1000 && .isKind(of: "Photo")), .unknownProperty, entity: "Item",
+            property: "width")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Photo") && .attribute("seconds") > 1), .unknownProperty, entity: "Photo",
+            property: "seconds")
+        try expectRefusedEverywhere(
+            FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Picture")), .unknownEntity, entity: "Picture", property: nil)
     }
 }
 
@@ -210,10 +233,11 @@ enum LibraryModel {
 /// store and in memory.
 @Suite struct WALEntityPredicateTests {
     static func names(_ store: WALDataStore, _ predicate: FetchPredicate, entity: String = "Item") throws -> [String] {
-        try store.fetch(FetchDescriptor(entityName: entity, predicate: predicate, sortBy: [.init(entity == "Album" ? "title" : "name")])).fetchedSnapshots.map { snapshot in
-            if case .string(let name)? = snapshot["name"] ?? snapshot["title"] { return name }
-            return "?"
-        }
+        try store.fetch(FetchDescriptor(entityName: entity, predicate: predicate, sortBy: [.init(entity == "Album" ? "title" : "name")]))
+            .fetchedSnapshots.map { snapshot in
+                if case .string(let name)? = snapshot["name"] ?? snapshot["title"] { return name }
+                return "?"
+            }
     }
 
     @Test func isKindSelectsAnEntityAndItsSubEntitiesAndIsEntityOnlyTheEntity() throws {
@@ -235,8 +259,12 @@ enum LibraryModel {
             #expect(try Self.names(store, .or([.not(.isKind(of: "Photo")), .attribute("width") <= 1000])).count == 7)
             // The fetch of a sub-entity: the test is about the concrete entity.
             #expect(try Self.names(store, .isEntity("Photo"), entity: "Photo") == ["item 1", "item 5"])
-            #expect(try store.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Video")))) == 2)
-            #expect(try store.fetchIdentifiers(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Video"), fetchLimit: 1))).count == 1)
+            #expect(
+                try store.fetchCount(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Video")))) == 2)
+            #expect(
+                try store.fetchIdentifiers(
+                    DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: "Item", predicate: .isKind(of: "Video"), fetchLimit: 1))
+                ).count == 1)
             // Inside any: the album holds a raw photo.
             #expect(try Self.names(store, .relationship("items").any(.isKind(of: "RawPhoto")), entity: "Album").count == 1)
             try store.close()

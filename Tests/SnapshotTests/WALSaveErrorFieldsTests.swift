@@ -29,60 +29,95 @@ import Testing
     static let cases: [Case] = [
         Case(name: "missing value of an insert") { _ in
             let pet = RulesModel.make("Pet", [:])
-            return (DataStoreSaveChangesRequest(inserted: [pet]), Expected(code: .missingValue, entity: "Pet", property: "name", identifier: pet.persistentIdentifier))
+            return (
+                DataStoreSaveChangesRequest(inserted: [pet]),
+                Expected(code: .missingValue, entity: "Pet", property: "name", identifier: pet.persistentIdentifier)
+            )
         },
         Case(name: "missing value of an update") { s in
             var ann = s.ann
             ann["name"] = .null
-            return (DataStoreSaveChangesRequest(updated: [ann]), Expected(code: .missingValue, entity: "Parent", property: "name", identifier: s.ann.persistentIdentifier))
+            return (
+                DataStoreSaveChangesRequest(updated: [ann]),
+                Expected(code: .missingValue, entity: "Parent", property: "name", identifier: s.ann.persistentIdentifier)
+            )
         },
         Case(name: "type mismatch of an insert") { _ in
             let pet = RulesModel.make("Pet", ["name": 3])
-            return (DataStoreSaveChangesRequest(inserted: [pet]), Expected(code: .typeMismatch, entity: "Pet", property: "name", identifier: pet.persistentIdentifier))
+            return (
+                DataStoreSaveChangesRequest(inserted: [pet]),
+                Expected(code: .typeMismatch, entity: "Pet", property: "name", identifier: pet.persistentIdentifier)
+            )
         },
         Case(name: "a reference to the wrong entity") { s in
             let pet = RulesModel.make("Pet", ["name": "Rex", "parent": .toOne(s.kid.persistentIdentifier)])
-            return (DataStoreSaveChangesRequest(inserted: [pet]),
-                    Expected(code: .typeMismatch, entity: "Pet", property: "parent", identifier: pet.persistentIdentifier, related: [s.kid.persistentIdentifier]))
+            return (
+                DataStoreSaveChangesRequest(inserted: [pet]),
+                Expected(
+                    code: .typeMismatch, entity: "Pet", property: "parent", identifier: pet.persistentIdentifier,
+                    related: [s.kid.persistentIdentifier])
+            )
         },
         Case(name: "a dangling permanent reference") { s in
             let ghost = try PersistentIdentifier.identifier(for: s.store, entityName: "Parent", primaryKey: UUID())
             let pet = RulesModel.make("Pet", ["name": "Rex", "parent": .toOne(ghost)])
-            return (DataStoreSaveChangesRequest(inserted: [pet]),
-                    Expected(code: .danglingReference, entity: "Pet", property: "parent", identifier: pet.persistentIdentifier, related: [ghost]))
+            return (
+                DataStoreSaveChangesRequest(inserted: [pet]),
+                Expected(code: .danglingReference, entity: "Pet", property: "parent", identifier: pet.persistentIdentifier, related: [ghost])
+            )
         },
         Case(name: "a dangling temporary reference") { _ in
             let nobody = PersistentIdentifier.temporary(entityName: "Parent")
             let pet = RulesModel.make("Pet", ["name": "Rex", "parent": .toOne(nobody)])
-            return (DataStoreSaveChangesRequest(inserted: [pet]),
-                    Expected(code: .danglingReference, entity: "Pet", property: "parent", identifier: pet.persistentIdentifier, related: [nobody]))
+            return (
+                DataStoreSaveChangesRequest(inserted: [pet]),
+                Expected(code: .danglingReference, entity: "Pet", property: "parent", identifier: pet.persistentIdentifier, related: [nobody])
+            )
         },
         Case(name: "a count under the minimum of an insert") { _ in
             let team = RulesModel.make("Team", ["name": "T", "members": .toMany([])])
-            return (DataStoreSaveChangesRequest(inserted: [team]), Expected(code: .cardinality, entity: "Team", property: "members", identifier: team.persistentIdentifier))
+            return (
+                DataStoreSaveChangesRequest(inserted: [team]),
+                Expected(code: .cardinality, entity: "Team", property: "members", identifier: team.persistentIdentifier)
+            )
         },
         Case(name: "a deny rule") { s in
-            (DataStoreSaveChangesRequest(deleted: [s.ann]),
-             Expected(code: .deleteDenied, entity: "Parent", property: "guardian", identifier: s.ann.persistentIdentifier, related: [s.guardian.persistentIdentifier]))
+            (
+                DataStoreSaveChangesRequest(deleted: [s.ann]),
+                Expected(
+                    code: .deleteDenied, entity: "Parent", property: "guardian", identifier: s.ann.persistentIdentifier,
+                    related: [s.guardian.persistentIdentifier])
+            )
         },
         Case(name: "an insert sharing a stored object's unique value across sub-entities") { _ in
             let dog = RulesModel.make("Dog", ["name": "Rex"])
             let cat = RulesModel.make("Cat", ["name": "Rex", "indoor": true])
             _ = dog
-            return (DataStoreSaveChangesRequest(inserted: [cat]), Expected(code: .uniqueness, entity: "Cat", property: "name", identifier: cat.persistentIdentifier, constraint: ["name"]))
+            return (
+                DataStoreSaveChangesRequest(inserted: [cat]),
+                Expected(code: .uniqueness, entity: "Cat", property: "name", identifier: cat.persistentIdentifier, constraint: ["name"])
+            )
         },
         Case(name: "an insert sharing a compound unique value with another insert") { _ in
             let a = RulesModel.make("Kid", ["first": "Al", "last": "B"]), b = RulesModel.make("Kid", ["first": "Al", "last": "B"])
-            return (DataStoreSaveChangesRequest(inserted: [a, b]),
-                    Expected(code: .uniqueness, entity: "Kid", property: nil, identifier: b.persistentIdentifier, related: [a.persistentIdentifier], constraint: ["first", "last"]))
+            return (
+                DataStoreSaveChangesRequest(inserted: [a, b]),
+                Expected(
+                    code: .uniqueness, entity: "Kid", property: nil, identifier: b.persistentIdentifier, related: [a.persistentIdentifier],
+                    constraint: ["first", "last"])
+            )
         },
         Case(name: "an insert of the compound unique value an update gives") { s in
             var kid = s.kid
             kid["first"] = "Al"
             let other = RulesModel.make("Kid", ["first": "Al", "last": "A"])
-            return (DataStoreSaveChangesRequest(inserted: [other], updated: [kid]),
-                    Expected(code: .conflictingChanges, entity: "Kid", property: nil, identifier: other.persistentIdentifier, related: [s.kid.persistentIdentifier],
-                             constraint: ["first", "last"]))
+            return (
+                DataStoreSaveChangesRequest(inserted: [other], updated: [kid]),
+                Expected(
+                    code: .conflictingChanges, entity: "Kid", property: nil, identifier: other.persistentIdentifier,
+                    related: [s.kid.persistentIdentifier],
+                    constraint: ["first", "last"])
+            )
         },
     ]
 

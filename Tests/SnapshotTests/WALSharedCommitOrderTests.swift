@@ -112,11 +112,13 @@ import Testing
         let p2 = try #require(try store.all("Post").first { $0["title"] == .string("p2") })
         let before = store.observedFetchesRerun
         let date = Date(timeIntervalSinceReferenceDate: 5)
-        let outcomes = try Self.saveInOrder(store, [
-            DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "x", date: date)]),
-            DataStoreSaveChangesRequest(deleted: [p2]),
-            DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "y", date: date)]),
-        ])
+        let outcomes = try Self.saveInOrder(
+            store,
+            [
+                DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "x", date: date)]),
+                DataStoreSaveChangesRequest(deleted: [p2]),
+                DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "y", date: date)]),
+            ])
         for outcome in outcomes { _ = try outcome.get() }
         // Each save is published once, after the commit: a save whose change the answer read
         // after an earlier one already shows needs no rerun.
@@ -134,11 +136,13 @@ import Testing
         let before = store.engine.statistics.lastSequence
         // One save a group: the second is planned while the first is being written, and
         // merges into the tag the first inserts (its uniqueness entry is not committed yet).
-        let outcomes = try Self.saveInOrder(store, [
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]),
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "blue")]),
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "y")]),
-        ])
+        let outcomes = try Self.saveInOrder(
+            store,
+            [
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]),
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "blue")]),
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "y")]),
+            ])
         let results = try outcomes.map { try $0.get() }
         #expect(store.engine.statistics.lastSequence == before + 3, "a commit a group")
         let tags = try store.all("Tag")
@@ -159,10 +163,12 @@ import Testing
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "kept")]))
         store.coalescer.limitGroups(to: 1)
         fs.failNext(.sync, errno: EIO)
-        let outcomes = try Self.saveInOrder(store, [
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]),
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "blue")]),
-        ])
+        let outcomes = try Self.saveInOrder(
+            store,
+            [
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]),
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "blue")]),
+            ])
         #expect(outcomes.map(Self.code) == [.engine, .engine], "the second was planned on the first's writes")
         #expect(try store.all("Tag").map { $0["name"] } == [.string("kept")])
         try? store.close()
@@ -181,11 +187,13 @@ import Testing
         _ = try store.save(DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "kept")]))
         store.coalescer.limitGroups(to: 1)
         fs.failNext(.write, errno: EIO)
-        let outcomes = try Self.saveInOrder(store, [
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]),
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "blue")]),
-            DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "green")]),
-        ])
+        let outcomes = try Self.saveInOrder(
+            store,
+            [
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x")]),
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "blue")]),
+                DataStoreSaveChangesRequest(inserted: [BlogModel.tag(name: "x", colour: "green")]),
+            ])
         #expect(outcomes.map(Self.code) == [.engine, .engine, nil])
         let tags = try store.all("Tag")
         #expect(Set(tags.map { $0["colour"] }) == [.null, .string("green")], "kept, and the third save's new x")

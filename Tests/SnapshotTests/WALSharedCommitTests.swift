@@ -37,7 +37,8 @@ import Testing
 
     static func posts(_ n: Int, tag: PersistentIdentifier) -> [DataStoreSaveChangesRequest<DefaultSnapshot>] {
         (0..<n).map { i in
-            DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "p\(i)", date: Date(timeIntervalSinceReferenceDate: Double(i)), tags: [tag])])
+            DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "p\(i)", date: Date(timeIntervalSinceReferenceDate: Double(i)), tags: [tag])]
+            )
         }
     }
 
@@ -76,7 +77,8 @@ import Testing
         // A post naming a tag the store does not hold.
         let missing = try PersistentIdentifier.identifier(for: store.identifier, entityName: "Tag", primaryKey: UUID())
         saves.insert(
-            DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "bad", date: Date(timeIntervalSinceReferenceDate: 0), tags: [missing])]), at: 2)
+            DataStoreSaveChangesRequest(inserted: [BlogModel.post(title: "bad", date: Date(timeIntervalSinceReferenceDate: 0), tags: [missing])]),
+            at: 2)
         let before = store.engine.statistics.lastSequence
         let outcomes = try Self.saveQueued(store, saves, queued: 6)
         for (i, outcome) in outcomes.enumerated() {

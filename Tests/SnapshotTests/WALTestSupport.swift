@@ -27,7 +27,6 @@ struct WALHome {
     func files() throws -> [String: Data] { try directoryFiles(path) }
 }
 
-
 extension WALDataStore {
     func all(_ entity: String) throws -> [DefaultSnapshot] {
         try fetch(DataStoreFetchRequest(descriptor: FetchDescriptor(entityName: entity))).fetchedSnapshots

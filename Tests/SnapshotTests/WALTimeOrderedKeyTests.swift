@@ -58,8 +58,9 @@ import Testing
         let keys = try Self.recordKeys(store, root: "Post")
         #expect(keys.count == 260)
         let positions = saved.compactMap { keys.firstIndex(of: $0) }
-        #expect(positions == Array(30..<230),
-                "the batch is one run of keys, in the order it was saved, after the posts saved before it and before those saved after it")
+        #expect(
+            positions == Array(30..<230),
+            "the batch is one run of keys, in the order it was saved, after the posts saved before it and before those saved after it")
     }
 
     /// A store written with random (version 4) primary keys — made here by importing a CloudKit
@@ -98,8 +99,9 @@ import Testing
         var store = try WALDataStore(WALStoreConfiguration(name: "Blog", schema: BlogModel.schema, path: copyPath))
         let oldKeys = try ["Post", "Tag", "Attachment"].flatMap { try Self.recordKeys(store, root: $0) }
         #expect(oldKeys.count == 8 && oldKeys.allSatisfy { $0.version == 4 }, "the copy's keys are version 4")
-        #expect(try F.dump(store).map(Self.sortingLists).sorted() == dump.map { Self.sortingLists(rename($0)) }.sorted(),
-                "every object as it was, under its new key")
+        #expect(
+            try F.dump(store).map(Self.sortingLists).sorted() == dump.map { Self.sortingLists(rename($0)) }.sorted(),
+            "every object as it was, under its new key")
 
         // Saves: a new post tagged with an old tag, an old post changed, an old attachment deleted.
         let posts = try store.all("Post"), tags = try store.all("Tag"), attachments = try store.all("Attachment")

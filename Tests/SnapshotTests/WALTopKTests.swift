@@ -33,7 +33,9 @@ import Testing
     static let scores: [Double?] = [-0.0, 0.0, .nan, 1, 1.5, -.infinity, .infinity, -2, nil]
     static let ranks: [Int?] = [0, -1, 1, Int.max, Int.min, 7, nil]
     static let dates: [Date?] = [-0.0, 0.0, -1e9, 1e9, 12.5, nil].map { $0.map { Date(timeIntervalSinceReferenceDate: $0) } }
-    static let tags: [UUID?] = [UUID(uuidString: "00000000-0000-0000-0000-000000000001"), UUID(uuidString: "FFFFFFFF-0000-0000-0000-000000000000"), nil]
+    static let tags: [UUID?] = [
+        UUID(uuidString: "00000000-0000-0000-0000-000000000001"), UUID(uuidString: "FFFFFFFF-0000-0000-0000-000000000000"), nil,
+    ]
     static let properties = ["name", "score", "rank", "when", "flag", "tag"]
 
     struct Generator {

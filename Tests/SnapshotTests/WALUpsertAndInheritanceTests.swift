@@ -56,12 +56,15 @@ import Testing
         let onlyAnimals = try store.fetch(FetchDescriptor(entityName: "Animal", includesSubentities: false)).fetchedSnapshots
         #expect(onlyAnimals.map(\.persistentIdentifier) == [m[any.persistentIdentifier]!])
         // One record type: every object is under R "Animal".
-        let records = try store.engine.scan(prefix: [0x52] + RawRecord.name("Animal")).collect().map { try RawRecord.fields(try $0.value(), key: $0.key, schema: store.schema) }
+        let records = try store.engine.scan(prefix: [0x52] + RawRecord.name("Animal")).collect().map {
+            try RawRecord.fields(try $0.value(), key: $0.key, schema: store.schema)
+        }
         #expect(Set(records.map { $0[0].1 }) == [.string("Dog"), .string("Cat"), .string("Animal")])
         // The root's unique name covers the sub-entities: a Dog named Rex upserts the dog, a Cat
         // named Rex is refused (an upsert cannot change an object's entity).
         let dog = RulesModel.make("Dog", ["name": "Rex", "breed": "beagle"])
-        #expect(try store.save(DataStoreSaveChangesRequest(inserted: [dog])).remappedIdentifiers[dog.persistentIdentifier] == m[rex.persistentIdentifier])
+        #expect(
+            try store.save(DataStoreSaveChangesRequest(inserted: [dog])).remappedIdentifiers[dog.persistentIdentifier] == m[rex.persistentIdentifier])
         let cat = RulesModel.make("Cat", ["name": "Rex", "indoor": false])
         #expect { _ = try store.save(DataStoreSaveChangesRequest(inserted: [cat])) } throws: { ($0 as? DataStoreError)?.code == .uniqueness }
         // The root's index serves a sub-entity fetch.

@@ -64,14 +64,18 @@ import Testing
         defer { directory.remove() }
         let store = try ToolModel.makeStore(at: directory.path + "/source", posts: 0)
         let people = (0..<450).map { i in
-            DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Person"), values: ["name": .string("person \(i) " + String(repeating: "y", count: i % 40 == 7 ? 400_000 : 10))])
+            DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: "Person"),
+                values: ["name": .string("person \(i) " + String(repeating: "y", count: i % 40 == 7 ? 400_000 : 10))])
         }
         _ = try store.save(DataStoreSaveChangesRequest(inserted: people))
         var options = CloudKitExport.Options()
         options.maximumRequestBytes = 1_200_000
         let summary = try CloudKitExport(store: store, options: options).write(to: directory.path + "/export")
         try store.close()
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory.path + "/export/manifest.json"))) as? [String: Any])
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory.path + "/export/manifest.json"))) as? [String: Any]
+        )
         let requests = try #require(manifest["requests"] as? [String])
         #expect(requests.count == summary.requests && requests.count >= 6, "12 records of 400 KB: at most 2 in a request of 1.2 MB")
         var operations = 0
@@ -90,9 +94,11 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try ToolModel.makeStore(at: directory.path + "/source", posts: 0)
-        _ = try store.save(DataStoreSaveChangesRequest(inserted: [
-            DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Person"), values: ["name": .string(String(repeating: "z", count: 1_100_000))]),
-        ]))
+        _ = try store.save(
+            DataStoreSaveChangesRequest(inserted: [
+                DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: "Person"), values: ["name": .string(String(repeating: "z", count: 1_100_000))])
+            ]))
         try store.close()
         let run = try Tool.run("export", "--cloudkit", directory.path + "/export", directory.path + "/source")
         #expect(run.status == 6)
@@ -123,8 +129,15 @@ import Testing
         defer { directory.remove() }
         let cases: [(String, String, String)] = [
             ("\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"}", "\"CD_title\":{\"value\":12,\"type\":\"INT64\"}", "does not hold a string"),
-            ("\"value\":\"Person_44444444-4444-4444-8444-444444444444\"", "\"value\":\"Person_99999999-4444-4444-8444-444444444444\"", "which is no Person of the export"),
-            ("\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"}", "\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"},\"CD_colour\":{\"value\":\"red\",\"type\":\"STRING\"}", "CD_colour is no property of Post"),
+            (
+                "\"value\":\"Person_44444444-4444-4444-8444-444444444444\"", "\"value\":\"Person_99999999-4444-4444-8444-444444444444\"",
+                "which is no Person of the export"
+            ),
+            (
+                "\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"}",
+                "\"CD_title\":{\"value\":\"Hello\",\"type\":\"STRING\"},\"CD_colour\":{\"value\":\"red\",\"type\":\"STRING\"}",
+                "CD_colour is no property of Post"
+            ),
             ("\"recordType\":\"CD_Media\"", "\"recordType\":\"CD_Photo\"", "is stored as CD_Media"),
             ("\"CD_name\":{\"value\":\"swift\",\"type\":\"STRING\"}", "\"CD_nom\":{\"value\":\"swift\",\"type\":\"STRING\"}", "CD_name is missing"),
             ("\"CD_width\":{\"value\":4032,\"type\":\"INT64\"}", "\"CD_width\":{\"value\":4032,\"type\":\"LOCATION\"}", "a field of type LOCATION"),
@@ -181,10 +194,12 @@ import Testing
                 let type = try #require(field["type"] as? String)
                 #expect(Self.referenceTypes.contains(type), "\(name): \(type)")
                 #expect(type == goldenFields[name]?["type"] as? String, "\(name)")
-                #expect(NSDictionary(dictionary: field).isEqual(to: goldenFields[name] ?? [:]), "\(name): \(field) is not \(goldenFields[name] ?? [:])")
+                #expect(
+                    NSDictionary(dictionary: field).isEqual(to: goldenFields[name] ?? [:]), "\(name): \(field) is not \(goldenFields[name] ?? [:])")
             }
         }
-        let asset = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/export/assets/Attachment_22222222-2222-4222-8222-222222222222.CD_imageData_ckAsset"))
+        let asset = try Data(
+            contentsOf: URL(fileURLWithPath: directory.path + "/export/assets/Attachment_22222222-2222-4222-8222-222222222222.CD_imageData_ckAsset"))
         #expect(asset == Golden.asset)
     }
 }

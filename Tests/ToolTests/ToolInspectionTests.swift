@@ -68,7 +68,9 @@ import Testing
         let attachment = try #require(objects.first { ($0["fields"] as? [String: [String: Any]])?["CD_imageData_ckAsset"] != nil })
         let asset = try #require((attachment["fields"] as? [String: [String: Any]])?["CD_imageData_ckAsset"])
         #expect(asset["type"] as? String == "ASSETID")
-        #expect((asset["value"] as? [String: Any])?["downloadURL"] as? String == "assets/\(attachment["recordName"] as? String ?? "").CD_imageData_ckAsset")
+        #expect(
+            (asset["value"] as? [String: Any])?["downloadURL"] as? String
+                == "assets/\(attachment["recordName"] as? String ?? "").CD_imageData_ckAsset")
 
         let media = try Tool.run("dump", path, "--entity", "Media").jsonLines()
         #expect(media.count == 3 && media.allSatisfy { $0["recordType"] as? String == "CD_Media" })
@@ -92,7 +94,9 @@ import Testing
         #expect(first.hasPrefix("RAttachment\\x00"))
         let get = try Tool.run("get", "--json", path, first).json()
         #expect(get["found"] as? Bool == true && (get["bytes"] as? Int ?? 0) > 0)
-        let hexKey = try #require(try Tool.run("scan", "--json", "--hex", "--limit", "1", "--prefix", "52", path).json()["entries"] as? [[String: Any]]).first?["key"] as? String
+        let hexKey =
+            try #require(try Tool.run("scan", "--json", "--hex", "--limit", "1", "--prefix", "52", path).json()["entries"] as? [[String: Any]])
+            .first?["key"] as? String
         #expect(hexKey?.hasPrefix("524174746163686d656e7400") == true)
         let raw = try Tool.run("get", "--hex", path, hexKey ?? "")
         #expect(raw.status == 0 && raw.output.hasSuffix("\n") && raw.output.allSatisfy { $0.isHexDigit || $0 == "\n" })

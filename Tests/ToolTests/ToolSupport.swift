@@ -87,30 +87,35 @@ enum ToolModel {
     static let schema: Schema = {
         do {
             return try Schema([
-                .init("Post", attributes: [.init("title", .string), .init("content", .string, isOptional: true), .init("date", .date)],
-                      relationships: [
+                .init(
+                    "Post", attributes: [.init("title", .string), .init("content", .string, isOptional: true), .init("date", .date)],
+                    relationships: [
                         .init("attachments", destination: "Attachment", .toMany, inverse: "post", deleteRule: .cascade),
                         .init("tags", destination: "Tag", .toMany, inverse: "posts"),
                         .init("author", destination: "Person"),
-                      ],
-                      indexes: [["date"]]),
-                .init("Attachment", attributes: [.init("imageData", .data, options: .externalStorage)],
-                      relationships: [.init("post", destination: "Post", inverse: "attachments")]),
-                .init("Tag", attributes: [.init("name", .string, options: .unique)],
-                      relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
+                    ],
+                    indexes: [["date"]]),
+                .init(
+                    "Attachment", attributes: [.init("imageData", .data, options: .externalStorage)],
+                    relationships: [.init("post", destination: "Post", inverse: "attachments")]),
+                .init(
+                    "Tag", attributes: [.init("name", .string, options: .unique)],
+                    relationships: [.init("posts", destination: "Post", .toMany, inverse: "tags")]),
                 .init("Person", attributes: [.init("name", .string)]),
                 .init("Media", isAbstract: true, attributes: [.init("caption", .string)]),
                 .init("Photo", superentity: "Media", attributes: [.init("width", .int32)]),
                 .init("Video", superentity: "Media", attributes: [.init("seconds", .double)]),
-                .init("Sample", attributes: [
-                    .init("bool", .bool), .init("int", .int), .init("int8", .int8), .init("int16", .int16), .init("int32", .int32),
-                    .init("int64", .int64), .init("uint", .uint), .init("uint8", .uint8), .init("uint16", .uint16),
-                    .init("uint32", .uint32), .init("uint64", .uint64), .init("float", .float), .init("double", .double),
-                    .init("string", .string), .init("date", .date), .init("uuid", .uuid), .init("url", .url), .init("data", .data),
-                    .init("decimal", .decimal), .init("strings", .array(.string)), .init("ints", .array(.int64)),
-                    .init("dates", .array(.date)), .init("nested", .array(.array(.int))), .init("codable", .codable(typeName: "Point")),
-                    .init("missing", .string, isOptional: true),
-                ], relationships: [.init("favourites", destination: "Tag", .toMany)]),
+                .init(
+                    "Sample",
+                    attributes: [
+                        .init("bool", .bool), .init("int", .int), .init("int8", .int8), .init("int16", .int16), .init("int32", .int32),
+                        .init("int64", .int64), .init("uint", .uint), .init("uint8", .uint8), .init("uint16", .uint16),
+                        .init("uint32", .uint32), .init("uint64", .uint64), .init("float", .float), .init("double", .double),
+                        .init("string", .string), .init("date", .date), .init("uuid", .uuid), .init("url", .url), .init("data", .data),
+                        .init("decimal", .decimal), .init("strings", .array(.string)), .init("ints", .array(.int64)),
+                        .init("dates", .array(.date)), .init("nested", .array(.array(.int))), .init("codable", .codable(typeName: "Point")),
+                        .init("missing", .string, isOptional: true),
+                    ], relationships: [.init("favourites", destination: "Tag", .toMany)]),
             ])
         } catch {
             preconditionFailure("the tool model is a fixed, consistent schema: \(error)")
@@ -131,16 +136,20 @@ enum ToolModel {
         let author = new("Person", ["name": "Ada"])
         var inserted = [swift, linux, author]
         for i in 0..<posts {
-            let post = new("Post", [
-                "title": .string("Post \(i)"), "content": i == 1 ? .null : .string("body \(i)"),
-                "date": .date(epoch.addingTimeInterval(Double(i) * 60)),
-                "tags": .toMany(i % 2 == 0 ? [swift.persistentIdentifier, linux.persistentIdentifier] : [swift.persistentIdentifier]),
-                "author": .toOne(i == 2 ? nil : author.persistentIdentifier),
-            ])
-            let attachment = new("Attachment", [
-                "imageData": .data(Data((0..<(i == 0 ? 70_000 : 40)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })),
-                "post": .toOne(post.persistentIdentifier),
-            ])
+            let post = new(
+                "Post",
+                [
+                    "title": .string("Post \(i)"), "content": i == 1 ? .null : .string("body \(i)"),
+                    "date": .date(epoch.addingTimeInterval(Double(i) * 60)),
+                    "tags": .toMany(i % 2 == 0 ? [swift.persistentIdentifier, linux.persistentIdentifier] : [swift.persistentIdentifier]),
+                    "author": .toOne(i == 2 ? nil : author.persistentIdentifier),
+                ])
+            let attachment = new(
+                "Attachment",
+                [
+                    "imageData": .data(Data((0..<(i == 0 ? 70_000 : 40)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) })),
+                    "post": .toOne(post.persistentIdentifier),
+                ])
             inserted += [post, attachment]
         }
         inserted += [
@@ -148,17 +157,22 @@ enum ToolModel {
             new("Video", ["caption": "waves", "seconds": .double(12.5)]),
         ]
         for i in 0..<2 {
-            inserted.append(new("Sample", [
-                "bool": .bool(i == 0), "int": .int(-42 - i), "int8": .int8(-8), "int16": .int16(1600), "int32": .int32(Int32.min),
-                "int64": .int64(Int64.max), "uint": .uint(UInt.max), "uint8": .uint8(255), "uint16": .uint16(65_535),
-                "uint32": .uint32(UInt32.max), "uint64": .uint64(UInt64.max - UInt64(i)), "float": .float(0.1), "double": .double(i == 0 ? -0.000001 : .infinity),
-                "string": .string("tab\tquote\"é✓"), "date": .date(epoch), "uuid": .uuid(UUID(uuidString: "6F9619FF-8B86-D011-B42D-00CF4FC964FF")!),
-                "url": .url(URL(string: "https://example.com/a?b=c")!), "data": .data(Data([0, 1, 2, 255])),
-                "decimal": .decimal(Decimal(string: "12345.6789")!), "strings": .array(["a", "b"]), "ints": .array([.int64(1), .int64(-2)]),
-                "dates": .array([.date(epoch)]), "nested": .array([.array([.int(1)]), .array([])]),
-                "codable": .codable(typeName: "Point", encoded: Data("{\"x\":1}".utf8)), "missing": .null,
-                "favourites": .toMany(i == 0 ? [linux.persistentIdentifier] : []),
-            ]))
+            inserted.append(
+                new(
+                    "Sample",
+                    [
+                        "bool": .bool(i == 0), "int": .int(-42 - i), "int8": .int8(-8), "int16": .int16(1600), "int32": .int32(Int32.min),
+                        "int64": .int64(Int64.max), "uint": .uint(UInt.max), "uint8": .uint8(255), "uint16": .uint16(65_535),
+                        "uint32": .uint32(UInt32.max), "uint64": .uint64(UInt64.max - UInt64(i)), "float": .float(0.1),
+                        "double": .double(i == 0 ? -0.000001 : .infinity),
+                        "string": .string("tab\tquote\"é✓"), "date": .date(epoch),
+                        "uuid": .uuid(UUID(uuidString: "6F9619FF-8B86-D011-B42D-00CF4FC964FF")!),
+                        "url": .url(URL(string: "https://example.com/a?b=c")!), "data": .data(Data([0, 1, 2, 255])),
+                        "decimal": .decimal(Decimal(string: "12345.6789")!), "strings": .array(["a", "b"]), "ints": .array([.int64(1), .int64(-2)]),
+                        "dates": .array([.date(epoch)]), "nested": .array([.array([.int(1)]), .array([])]),
+                        "codable": .codable(typeName: "Point", encoded: Data("{\"x\":1}".utf8)), "missing": .null,
+                        "favourites": .toMany(i == 0 ? [linux.persistentIdentifier] : []),
+                    ]))
         }
         _ = try store.save(DataStoreSaveChangesRequest(inserted: inserted))
         return store

@@ -12,7 +12,9 @@ import Testing
         let path = directory.path + "/store"
         let store = try ToolModel.makeStore(at: path)
         let more = (0..<50).map { i in
-            DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Person"), values: ["name": .string("person \(i) " + String(repeating: "x", count: 200))])
+            DefaultSnapshot(
+                persistentIdentifier: .temporary(entityName: "Person"), values: ["name": .string("person \(i) " + String(repeating: "x", count: 200))]
+            )
         }
         _ = try store.save(DataStoreSaveChangesRequest(inserted: more))
         try store.close()
@@ -134,7 +136,9 @@ import Testing
     }
 
     static func problems(_ report: [String: Any]) -> [(kind: String, key: String)] {
-        ((report["records"] as? [String: Any])?["problems"] as? [[String: Any]] ?? []).map { ($0["kind"] as? String ?? "", $0["key"] as? String ?? "") }
+        ((report["records"] as? [String: Any])?["problems"] as? [[String: Any]] ?? []).map {
+            ($0["kind"] as? String ?? "", $0["key"] as? String ?? "")
+        }
     }
 
     @Test func aMissingIndexEntryAndAnExtraOneAreFoundByKey() throws {

@@ -213,4 +213,3 @@ func parseFileNumber(_ digits: Substring) -> UInt64? {
     else { return nil }
     return number
 }
-

@@ -24,7 +24,7 @@ struct BlobReader: Sendable {
         let file: any StoreFile
         do throws(EngineError) {
             file = try fileSystem.openFile(path, create: false)
-        } catch where error.errno == Syscall.noSuchFile {
+        } catch  where error.errno == Syscall.noSuchFile {
             throw EngineError(
                 .missingBlob, "blob \(BlobFile.name(reference.id)) is missing", path: path,
                 systemCall: error.systemCall, errno: error.errno)
@@ -67,7 +67,8 @@ struct BlobReader: Sendable {
             let storedLength = Int(reader.readUInt32()!)
             let hash = reader.readUInt64()!
             let rawLength = Int(min(remaining, UInt64(LogFormat.blobChunkSize)))
-            let valid = reference.encoding == LogFormat.blobEncodingRaw
+            let valid =
+                reference.encoding == LogFormat.blobEncodingRaw
                 ? storedLength == rawLength
                 : storedLength >= 1 && storedLength <= rawLength
                     && rawLength <= storedLength * LogFormat.maxInflateRatio

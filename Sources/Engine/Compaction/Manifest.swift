@@ -132,9 +132,10 @@ struct Manifest: Sendable, Equatable {
             guard blobIDs.allSatisfy({ (1...LogFormat.maxFileNumber).contains($0) }),
                 zip(blobIDs, blobIDs.dropFirst()).allSatisfy({ $0 < $1 })
             else { throw bad("lists blob ids that are not ascending within 1 ... \(LogFormat.maxFileNumber)") }
-            tables.append(Table(
-                number: number, level: level, length: length, entryCount: entryCount, smallestKey: Array(smallest),
-                largestKey: Array(largest), blobIDs: blobIDs))
+            tables.append(
+                Table(
+                    number: number, level: level, length: length, entryCount: entryCount, smallestKey: Array(smallest),
+                    largestKey: Array(largest), blobIDs: blobIDs))
         }
         guard reader.isAtEnd else {
             throw .corruption("manifest holds \(reader.remaining) bytes after its last table", path: path, offset: UInt64(Self.headerSize))

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Every system call the engine makes lives here. `EINTR` is retried here and nowhere else, short
@@ -87,24 +87,24 @@ enum Syscall {
     /// Flushes a file's data (and the metadata needed to read it) to stable storage.
     static func syncData(_ fd: Int32, path: String) throws(EngineError) {
         #if canImport(Darwin)
-        // Plain fsync does not flush an Apple SSD's write cache; F_FULLFSYNC does.
-        while fcntl(fd, F_FULLFSYNC) != 0 {
-            if errno != EINTR { throw fail("fcntl(F_FULLFSYNC)", path) }
-        }
+            // Plain fsync does not flush an Apple SSD's write cache; F_FULLFSYNC does.
+            while fcntl(fd, F_FULLFSYNC) != 0 {
+                if errno != EINTR { throw fail("fcntl(F_FULLFSYNC)", path) }
+            }
         #else
-        while fdatasync(fd) != 0 {
-            if errno != EINTR { throw fail("fdatasync", path) }
-        }
+            while fdatasync(fd) != 0 {
+                if errno != EINTR { throw fail("fdatasync", path) }
+            }
         #endif
     }
 
     static func syncAll(_ fd: Int32, path: String) throws(EngineError) {
         #if canImport(Darwin)
-        try syncData(fd, path: path)
+            try syncData(fd, path: path)
         #else
-        while fsync(fd) != 0 {
-            if errno != EINTR { throw fail("fsync", path) }
-        }
+            while fsync(fd) != 0 {
+                if errno != EINTR { throw fail("fsync", path) }
+            }
         #endif
     }
 

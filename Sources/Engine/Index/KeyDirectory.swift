@@ -509,7 +509,8 @@ struct KeyDirectory {
         var i = 0
         while i < positions.count {
             let position = positions[i]
-            bounds[i + 1] = bounds[i] + headLength(chunks[position.chunk].prefix(position.index))
+            bounds[i + 1] =
+                bounds[i] + headLength(chunks[position.chunk].prefix(position.index))
                 + chunks[position.chunk].withTail(position.index) { $0.count }
             i += 1
         }
@@ -554,7 +555,8 @@ struct KeyDirectory {
     /// per-chunk prefix. `walstore-example` measures the real figure with `mallinfo2`.
     static func estimatedBytesPerKey(averageKeyLength: Int) -> Int {
         let capacity = KeyTable<PackedLocation>.chunkCapacity
-        let entry = MemoryLayout<UInt64>.stride + MemoryLayout<UInt32>.stride
+        let entry =
+            MemoryLayout<UInt64>.stride + MemoryLayout<UInt32>.stride
             + max(averageKeyLength - KeyOrder.prefixLength, 0) + MemoryLayout<PackedLocation>.stride
         let chunkOverhead = 4 * (32 + 16) + MemoryLayout<KeyTable<PackedLocation>.Chunk>.stride + 8
         return (entry * (capacity + 1) + chunkOverhead) * 4 / (3 * capacity)

@@ -44,14 +44,15 @@ enum Upgrade {
             do throws(EngineError) {
                 try PackFile.forEachBlock(of: file, number: pack) { blockOffset, _, raw, records throws(EngineError) in
                     for record in records {
-                        let value: TableEntry.Value = if let blob = record.blob {
-                            .blob(blob)
-                        } else {
-                            .value(Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]))
-                        }
+                        let value: TableEntry.Value =
+                            if let blob = record.blob {
+                                .blob(blob)
+                            } else {
+                                .value(Array(raw[record.valueOffset..<record.valueOffset + record.valueLength!]))
+                            }
                         do throws(EngineError) {
                             try writer.add(TableEntry(key: record.key, sequence: record.sequence!, value: value))
-                        } catch where error.code == .invalidArgument {
+                        } catch  where error.code == .invalidArgument {
                             // The table refuses the entry (out of order): the pack is damaged. Any
                             // other error is the table's own I/O, and is thrown as it is.
                             throw .corruption("pack records are not in ascending key order", path: file.path, offset: blockOffset)

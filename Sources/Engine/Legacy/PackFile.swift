@@ -148,9 +148,10 @@ struct PackWriter {
         raw.append(contentsOf: key)
         let valueOffset = raw.bytes.count
         if let blob { blob.append(to: &raw) } else { raw.append(contentsOf: value!) }
-        pending.append(RecordPlacement(
-            key: key, valueLength: raw.bytes.count - valueOffset, blob: blob, sequence: sequence, blockOffset: 0,
-            blockLength: 0, valueOffset: valueOffset, recordSize: raw.bytes.count - start))
+        pending.append(
+            RecordPlacement(
+                key: key, valueLength: raw.bytes.count - valueOffset, blob: blob, sequence: sequence, blockOffset: 0,
+                blockLength: 0, valueOffset: valueOffset, recordSize: raw.bytes.count - start))
         if raw.bytes.count >= blockSize { try flushBlock() }
     }
 

@@ -90,7 +90,8 @@ enum CommitDecoding {
             return Array(stored)
         case LogFormat.blockEncodingZlib:
             guard Int(rawLength) <= Int(storedLength) * LogFormat.maxInflateRatio else {
-                throw .corruption("compressed block declares \(rawLength) raw bytes from \(storedLength), past zlib's maximum ratio", path: path, offset: offset)
+                throw .corruption(
+                    "compressed block declares \(rawLength) raw bytes from \(storedLength), past zlib's maximum ratio", path: path, offset: offset)
             }
             guard let raw = Zlib.decompress(stored, rawLength: Int(rawLength)) else {
                 throw .corruption("compressed block does not inflate to its declared \(rawLength) bytes", path: path, offset: offset)
@@ -112,8 +113,9 @@ enum CommitDecoding {
             let start = reader.position
             guard records.count < limit else { throw fail("more records than the commit declares", start) }
             guard let kind = reader.readUInt8() else { throw fail("record is short", start) }
-            guard kind == LogFormat.recordPut || kind == LogFormat.recordBlob
-                || (kind == LogFormat.recordDelete && !withSequence)
+            guard
+                kind == LogFormat.recordPut || kind == LogFormat.recordBlob
+                    || (kind == LogFormat.recordDelete && !withSequence)
             else { throw fail("unknown record kind \(kind)", start) }
             var sequence: UInt64?
             if withSequence {
@@ -142,9 +144,10 @@ enum CommitDecoding {
             } else if let valueLength, reader.readBytes(valueLength) == nil {
                 throw fail("record value runs past the block", start)
             }
-            records.append(Record(
-                key: Array(key), valueLength: valueLength, blob: blob, sequence: sequence, blockOffset: blockOffset,
-                blockLength: blockLength, valueOffset: valueOffset, recordSize: reader.position - start))
+            records.append(
+                Record(
+                    key: Array(key), valueLength: valueLength, blob: blob, sequence: sequence, blockOffset: blockOffset,
+                    blockLength: blockLength, valueOffset: valueOffset, recordSize: reader.position - start))
         }
     }
 }

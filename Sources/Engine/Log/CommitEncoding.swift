@@ -64,27 +64,30 @@ struct EncodedCommit: Sendable {
                 raw.append(contentsOf: key)
                 let valueOffset = raw.bytes.count
                 raw.append(contentsOf: value)
-                pending.append(RecordPlacement(
-                    key: key, valueLength: value.count, blockOffset: 0, blockLength: 0,
-                    valueOffset: valueOffset, recordSize: raw.bytes.count - start))
+                pending.append(
+                    RecordPlacement(
+                        key: key, valueLength: value.count, blockOffset: 0, blockLength: 0,
+                        valueOffset: valueOffset, recordSize: raw.bytes.count - start))
             case .blob(let key, let reference):
                 raw.append(LogFormat.recordBlob)
                 raw.appendVarint(key.count)
                 raw.append(contentsOf: key)
                 let valueOffset = raw.bytes.count
                 reference.append(to: &raw)
-                pending.append(RecordPlacement(
-                    key: key, valueLength: LogFormat.blobReferenceSize, blob: reference, blockOffset: 0,
-                    blockLength: 0, valueOffset: valueOffset, recordSize: raw.bytes.count - start))
+                pending.append(
+                    RecordPlacement(
+                        key: key, valueLength: LogFormat.blobReferenceSize, blob: reference, blockOffset: 0,
+                        blockLength: 0, valueOffset: valueOffset, recordSize: raw.bytes.count - start))
             case .putBlob:
                 preconditionFailure("a blob is written before its batch is encoded")
             case .delete(let key):
                 raw.append(LogFormat.recordDelete)
                 raw.appendVarint(key.count)
                 raw.append(contentsOf: key)
-                pending.append(RecordPlacement(
-                    key: key, valueLength: nil, blockOffset: 0, blockLength: 0,
-                    valueOffset: raw.bytes.count, recordSize: raw.bytes.count - start))
+                pending.append(
+                    RecordPlacement(
+                        key: key, valueLength: nil, blockOffset: 0, blockLength: 0,
+                        valueOffset: raw.bytes.count, recordSize: raw.bytes.count - start))
             }
             if raw.bytes.count >= blockSize { flushBlock() }
         }
@@ -96,9 +99,11 @@ struct EncodedCommit: Sendable {
         var compressed = worthCompressing ? Zlib.compressEach(rawBlocks, level: level) : rawBlocks.map { _ in nil }
         // The frame at its final size at once, and each block's raw and compressed bytes let go
         // of as soon as they are in it: a large commit never holds its bytes three times over.
-        payload.bytes.reserveCapacity(payload.bytes.count + rawBlocks.indices.reduce(0) { total, index in
-            total + LogFormat.blockHeaderSize + (compressed[index]?.count ?? rawBlocks[index].count)
-        })
+        payload.bytes.reserveCapacity(
+            payload.bytes.count
+                + rawBlocks.indices.reduce(0) { total, index in
+                    total + LogFormat.blockHeaderSize + (compressed[index]?.count ?? rawBlocks[index].count)
+                })
         for index in rawBlocks.indices {
             let rawBlock = rawBlocks[index]
             let stored = compressed[index]

@@ -153,7 +153,8 @@ struct LogReader {
             sequence < LogFormat.maxSequence
         else {
             return .invalid(
-                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length), sequence \(sequence), durable sequence \(durable))")
+                "frame header is invalid (type \(type), flags \(flags), reserved \(reserved), length \(length), sequence \(sequence), durable sequence \(durable))"
+            )
         }
         guard UInt64(length) <= remaining - headerSize else {
             return .damaged("frame of \(length) payload bytes runs past the end of the file", zeroFrom: nil)
@@ -182,7 +183,8 @@ struct LogReader {
         }
         tornTail = TornTail(
             offset: offset,
-            reason: "\(reason), and no later frame shows it durable: unsynced writes lost\(later > 0 ? " (\(later) later frames discarded with it)" : "")",
+            reason:
+                "\(reason), and no later frame shows it durable: unsynced writes lost\(later > 0 ? " (\(later) later frames discarded with it)" : "")",
             discardedFrames: later)
         return nil
     }

@@ -66,7 +66,8 @@ extension LogStore {
         var previous: SegmentHint?
         if let hintFile = try? fileSystem.openFile(hintPath, create: false),
             let hint = try? SegmentHint.load(hintFile, number: number, fileSize: end, isNewest: true, firstSequence: nil),
-            (try? hint.checkLastFrame(in: file)) != nil {
+            (try? hint.checkLastFrame(in: file)) != nil
+        {
             if hint.coveredLength == end { return nil }  // nothing new to describe
             previous = hint
         }

@@ -343,7 +343,8 @@ struct SegmentHint: Equatable {
                 let key = reader.readBytes(keyLength), let step = reader.readVarint64(), step < frames
             else { throw bad("invalid or short") }
             if let previousKey,
-                previousKey.withUnsafeBytes({ a in key.withUnsafeBytes { b in compareBytes(a, b) } }) >= 0 {
+                previousKey.withUnsafeBytes({ a in key.withUnsafeBytes { b in compareBytes(a, b) } }) >= 0
+            {
                 throw bad("keys out of order")
             }
             previousKey = key

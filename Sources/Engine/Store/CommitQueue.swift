@@ -53,7 +53,8 @@ final class CommitQueue: Sendable {
     func takeGroup() -> [CommitTicket] {
         state.withLock { s in
             let first = s.waiting[0].encoded.frame.count
-            let cap = first <= Self.smallLeaderAllowance
+            let cap =
+                first <= Self.smallLeaderAllowance
                 ? first + Self.smallLeaderAllowance : Self.maxGroupBytes
             var bytes = 0
             var count = 0

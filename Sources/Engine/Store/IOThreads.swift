@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Dispatch
 
@@ -127,26 +127,28 @@ final class IOThreads: Sendable {
         }
         let start = Unmanaged.passRetained(Start(body: body)).toOpaque()
         #if canImport(Darwin)
-        var thread: pthread_t?
+            var thread: pthread_t?
         #else
-        var thread = pthread_t()
+            var thread = pthread_t()
         #endif
-        let created = pthread_create(&thread, nil, { raw in
-            #if canImport(Darwin)
-            let start = Unmanaged<Start>.fromOpaque(raw).takeRetainedValue()
-            #else
-            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-            #endif
-            start.body()
-            return nil
-        }, start)
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                #if canImport(Darwin)
+                    let start = Unmanaged<Start>.fromOpaque(raw).takeRetainedValue()
+                #else
+                    let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+                #endif
+                start.body()
+                return nil
+            }, start)
         // Without its I/O threads the engine's async calls could never finish; there is no way
         // to go on (and no input makes this fail: only exhausted system resources).
         precondition(created == 0, "WALStore could not start its I/O thread (pthread_create: \(created))")
         #if canImport(Darwin)
-        pthread_detach(thread!)
+            pthread_detach(thread!)
         #else
-        pthread_detach(thread)
+            pthread_detach(thread)
         #endif
     }
 }

@@ -30,7 +30,7 @@ extension LogStore {
             case .blob(let reference)?:
                 do {
                     values[position] = try openBlob(reference).readAll()
-                } catch where error.code == .missingBlob {
+                } catch  where error.code == .missingBlob {
                     // Overwritten and collected meanwhile: the one-key read looks again.
                     values[position] = try value(forKey: keys[position])
                 }

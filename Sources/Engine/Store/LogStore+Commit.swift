@@ -150,7 +150,8 @@ extension LogStore {
         // Preallocate: when the group would grow the file, zero-fill the next chunk in the same
         // write, so the syncs of the commits after it find their blocks already allocated.
         let end = groupOffset + UInt64(frameBytes)
-        var padding = !w.preallocationSuspended && end > w.allocatedEnd && frameBytes < options.preallocationSize
+        var padding =
+            !w.preallocationSuspended && end > w.allocatedEnd && frameBytes < options.preallocationSize
             ? options.preallocationSize : 0
         bytes.reserveCapacity(frameBytes + padding)
         var frameOffsets: [UInt64] = []

@@ -128,7 +128,7 @@ extension LogStore {
             if case .blob(let reference) = version, let failed, failed.reference == reference { throw failed.error }
             do {
                 return try read(version)
-            } catch where error.code == .missingBlob {
+            } catch  where error.code == .missingBlob {
                 guard case .blob(let reference) = version else { throw error }
                 failed = (reference, error)
             }

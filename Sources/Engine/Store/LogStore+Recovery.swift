@@ -82,7 +82,8 @@ struct RecoveredLog {
             let file = names.sorted().first(where: { name in
                 PackFile.number(fromName: name).map { PackFile.name($0) == name } ?? false
                     || StoreTable.number(fromName: name).map { TableFormat.name($0) == name } ?? false
-            }) {
+            })
+        {
             throw .corruption(
                 "\(file) is present but \(LogFormat.manifestName) is missing and the log no longer starts at segment 1 (was the manifest lost?)",
                 path: directory + "/" + LogFormat.manifestName, offset: 0)
@@ -123,7 +124,8 @@ struct RecoveredLog {
             var leftover = name == LogFormat.manifestTemporaryName
             if let number = SegmentHint.number(fromName: name) {
                 // Only a segment that is still part of the log has a hint.
-                leftover = name.hasSuffix(LogFormat.temporarySuffix) || number < manifest.logStart
+                leftover =
+                    name.hasSuffix(LogFormat.temporarySuffix) || number < manifest.logStart
                     || !segments.contains(number)
             } else if let number = StoreTable.number(fromName: name) {
                 nextTableNumber = max(nextTableNumber, number + 1)

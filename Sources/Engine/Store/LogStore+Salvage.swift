@@ -77,7 +77,7 @@ extension LogStore {
         let names: [String]
         do throws(EngineError) {
             names = try fileSystem.listDirectory(path)
-        } catch where error.errno == Syscall.noSuchFile {
+        } catch  where error.errno == Syscall.noSuchFile {
             throw EngineError(.notFound, "there is no store here to salvage", path: path)
         }
         guard names.contains(where: { SegmentFile.number(fromName: $0) != nil || $0 == LogFormat.manifestName }) else {
@@ -252,7 +252,8 @@ private struct Salvage {
         else { return }
         lostKeys += hint.puts.filter { $0.location.blockOffset + UInt64($0.location.blockLength) > size }.map(\.key)
         // Deletes carry no location: the last frame lost tells which of them went with it.
-        let lastKept = hint.puts.filter { $0.location.blockOffset + UInt64($0.location.blockLength) <= size }
+        let lastKept =
+            hint.puts.filter { $0.location.blockOffset + UInt64($0.location.blockLength) <= size }
             .map(\.location.sequence).max() ?? 0
         lostKeys += hint.deletes.filter { $0.sequence > lastKept }.map(\.key)
     }
@@ -270,14 +271,15 @@ private struct Salvage {
             do throws(EngineError) {
                 _ = try Upgrade.run(old, directory: directory, names: names, fileSystem: fileSystem, options: options)
                 return
-            } catch where error.code == .corruption {
+            } catch  where error.code == .corruption {
                 guard error.description != previous, let path = error.path,
                     let pack = old.packs.first(where: { path == directory + "/" + PackFile.name($0) })
                 else { throw error }
                 previous = error.description
                 let index = old.packs.firstIndex(of: pack)!
                 if let hint = try? fileSystem.openFile(directory + "/" + PackFile.hintName(pack), create: false),
-                    let entries = try? HintFile.load(hint, packNumber: pack, packSize: old.packSizes[index]) {
+                    let entries = try? HintFile.load(hint, packNumber: pack, packSize: old.packSizes[index])
+                {
                     lostKeys += entries.map(\.key)
                 }
                 if names.contains(PackFile.name(pack)) { try setAside(PackFile.name(pack), reason: error.message) }
@@ -305,7 +307,7 @@ private struct Salvage {
                 throw .corruption("table \(TableFormat.name(missing.number)) is missing", path: directory, offset: 0)
             }
             return
-        } catch where error.code == .corruption {
+        } catch  where error.code == .corruption {
             if names.contains(LogFormat.manifestName) {
                 try setAside(LogFormat.manifestName, reason: error.message)
             }
@@ -322,7 +324,8 @@ private struct Salvage {
             var record = Manifest.Table(
                 number: number, level: 0, length: size, entryCount: 1, smallestKey: [0], largestKey: [0xFF], blobIDs: [])
             if let kept = try? TableSalvage(source: FileTableSource(file: file)), kept.isClean,
-                let first = kept.entries.first, let last = kept.entries.last {
+                let first = kept.entries.first, let last = kept.entries.last
+            {
                 record.entryCount = UInt64(kept.entries.count)
                 record.smallestKey = first.key
                 record.largestKey = last.key
@@ -443,7 +446,8 @@ private struct Salvage {
                 try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
                 try fileSystem.syncDirectory(directory)
                 manifest.tables[index] = written
-                outcome = "its \(kept.keptBlocks.count) intact data blocks (\(kept.entries.count) entries) are in table \(TableFormat.name(replacement))"
+                outcome =
+                    "its \(kept.keptBlocks.count) intact data blocks (\(kept.entries.count) entries) are in table \(TableFormat.name(replacement))"
                 index += 1
             } else {
                 manifest.tables.remove(at: index)
@@ -470,7 +474,7 @@ private struct Salvage {
                     directory: directory, blobDirectory: directory + "/" + LogFormat.blobDirectoryName, fileSystem: fileSystem,
                     options: LogStore.Options(), tableCache: TableBlockCache(capacity: 0))
                 return log.lastSequence
-            } catch where error.code == .corruption {
+            } catch  where error.code == .corruption {
                 // Each pass sets aside what the last one named; the same error twice means it could
                 // not, and another pass would not get further.
                 guard error.description != previous else { throw error }
@@ -532,8 +536,9 @@ private struct Salvage {
         if names.contains(LogFormat.manifestName), table == nil {
             try setAside(LogFormat.manifestName, reason: error.message)
         }
-        guard case .current(var manifest) = try? Manifest.read(
-            in: directory, names: try fileSystem.listDirectory(directory), fileSystem: fileSystem)
+        guard
+            case .current(var manifest) = try? Manifest.read(
+                in: directory, names: try fileSystem.listDirectory(directory), fileSystem: fileSystem)
         else {
             try repairManifestIfDamaged()
             return
@@ -555,7 +560,7 @@ private struct Salvage {
         while let entry = try cursor.next() {
             do throws(EngineError) {
                 _ = try entry.value()
-            } catch where error.code == .corruption || error.code == .missingBlob || error.code == .unsupportedFormat {
+            } catch  where error.code == .corruption || error.code == .missingBlob || error.code == .unsupportedFormat {
                 unreadable.append(entry.key)
                 if let path = error.path, path.hasPrefix(directory + "/" + LogFormat.blobDirectoryName + "/") {
                     blobs.insert(String(path.dropFirst(directory.count + 1)))

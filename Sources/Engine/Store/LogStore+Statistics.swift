@@ -5,9 +5,11 @@ extension LogStore {
     /// `fstat` per segment. After ``close()`` the figures are those of an empty store.
     public var statistics: Statistics {
         let (hintBytes, manifestBytes, last, flushBytes, mergeBytes, automaticFailure) = catalog.withLock { c in
-            (c.segmentHintBytes.values.reduce(0, +),
-             c.manifest == Manifest() ? 0 : UInt64(c.manifest.encodedSize), c.last,
-             c.flushBytesWritten, c.mergeBytesWritten, c.automaticFailure.map { Statistics.AutomaticFailure(error: $0) })
+            (
+                c.segmentHintBytes.values.reduce(0, +),
+                c.manifest == Manifest() ? 0 : UInt64(c.manifest.encodedSize), c.last,
+                c.flushBytesWritten, c.mergeBytesWritten, c.automaticFailure.map { Statistics.AutomaticFailure(error: $0) }
+            )
         }
         let blobCollection = blobCollectionStatistics
         let logBytes = UInt64(logBytesWritten.load(ordering: .relaxed))
@@ -17,8 +19,9 @@ extension LogStore {
             for (number, usage) in s.index.usage.sorted(by: { $0.key < $1.key }) {
                 var size = (try? s.files[number]?.size()) ?? 0
                 if number == s.activeSegment { size -= min(size, s.preallocatedBytes) }
-                segments.append(Statistics.Segment(
-                    number: number, bytesOnDisk: size, liveBytes: usage.liveBytes, deadBytes: usage.deadBytes))
+                segments.append(
+                    Statistics.Segment(
+                        number: number, bytesOnDisk: size, liveBytes: usage.liveBytes, deadBytes: usage.deadBytes))
             }
             let tables = s.tables.map { table in
                 Statistics.Table(

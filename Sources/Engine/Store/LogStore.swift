@@ -229,22 +229,25 @@ public final class LogStore: Sendable {
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))
         self.tableCache = log.tableCache
-        self.catalog = Locked(CatalogState(
-            manifest: log.manifest, nextTable: log.nextTableNumber,
-            segmentHintBytes: log.segmentHintBytes, pendingSegmentHints: log.segmentsNeedingHints))
+        self.catalog = Locked(
+            CatalogState(
+                manifest: log.manifest, nextTable: log.nextTableNumber,
+                segmentHintBytes: log.segmentHintBytes, pendingSegmentHints: log.segmentsNeedingHints))
         self.fileSystem = fileSystem
         self.directoryLock = lock
-        self.writer = Locked(WriterState(
-            active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
-            syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd,
-            activeFirstSequence: log.activeFirstSequence, nextSequence: log.lastSequence + 1,
-            syncedSequence: log.lastSequence))
-        self.state = Locked(ReaderState(
-            index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
-            blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, tables: log.tables,
-            activeSegment: log.activeNumber,
-            lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
-            recovery: log.recovery))
+        self.writer = Locked(
+            WriterState(
+                active: log.activeFile!, activeNumber: log.activeNumber, writeOffset: log.writeOffset,
+                syncedOffset: log.writeOffset, allocatedEnd: log.allocatedEnd,
+                activeFirstSequence: log.activeFirstSequence, nextSequence: log.lastSequence + 1,
+                syncedSequence: log.lastSequence))
+        self.state = Locked(
+            ReaderState(
+                index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
+                blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, tables: log.tables,
+                activeSegment: log.activeNumber,
+                lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
+                recovery: log.recovery))
     }
 
     deinit {
@@ -364,7 +367,7 @@ public final class LogStore: Sendable {
         let names: [String]
         do throws(EngineError) {
             names = try fileSystem.listDirectory(path)
-        } catch where error.errno == Syscall.noSuchFile {
+        } catch  where error.errno == Syscall.noSuchFile {
             names = []
         }
         let isStoreFile = { (name: String) -> Bool in

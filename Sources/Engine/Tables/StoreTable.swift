@@ -133,8 +133,9 @@ struct TableWriter {
         scratchPath = directory + "/" + TableFormat.scratchName(number)
         file = try fileSystem.openFile(temporaryPath, create: true)
         try file.truncate(to: 0)
-        builder = TableBuilder(options: TableBuilder.Options(
-            blockSize: LogStore.tableBlockSize, compressionLevel: options.compressionLevel, partitionSize: limits.partitionSize))
+        builder = TableBuilder(
+            options: TableBuilder.Options(
+                blockSize: LogStore.tableBlockSize, compressionLevel: options.compressionLevel, partitionSize: limits.partitionSize))
     }
 
     /// Adds `entry`, whose key is above every key added before.

@@ -121,8 +121,9 @@ extension DecoderHooks {
         }
         /// The entries of the index block at `handle` once repaired, each value's handles.
         func repairIndex(_ handle: BlockHandle) -> [[BlockHandle]]? {
-            guard repairBlock(handle) != nil, let block = try? Block(
-                raw: StoredBlock.decode(bytes[Int(handle.offset)..<Int(handle.end)], path: "", offset: 0), path: "", offset: 0)
+            guard repairBlock(handle) != nil,
+                let block = try? Block(
+                    raw: StoredBlock.decode(bytes[Int(handle.offset)..<Int(handle.end)], path: "", offset: 0), path: "", offset: 0)
             else { return nil }
             // (The raw contents decoded once more: the repair is for fuzzing, not fast.)
             return ((try? block.entries()) ?? []).map { entry in
@@ -170,8 +171,11 @@ extension DecoderHooks {
                 switch e.kind {
                 case TableFormat.kindTombstone: TableEntry(key: e.key, sequence: e.sequence, value: .tombstone)
                 case TableFormat.kindBlob:
-                    TableEntry(key: e.key, sequence: e.sequence, value: .blob(BlobReference(
-                        id: 7, length: UInt64(e.value.count), fileLength: 48 + UInt64(e.value.count), checksum: 0, encoding: 0)))
+                    TableEntry(
+                        key: e.key, sequence: e.sequence,
+                        value: .blob(
+                            BlobReference(
+                                id: 7, length: UInt64(e.value.count), fileLength: 48 + UInt64(e.value.count), checksum: 0, encoding: 0)))
                 default: TableEntry(key: e.key, sequence: e.sequence, value: .value(e.value))
                 }
             }, options: options)
@@ -200,9 +204,11 @@ extension DecoderHooks {
         var partitions: [(filter: Range<Int>, index: Range<Int>, data: Range<UInt64>, separator: [UInt8])] = []
         if footer.isPartitioned {
             for (number, partition) in loaded.partitions.enumerated() {
-                partitions.append((
-                    range(partition.filter), range(partition.index), partition.dataStart..<partition.dataEnd,
-                    Array(try loaded.top.restartKey(number))))
+                partitions.append(
+                    (
+                        range(partition.filter), range(partition.index), partition.dataStart..<partition.dataEnd,
+                        Array(try loaded.top.restartKey(number))
+                    ))
             }
         }
         return TableLayout(

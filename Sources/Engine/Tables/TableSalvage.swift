@@ -191,9 +191,10 @@ extension TableSalvage {
                     method = .walk
                     let end = walk(Int(partition.dataStart)..<Int(partition.dataEnd))
                     if end < Int(partition.dataEnd) {
-                        losses.append(Loss(
-                            range: UInt64(end)..<partition.dataEnd, reason: .checksumMismatch,
-                            message: "no intact data block ends in these bytes"))
+                        losses.append(
+                            Loss(
+                                range: UInt64(end)..<partition.dataEnd, reason: .checksumMismatch,
+                                message: "no intact data block ends in these bytes"))
                     }
                     losses.append(Loss(range: range(partition.index), reason: .indexUnreadable, message: error.message))
                 }
@@ -227,15 +228,18 @@ extension TableSalvage {
         /// in something that starts as a footer.
         private mutating func walkWithoutFooter(_ error: EngineError) {
             let end = walk(0..<bytes.count)
-            let hasFooter = bytes.count >= TableFormat.footerSize
+            let hasFooter =
+                bytes.count >= TableFormat.footerSize
                 && bytes.suffix(TableFormat.footerSize).prefix(TableFormat.magic.count).elementsEqual(TableFormat.magic)
             let range = UInt64(end)..<UInt64(bytes.count)
             if hasFooter {
-                losses.append(Loss(range: range, reason: .footerUnreadable, message: "\(error.message); nothing after the last intact data block was kept"))
+                losses.append(
+                    Loss(range: range, reason: .footerUnreadable, message: "\(error.message); nothing after the last intact data block was kept"))
             } else {
-                losses.append(Loss(
-                    range: range, reason: .cutShort,
-                    message: "the file ends without a table footer (cut short); nothing after the last intact data block was kept"))
+                losses.append(
+                    Loss(
+                        range: range, reason: .cutShort,
+                        message: "the file ends without a table footer (cut short); nothing after the last intact data block was kept"))
             }
         }
 
@@ -245,9 +249,10 @@ extension TableSalvage {
             let dataEnd = Int(footer.filter.offset)
             let end = walk(0..<dataEnd)
             if end < dataEnd {
-                losses.append(Loss(
-                    range: UInt64(end)..<footer.filter.offset, reason: .checksumMismatch,
-                    message: "no intact data block ends in these bytes"))
+                losses.append(
+                    Loss(
+                        range: UInt64(end)..<footer.filter.offset, reason: .checksumMismatch,
+                        message: "no intact data block ends in these bytes"))
             }
         }
 

@@ -51,7 +51,9 @@ extension StoreContainer {
         /// A configuration holding `entityNames` in a store that lives only as long as the
         /// container (``isStoredInMemoryOnly``), as SwiftData's
         /// `ModelConfiguration(isStoredInMemoryOnly: true)`.
-        public init(name: String, entityNames: [String]?, isStoredInMemoryOnly: Bool, allowsSave: Bool = true, options: LogStore.Options = LogStore.Options()) {
+        public init(
+            name: String, entityNames: [String]?, isStoredInMemoryOnly: Bool, allowsSave: Bool = true, options: LogStore.Options = LogStore.Options()
+        ) {
             self.init(name: name, entityNames: entityNames, path: "", allowsSave: allowsSave, options: options)
             self.isStoredInMemoryOnly = isStoredInMemoryOnly
         }

@@ -21,7 +21,9 @@ extension StoreContainer {
         var merged: [(transaction: DefaultHistoryTransaction, store: Int)] = []
         for i in indices { merged += try stores[i].fetchHistory(descriptor).map { ($0, i) } }
         merged.sort { a, b in
-            (a.transaction.timestamp, a.store, a.transaction.transactionIdentifier) < (b.transaction.timestamp, b.store, b.transaction.transactionIdentifier)
+            (a.transaction.timestamp, a.store, a.transaction.transactionIdentifier) < (
+                b.transaction.timestamp, b.store, b.transaction.transactionIdentifier
+            )
         }
         if descriptor.sortOrder == .newestFirst { merged.reverse() }
         if let limit = descriptor.fetchLimit, limit >= 0 { merged = Array(merged.prefix(limit)) }
@@ -64,7 +66,8 @@ extension StoreContainer {
         guard let i = storeIndexByIdentifier(token.storeIdentifier) else {
             throw ContainerError(
                 .foreignIdentifier,
-                "The history token \(token.value) belongs to the store \(token.storeIdentifier), which is not one of this container's; use a token this container's history returned.")
+                "The history token \(token.value) belongs to the store \(token.storeIdentifier), which is not one of this container's; use a token this container's history returned."
+            )
         }
         return i
     }

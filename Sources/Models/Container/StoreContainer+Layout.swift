@@ -23,7 +23,8 @@ extension StoreContainer {
         var catchAll: Int?
         for (i, c) in configurations.enumerated() {
             guard names.insert(c.name).inserted else {
-                throw ContainerError(.duplicateConfiguration, "Two configurations are named \(c.name); give each store its own name.", configurationNames: [c.name])
+                throw ContainerError(
+                    .duplicateConfiguration, "Two configurations are named \(c.name); give each store its own name.", configurationNames: [c.name])
             }
             if !c.isStoredInMemoryOnly {
                 let path = standardized(c.path)
@@ -64,7 +65,8 @@ extension StoreContainer {
         for entity in schema.entities where entity.superentityName == nil && owner[entity.name] == nil {
             guard let catchAll else {
                 throw ContainerError(
-                    .entityInNoConfiguration, "No configuration holds \(entity.name); name it in one of them (or leave one configuration's entity list nil).",
+                    .entityInNoConfiguration,
+                    "No configuration holds \(entity.name); name it in one of them (or leave one configuration's entity list nil).",
                     entityName: entity.name, configurationNames: configurations.map(\.name))
             }
             owner[entity.name] = catchAll
@@ -93,7 +95,8 @@ extension StoreContainer {
                 guard let to = layout.configurationIndex(of: r.destination, in: schema), to != from else { continue }
                 let ends = [
                     ContainerError.RelationshipEnd(entityName: entity.name, relationshipName: r.name, configurationName: configurations[from].name),
-                    ContainerError.RelationshipEnd(entityName: r.destination, relationshipName: r.inverse, configurationName: configurations[to].name),
+                    ContainerError.RelationshipEnd(
+                        entityName: r.destination, relationshipName: r.inverse, configurationName: configurations[to].name),
                 ]
                 throw ContainerError(
                     .crossStoreRelationship,

@@ -22,7 +22,8 @@ extension StoreContainer {
         history: WALStoreConfiguration.History, fileSystem: any FileSystem
     ) throws -> OpenedStores {
         let removesDirectories = fileSystem is PosixFileSystem
-        let memoryDirectory = configurations.contains(where: \.isStoredInMemoryOnly)
+        let memoryDirectory =
+            configurations.contains(where: \.isStoredInMemoryOnly)
             ? (NSTemporaryDirectory() as NSString).appendingPathComponent("walstore-in-memory-\(UUID().uuidString)") : nil
         let storeConfigurations = configurations.enumerated().map { i, c in
             var options = c.options
@@ -75,18 +76,28 @@ extension StoreContainer {
             let refusal: (ContainerError.Code, String)? =
                 switch error.code {
                 case .locked:
-                    (.locked, "\(place) is open elsewhere (another container or store, in this process or another, holds its lock); close that one first.")
+                    (
+                        .locked,
+                        "\(place) is open elsewhere (another container or store, in this process or another, holds its lock); close that one first."
+                    )
                 case .notAStore:
-                    (.notAStore, "\(place) holds other files, or an engine store no WALDataStore wrote; nothing was written there. Choose an empty or new directory.")
+                    (
+                        .notAStore,
+                        "\(place) holds other files, or an engine store no WALDataStore wrote; nothing was written there. Choose an empty or new directory."
+                    )
                 case .permissionDenied:
-                    (.permissionDenied, "\(place) cannot be opened: the operating system refused access; fix the permissions or choose another directory.")
+                    (
+                        .permissionDenied,
+                        "\(place) cannot be opened: the operating system refused access; fix the permissions or choose another directory."
+                    )
                 case .corrupted:
                     (.corrupted, "\(place) is damaged; salvage it (LogStore.salvage(at:)) or restore it from a copy.")
                 default:
                     nil
                 }
             guard let (code, message) = refusal else { throw error }
-            throw ContainerError(code, message + " No store of the container was opened.", configurationNames: [configuration.name], underlying: error)
+            throw ContainerError(
+                code, message + " No store of the container was opened.", configurationNames: [configuration.name], underlying: error)
         }
     }
 
@@ -123,7 +134,7 @@ extension StoreContainer {
     private static func holdsFiles(_ path: String, _ fileSystem: any FileSystem) throws -> Bool {
         do throws(EngineError) {
             return try !fileSystem.listDirectory(path).isEmpty
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             return false
         } catch {
             // Not a directory, or not readable: the engine's open says so.
@@ -136,7 +147,7 @@ extension StoreContainer {
         do throws(EngineError) {
             _ = try fileSystem.listDirectory(path)
             return true
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             return false
         } catch {
             return true

@@ -20,7 +20,8 @@ extension StoreContainer {
                             configurationNames: [store.configuration.name])
                     }
                     let rollsForward = try stores[c].engine.contains(TransactionRecord.committedKey(transaction))
-                    let batch = rollsForward
+                    let batch =
+                        rollsForward
                         ? try Self.commitBatch(prepared, of: store, transaction: transaction)
                         : Self.rollbackBatch(prepared, transaction: transaction)
                     try Self.durably(store, batch)

@@ -55,7 +55,8 @@ extension StoreContainer {
             let i = try storeIndex(forEntity: id.entityName)
             if !id.isTemporary, try storeIndex(for: id) != i {
                 throw ContainerError(
-                    .foreignIdentifier, "\(id) was made by the store of another configuration than \(configurations[i].name), which holds \(id.entityName).",
+                    .foreignIdentifier,
+                    "\(id) was made by the store of another configuration than \(configurations[i].name), which holds \(id.entityName).",
                     entityName: id.entityName, configurationNames: [configurations[i].name])
             }
             if isDelete { parts[i, default: empty].deleted.append(s) } else { parts[i, default: empty].updated.append(s) }
@@ -110,7 +111,8 @@ extension StoreContainer {
             }
             do {
                 var decision = planned[0].batch
-                decision.put(TransactionRecord.committedKey(transaction), TransactionRecord.Committed(participants: participants.map(\.identifier)).encoded)
+                decision.put(
+                    TransactionRecord.committedKey(transaction), TransactionRecord.Committed(participants: participants.map(\.identifier)).encoded)
                 try Self.durably(coordinator, decision)
                 coordinator.didCommit(planned[0])
                 for (k, store) in participants.enumerated() {
@@ -188,7 +190,8 @@ extension StoreContainer {
                 guard let blob = try store.engine.storedBlob(forKey: staging) else {
                     throw DataStoreError(
                         .corrupted,
-                        "The store \(store.configuration.name) holds part of a save across stores whose staged blob \(index) is missing; the store is damaged: salvage it or restore it from a copy.")
+                        "The store \(store.configuration.name) holds part of a save across stores whose staged blob \(index) is missing; the store is damaged: salvage it or restore it from a copy."
+                    )
                 }
                 batch.put(key, storedBlob: blob)
                 batch.delete(staging)

@@ -106,7 +106,9 @@ public final class StoreContainer: Sendable {
     /// schema, no routing checks, nothing to recover.
     init(migrationStore store: WALDataStore) {
         schema = store.schema
-        configurations = [Configuration(name: store.configuration.name, entityNames: nil, path: store.configuration.path, options: store.configuration.options)]
+        configurations = [
+            Configuration(name: store.configuration.name, entityNames: nil, path: store.configuration.path, options: store.configuration.options)
+        ]
         stores = [store]
         var roots: [String: Int] = [:]
         for entity in store.schema.entities where entity.superentityName == nil { roots[entity.name] = 0 }
@@ -141,7 +143,11 @@ public final class StoreContainer: Sendable {
     ///
     /// - Throws: the first store's error; the others are closed all the same.
     public func close() throws {
-        guard isClosed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
+        guard
+            isClosed.withLock({ closed in
+                defer { closed = true }; return !closed
+            })
+        else { return }
         var first: (any Error)?
         for store in stores {
             do { try store.close() } catch { if first == nil { first = error } }
@@ -167,7 +173,8 @@ public final class StoreContainer: Sendable {
         }
         guard let i = storeIndexByIdentifier(store) else {
             throw ContainerError(
-                .foreignIdentifier, "\(identifier) was made by the store \(store), which is not one of this container's; resolve it through its own container.",
+                .foreignIdentifier,
+                "\(identifier) was made by the store \(store), which is not one of this container's; resolve it through its own container.",
                 entityName: identifier.entityName)
         }
         return i

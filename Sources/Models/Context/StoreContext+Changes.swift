@@ -20,7 +20,8 @@ extension StoreContext {
         }
         let entity = try requireEntity(id.entityName)
         guard !entity.isAbstract else {
-            throw DataStoreError(.invalidRequest, "\(entity.name) is abstract; insert an object of one of its sub-entities.", entityName: entity.name, identifier: id)
+            throw DataStoreError(
+                .invalidRequest, "\(entity.name) is abstract; insert an object of one of its sub-entities.", entityName: entity.name, identifier: id)
         }
         try checkProperties(snapshot.values.keys, of: id)
         var full = DefaultSnapshot(persistentIdentifier: id, values: template(of: id.entityName).defaults)

@@ -94,7 +94,8 @@ extension StoreContext {
                         return own.values[inverse]?.referencedIdentifiers.first != id
                     }
                     return pending.contains { other in
-                        other.persistentIdentifier != id && (inserts[other.persistentIdentifier] != nil || changedKeys[other.persistentIdentifier]?.contains(r.name) == true)
+                        other.persistentIdentifier != id
+                            && (inserts[other.persistentIdentifier] != nil || changedKeys[other.persistentIdentifier]?.contains(r.name) == true)
                             && other.values[r.name]?.referencedIdentifiers.contains(t) == true
                     }
                 }

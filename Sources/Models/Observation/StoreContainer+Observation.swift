@@ -35,17 +35,20 @@ extension StoreContainer {
         guard !recording.isEmpty else {
             throw DataStoreError(
                 .invalidRequest,
-                "No store of the container records history, so there are no transactions to observe; open the container with history enabled, or observe fetches instead.")
+                "No store of the container records history, so there are no transactions to observe; open the container with history enabled, or observe fetches instead."
+            )
         }
         var start: [Int: DefaultHistoryToken] = [:]
         for token in tokens {
             guard let i = storeIndexByIdentifier(token.storeIdentifier) else {
                 throw ContainerError(
                     .foreignIdentifier,
-                    "The history token \(token.value) belongs to the store \(token.storeIdentifier), which is not one of this container's; use a token this container's history returned.")
+                    "The history token \(token.value) belongs to the store \(token.storeIdentifier), which is not one of this container's; use a token this container's history returned."
+                )
             }
             guard start.updateValue(token, forKey: i) == nil else {
-                throw DataStoreError(.invalidRequest, "Two tokens of the store of \(configurations[i].name) were given; give at most one token per store.")
+                throw DataStoreError(
+                    .invalidRequest, "Two tokens of the store of \(configurations[i].name) were given; give at most one token per store.")
             }
         }
         let buffer = TransactionBuffer(limit: bufferingLimit)

@@ -31,7 +31,8 @@ extension AttributeValue {
     static func mismatch(_ value: PropertyValue) -> DataStoreError {
         DataStoreError(
             .typeMismatch,
-            "A \(value.caseName) value cannot become a \(Self.self) (an attribute of type \(attributeType)); the stored value does not match the model's declaration — declare the attribute with the type the store holds, or migrate the data.")
+            "A \(value.caseName) value cannot become a \(Self.self) (an attribute of type \(attributeType)); the stored value does not match the model's declaration — declare the attribute with the type the store holds, or migrate the data."
+        )
     }
 }
 

@@ -126,14 +126,16 @@ package final class ModelIdentityMap: ModelResolver {
         if let object = objects[identifier] {
             guard let model = object as? Destination else {
                 throw DataStoreError(
-                    .typeMismatch, "\(identifier) is already a \(Swift.type(of: object)), not a \(Destination.self); declare the relationship with the model type of its entity.",
+                    .typeMismatch,
+                    "\(identifier) is already a \(Swift.type(of: object)), not a \(Destination.self); declare the relationship with the model type of its entity.",
                     entityName: identifier.entityName, identifier: identifier)
             }
             return model
         }
         guard !filling.contains(identifier) else {
             throw DataStoreError(
-                .typeMismatch, "\(identifier) refers back to itself through relationships of a struct model; hold such relationships as identifiers, or make the model a class.",
+                .typeMismatch,
+                "\(identifier) refers back to itself through relationships of a struct model; hold such relationships as identifiers, or make the model a class.",
                 entityName: identifier.entityName, identifier: identifier)
         }
         if snapshots[identifier] == nil { add(try load([identifier])) }

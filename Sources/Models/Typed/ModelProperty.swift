@@ -234,7 +234,8 @@ public struct ModelProperty<Model: EntityModel>: Sendable {
         case .toOne(let id?): return id
         default:
             throw DataStoreError(
-                .typeMismatch, "The to-one relationship \(Model.entityName).\(name) was read as a \(value.caseName); the stored entity does not match the model — migrate the data.",
+                .typeMismatch,
+                "The to-one relationship \(Model.entityName).\(name) was read as a \(value.caseName); the stored entity does not match the model — migrate the data.",
                 entityName: Model.entityName, propertyName: name)
         }
     }
@@ -245,7 +246,8 @@ public struct ModelProperty<Model: EntityModel>: Sendable {
         case .toMany(let ids): return ids
         default:
             throw DataStoreError(
-                .typeMismatch, "The to-many relationship \(Model.entityName).\(name) was read as a \(value.caseName); the stored entity does not match the model — migrate the data.",
+                .typeMismatch,
+                "The to-many relationship \(Model.entityName).\(name) was read as a \(value.caseName); the stored entity does not match the model — migrate the data.",
                 entityName: Model.entityName, propertyName: name)
         }
     }

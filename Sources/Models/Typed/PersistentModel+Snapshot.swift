@@ -26,7 +26,8 @@ extension EntityModel {
         }
         guard snapshot.persistentIdentifier.entityName == Self.entityName else {
             throw DataStoreError(
-                .unknownEntity, "A snapshot of \(snapshot.persistentIdentifier.entityName) cannot fill a \(Self.self) (entity \(Self.entityName)); fetch it as its own model type.",
+                .unknownEntity,
+                "A snapshot of \(snapshot.persistentIdentifier.entityName) cannot fill a \(Self.self) (entity \(Self.entityName)); fetch it as its own model type.",
                 entityName: snapshot.persistentIdentifier.entityName, identifier: snapshot.persistentIdentifier)
         }
         persistentModelID = snapshot.persistentIdentifier

@@ -169,10 +169,12 @@ public struct CloudKitExport {
     func linkRecord(from source: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> CloudKitRecord {
         let join = inspector.joinFields(of: source, through: relationship, to: target)
         let name = "CDMR_" + Self.derivedUUID(join.entityNames + "\u{0}" + join.relationships + "\u{0}" + join.recordNames).uuidString
-        return CloudKitRecord(recordType: CloudKitRecord.linkRecordType, recordName: name, fields: [
-            ("CD_entityNames", .string(join.entityNames)), ("CD_recordNames", .string(join.recordNames)),
-            ("CD_relationships", .string(join.relationships)),
-        ])
+        return CloudKitRecord(
+            recordType: CloudKitRecord.linkRecordType, recordName: name,
+            fields: [
+                ("CD_entityNames", .string(join.entityNames)), ("CD_recordNames", .string(join.recordNames)),
+                ("CD_relationships", .string(join.relationships)),
+            ])
     }
 
     /// Two FNV-1a 64 hashes of `text` (different offsets) as a version-8 UUID.
@@ -243,11 +245,14 @@ public struct CloudKitExport {
             one.raw("}")
             guard one.bytes.count <= options.maximumRecordBytes else {
                 throw CloudKitTransferError(
-                    .recordTooLarge, "the record is \(one.bytes.count) bytes, over CloudKit's \(options.maximumRecordBytes); mark its large attributes externalStorage",
+                    .recordTooLarge,
+                    "the record is \(one.bytes.count) bytes, over CloudKit's \(options.maximumRecordBytes); mark its large attributes externalStorage",
                     recordName: record.recordName)
             }
-            if operations > 0 && (operations >= options.maximumOperationsPerRequest
-                || batch.bytes.count + one.bytes.count + 1 + closing.utf8.count > options.maximumRequestBytes) {
+            if operations > 0
+                && (operations >= options.maximumOperationsPerRequest
+                    || batch.bytes.count + one.bytes.count + 1 + closing.utf8.count > options.maximumRequestBytes)
+            {
                 try flush()
             }
             if operations == 0 { batch.raw(opening) } else { batch.bytes.append(0x2C) }

@@ -69,7 +69,8 @@ public enum CloudKitImport {
                 guard objects[recordName] == nil else {
                     throw CloudKitTransferError(.invalidRecord, "two records have this name", path: request, recordName: recordName)
                 }
-                objects[recordName] = try object(recordType: recordType, recordName: recordName, fields: fields, schema: schema, directory: directory, summary: &summary)
+                objects[recordName] = try object(
+                    recordType: recordType, recordName: recordName, fields: fields, schema: schema, directory: directory, summary: &summary)
                 order.append(recordName)
             }
         }
@@ -107,7 +108,8 @@ public enum CloudKitImport {
             let schemaData = try? JSONSerialization.data(withJSONObject: schemaObject),
             let schema = try? JSONDecoder().decode(Schema.self, from: schemaData)
         else {
-            throw CloudKitTransferError(.notAnExport, "manifest.json is not a walstore-cloudkit-export of version 1 with a schema and its requests", path: path)
+            throw CloudKitTransferError(
+                .notAnExport, "manifest.json is not a walstore-cloudkit-export of version 1 with a schema and its requests", path: path)
         }
         for request in requests where !isSafeRelativePath(request) {
             throw CloudKitTransferError(.notAnExport, "the manifest names a request file outside the directory", path: request)
@@ -133,7 +135,8 @@ public enum CloudKitImport {
             error.path = name
             throw error
         } catch {
-            throw CloudKitTransferError(.notAnExport, "not a records/modify request body of operations with records (recordType, recordName, fields): \(error)", path: name)
+            throw CloudKitTransferError(
+                .notAnExport, "not a records/modify request body of operations with records (recordType, recordName, fields): \(error)", path: name)
         }
         return body.operations.map { ($0.record.recordType, $0.record.recordName, $0.record.fields.mapValues(\.field)) }
     }
@@ -229,7 +232,8 @@ public enum CloudKitImport {
             throw refuse("no CD_entityName naming a concrete entity of the schema")
         }
         guard recordType == "CD_\(schema.rootEntity(of: entityName)?.name ?? entityName)" else {
-            throw refuse("record type \(recordType), but entity \(entityName) is stored as CD_\(schema.rootEntity(of: entityName)?.name ?? entityName)")
+            throw refuse(
+                "record type \(recordType), but entity \(entityName) is stored as CD_\(schema.rootEntity(of: entityName)?.name ?? entityName)")
         }
         guard let (named, primaryKey) = RecordName.parse(recordName), named == entityName else {
             throw refuse("the record name is not \(entityName)_<UUID>")
@@ -249,7 +253,9 @@ public enum CloudKitImport {
                         throw CloudKitTransferError(.notAnExport, "the asset file of \(assetName) is missing", path: path, recordName: recordName)
                     }
                     guard size < 0 || size == data.count else {
-                        throw CloudKitTransferError(.notAnExport, "the asset file of \(assetName) is \(data.count) bytes, the record says \(size)", path: path, recordName: recordName)
+                        throw CloudKitTransferError(
+                            .notAnExport, "the asset file of \(assetName) is \(data.count) bytes, the record says \(size)", path: path,
+                            recordName: recordName)
                     }
                     summary.assets += 1
                     field = .bytes(data)
@@ -283,7 +289,9 @@ public enum CloudKitImport {
 
     /// Checks every reference and link against the records, and puts each link on the side(s)
     /// it belongs to.
-    static func resolve(_ objects: inout [String: Object], links linkRecords: [(recordName: String, fields: [String: CloudKitField])], schema: Schema) throws {
+    static func resolve(
+        _ objects: inout [String: Object], links linkRecords: [(recordName: String, fields: [String: CloudKitField])], schema: Schema
+    ) throws {
         func isA(_ entity: String, _ destination: String) -> Bool {
             var current: String? = entity
             while let name = current {
@@ -297,7 +305,10 @@ public enum CloudKitImport {
                 guard let destination = schema.relationship(named: relationship, in: object.entity)?.destination,
                     let other = objects[target], isA(other.entity, destination)
                 else {
-                    throw CloudKitTransferError(.invalidRecord, "CD_\(relationship) names \(target), which is no \(schema.relationship(named: relationship, in: object.entity)?.destination ?? "object") of the export", recordName: name)
+                    throw CloudKitTransferError(
+                        .invalidRecord,
+                        "CD_\(relationship) names \(target), which is no \(schema.relationship(named: relationship, in: object.entity)?.destination ?? "object") of the export",
+                        recordName: name)
                 }
             }
         }
@@ -316,10 +327,14 @@ public enum CloudKitImport {
             }
             // A link of an object to itself through a relationship that is its own inverse
             // names one end twice: it is one target.
-            let ends = names[0] == names[1] && rels[0] == rels[1] ? [(a, b, names[0], names[1], rels[0])]
+            let ends =
+                names[0] == names[1] && rels[0] == rels[1]
+                ? [(a, b, names[0], names[1], rels[0])]
                 : [(a, b, names[0], names[1], rels[0]), (b, a, names[1], names[0], rels[1])]
             for (here, there, hereName, thereName, rel) in ends where !rel.isEmpty {
-                guard let relationship = schema.relationship(named: rel, in: here.entity), relationship.isToMany, isA(there.entity, relationship.destination) else {
+                guard let relationship = schema.relationship(named: rel, in: here.entity), relationship.isToMany,
+                    isA(there.entity, relationship.destination)
+                else {
                     throw refuse("\(here.entity) has no to-many relationship \(rel) to \(there.entity)")
                 }
                 links[LinkEnd(recordName: hereName, relationship: rel), default: []].append(thereName)
@@ -354,7 +369,8 @@ public enum CloudKitImport {
             let snapshot = DefaultSnapshot(persistentIdentifier: try identifier(name), values: values)
             for (key, properties) in mapper.uniqueKeys(of: snapshot) {
                 if let other = unique.updateValue(name, forKey: key) {
-                    throw CloudKitTransferError(.invalidRecord, "\(other) and this record share the unique value of \(properties.joined(separator: ", "))", recordName: name)
+                    throw CloudKitTransferError(
+                        .invalidRecord, "\(other) and this record share the unique value of \(properties.joined(separator: ", "))", recordName: name)
                 }
             }
             snapshots.append(snapshot)

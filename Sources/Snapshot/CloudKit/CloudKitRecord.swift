@@ -108,7 +108,11 @@ package struct JSONWriter {
     package mutating func uint(_ value: UInt64) { raw(String(value)) }
 
     package mutating func double(_ value: Double) {
-        if value.isNaN { string("NaN") } else if value.isInfinite { string(value < 0 ? "-Infinity" : "Infinity") } else {
+        if value.isNaN {
+            string("NaN")
+        } else if value.isInfinite {
+            string(value < 0 ? "-Infinity" : "Infinity")
+        } else {
             var text = "\(value)"
             if text.hasSuffix(".0") { text.removeLast(2) }
             raw(text)

@@ -183,8 +183,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// cause.
     public var description: String {
         var text = "DataStoreError.\(code): \(message)"
-        if let entityName { text += " [entity \(entityName)" + (propertyName.map { ", property \($0)" } ?? "") + "]" }
-        else if let propertyName { text += " [property \(propertyName)]" }
+        if let entityName {
+            text += " [entity \(entityName)" + (propertyName.map { ", property \($0)" } ?? "") + "]"
+        } else if let propertyName {
+            text += " [property \(propertyName)]"
+        }
         if let constraint { text += " [constraint (\(constraint.joined(separator: ", ")))]" }
         if let identifier { text += " [object \(identifier)]" }
         if !relatedIdentifiers.isEmpty { text += " [also \(relatedIdentifiers.map { "\($0)" }.joined(separator: ", "))]" }

@@ -107,7 +107,8 @@ final class FetchRunner {
     private func check(_ descriptor: FetchDescriptor) throws {
         _ = try schema.requireEntity(named: descriptor.entityName)
         if let limit = descriptor.fetchLimit, limit < 0 {
-            throw DataStoreError(.invalidRequest, "fetchLimit is \(limit); pass nil for no limit, or a count of at least 0.", entityName: descriptor.entityName)
+            throw DataStoreError(
+                .invalidRequest, "fetchLimit is \(limit); pass nil for no limit, or a count of at least 0.", entityName: descriptor.entityName)
         }
         if let offset = descriptor.fetchOffset, offset < 0 {
             throw DataStoreError(.invalidRequest, "fetchOffset is \(offset); pass nil or a count of at least 0.", entityName: descriptor.entityName)
@@ -120,12 +121,13 @@ final class FetchRunner {
         entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
     }
 
-
     /// The store's own order (record key order), as a scan would find them: what the evaluator's
     /// stable sort breaks ties with, whichever way the candidates were found.
     private static func sortInKeyOrder(_ candidates: inout [DefaultSnapshot]) {
         candidates.sort { a, b in
-            guard let x = RecordMapper.primaryKey(of: a.persistentIdentifier), let y = RecordMapper.primaryKey(of: b.persistentIdentifier) else { return false }
+            guard let x = RecordMapper.primaryKey(of: a.persistentIdentifier), let y = RecordMapper.primaryKey(of: b.persistentIdentifier) else {
+                return false
+            }
             return x.ordering(comparedTo: y) < 0
         }
     }
@@ -220,9 +222,12 @@ final class FetchRunner {
         let window = matches.window()
         guard whole else {
             // Identifiers only: nothing more is decoded.
-            return (try window.map { c in
-                DefaultSnapshot(persistentIdentifier: try c.snapshot?.persistentIdentifier ?? mapper.identifier(entity: c.entity, primaryKey: c.primaryKey))
-            }, rootCount)
+            return (
+                try window.map { c in
+                    DefaultSnapshot(
+                        persistentIdentifier: try c.snapshot?.persistentIdentifier ?? mapper.identifier(entity: c.entity, primaryKey: c.primaryKey))
+                }, rootCount
+            )
         }
         let decoded = try window.map { c in
             if properties == nil, let snapshot = c.snapshot { return snapshot }

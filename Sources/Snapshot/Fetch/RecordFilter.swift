@@ -71,7 +71,8 @@ struct RecordFilter {
         for entity in [root] + schema.subentities(of: root).map(\.name) {
             let fields = mapper.layout.recordFields(of: entity)
             mostFields = max(mostFields, fields.count)
-            let fetched = entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
+            let fetched =
+                entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
             let selected = try fetched && Self.passesEntityTests(entity, descriptor.predicate, evaluator)
             let sortFields = descriptor.sortBy.map { sort -> RecordField? in
                 sort.path.components.count == 1 ? fields.field(named: sort.path.components[0]) : nil
@@ -79,9 +80,10 @@ struct RecordFilter {
             plans.append(
                 EntityPlan(
                     name: entity, nameBytes: Array(entity.utf8), fields: fields, selected: selected,
-                    matcher: selected ? descriptor.predicate.map {
-                        RecordMatcher($0, entity: entity, fields: fields, evaluator: evaluator, storeIdentifier: mapper.storeIdentifier)
-                    } : nil,
+                    matcher: selected
+                        ? descriptor.predicate.map {
+                            RecordMatcher($0, entity: entity, fields: fields, evaluator: evaluator, storeIdentifier: mapper.storeIdentifier)
+                        } : nil,
                     sortFields: sortFields))
         }
         self.root = root

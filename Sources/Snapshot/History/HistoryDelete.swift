@@ -11,7 +11,8 @@ public struct HistoryDelete: Hashable, Sendable {
     public let tombstone: HistoryTombstone
 
     /// A delete change.
-    public init(changeIdentifier: Int, transactionIdentifier: UInt64, changedPersistentIdentifier: PersistentIdentifier, tombstone: HistoryTombstone) {
+    public init(changeIdentifier: Int, transactionIdentifier: UInt64, changedPersistentIdentifier: PersistentIdentifier, tombstone: HistoryTombstone)
+    {
         self.changeIdentifier = changeIdentifier
         self.transactionIdentifier = transactionIdentifier
         self.changedPersistentIdentifier = changedPersistentIdentifier

@@ -37,7 +37,9 @@ extension HistoryLog {
             }
             var changes = Array(record.changes.enumerated())
             if let names = descriptor.entityNames {
-                changes = changes.filter { names.contains($0.element.entity) || names.contains { [entity = $0.element.entity] in schema.isEntity(entity, kindOf: $0) } }
+                changes = changes.filter {
+                    names.contains($0.element.entity) || names.contains { [entity = $0.element.entity] in schema.isEntity(entity, kindOf: $0) }
+                }
                 if changes.isEmpty { continue }
             }
             result.append(try transaction(token, record, changes))
@@ -52,7 +54,8 @@ extension HistoryLog {
         guard descriptor.after == nil, !descriptor.filtersByAuthor, descriptor.entityNames == nil, descriptor.fetchLimit == nil else {
             throw DataStoreError(
                 .invalidRequest,
-                "deleteHistory deletes the oldest transactions, up to a token: give `before` only (deleting by author, entity or limit would leave gaps that fetches after a token could not report).")
+                "deleteHistory deletes the oldest transactions, up to a token: give `before` only (deleting by author, entity or limit would leave gaps that fetches after a token could not report)."
+            )
         }
         var target = state
         if let before = descriptor.before {
@@ -67,7 +70,8 @@ extension HistoryLog {
     private func checkStore(_ token: DefaultHistoryToken) throws {
         guard token.storeIdentifier == storeIdentifier else {
             throw DataStoreError(
-                .foreignIdentifier, "The history token was made by the store \(token.storeIdentifier), not by \(storeIdentifier); use a token of this store.")
+                .foreignIdentifier,
+                "The history token was made by the store \(token.storeIdentifier), not by \(storeIdentifier); use a token of this store.")
         }
     }
 
@@ -78,7 +82,8 @@ extension HistoryLog {
         if token.value > s.last {
             throw DataStoreError(
                 .historyTokenExpired,
-                "\(call) was given the token \(token.value) as `before`, newer than the store's newest transaction (\(s.last)): the store was replaced or restored since the token was made; fetch its history again from the start.")
+                "\(call) was given the token \(token.value) as `before`, newer than the store's newest transaction (\(s.last)): the store was replaced or restored since the token was made; fetch its history again from the start."
+            )
         }
     }
 
@@ -90,18 +95,22 @@ extension HistoryLog {
         if token.value > s.last {
             throw DataStoreError(
                 .historyTokenExpired,
-                "The history token \(token.value) is newer than the store's newest transaction (\(s.last)): the store was replaced or restored since the token was made; fetch its history again from the start.")
+                "The history token \(token.value) is newer than the store's newest transaction (\(s.last)): the store was replaced or restored since the token was made; fetch its history again from the start."
+            )
         }
         if token.value < s.horizon {
             throw DataStoreError(
                 .historyTokenExpired,
-                "The history token \(token.value) has expired: its transaction was deleted (by deleteHistory, retention, an erase, or a session with history off), and the store keeps transactions from \(s.horizon) on; fetch the whole history again, or the objects themselves.")
+                "The history token \(token.value) has expired: its transaction was deleted (by deleteHistory, retention, an erase, or a session with history off), and the store keeps transactions from \(s.horizon) on; fetch the whole history again, or the objects themselves."
+            )
         }
     }
 
     /// The public shape of a stored transaction, with the changes selected (each keeps its
     /// position in the whole transaction as its change identifier).
-    func transaction(_ token: UInt64, _ record: HistoryRecord, _ changes: [(offset: Int, element: HistoryRecord.Change)]) throws -> DefaultHistoryTransaction {
+    func transaction(
+        _ token: UInt64, _ record: HistoryRecord, _ changes: [(offset: Int, element: HistoryRecord.Change)]
+    ) throws -> DefaultHistoryTransaction {
         var result: [HistoryChange] = []
         result.reserveCapacity(changes.count)
         for (i, c) in changes {
@@ -110,12 +119,17 @@ extension HistoryLog {
             case .insert:
                 result.append(.insert(HistoryInsert(changeIdentifier: i, transactionIdentifier: token, changedPersistentIdentifier: id)))
             case .update:
-                result.append(.update(HistoryUpdate(changeIdentifier: i, transactionIdentifier: token, changedPersistentIdentifier: id, updatedAttributes: c.updated)))
+                result.append(
+                    .update(
+                        HistoryUpdate(
+                            changeIdentifier: i, transactionIdentifier: token, changedPersistentIdentifier: id, updatedAttributes: c.updated)))
             case .delete:
                 let tombstone = HistoryTombstone(c.tombstone.map { ($0.name, $0.value) })
-                result.append(.delete(HistoryDelete(changeIdentifier: i, transactionIdentifier: token, changedPersistentIdentifier: id, tombstone: tombstone)))
+                result.append(
+                    .delete(HistoryDelete(changeIdentifier: i, transactionIdentifier: token, changedPersistentIdentifier: id, tombstone: tombstone)))
             }
         }
-        return DefaultHistoryTransaction(storeIdentifier: storeIdentifier, transactionIdentifier: token, author: record.author, timestamp: record.timestamp, changes: result)
+        return DefaultHistoryTransaction(
+            storeIdentifier: storeIdentifier, transactionIdentifier: token, author: record.author, timestamp: record.timestamp, changes: result)
     }
 }

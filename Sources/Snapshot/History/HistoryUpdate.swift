@@ -13,7 +13,8 @@ public struct HistoryUpdate: Hashable, Sendable {
     public let updatedAttributes: [String]
 
     /// An update change.
-    public init(changeIdentifier: Int, transactionIdentifier: UInt64, changedPersistentIdentifier: PersistentIdentifier, updatedAttributes: [String]) {
+    public init(changeIdentifier: Int, transactionIdentifier: UInt64, changedPersistentIdentifier: PersistentIdentifier, updatedAttributes: [String])
+    {
         self.changeIdentifier = changeIdentifier
         self.transactionIdentifier = transactionIdentifier
         self.changedPersistentIdentifier = changedPersistentIdentifier

@@ -22,7 +22,9 @@ extension SavePlanner {
                     }
                     names.formUnion(changedProperties(old, new))
                 }
-                if !names.isEmpty { changes.append(HistoryRecord.Change(kind: .update, entity: id.entityName, primaryKey: pk, updated: names.sorted())) }
+                if !names.isEmpty {
+                    changes.append(HistoryRecord.Change(kind: .update, entity: id.entityName, primaryKey: pk, updated: names.sorted()))
+                }
             }
         }
         for s in request.inserted { if let id = remapped[s.persistentIdentifier] { try consider(id) } }

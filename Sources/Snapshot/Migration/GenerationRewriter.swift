@@ -43,7 +43,8 @@ struct GenerationRewriter {
 
     var oldMapper: RecordMapper {
         RecordMapper(
-            layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {},
+            layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+            countRecordRead: {},
             format: sourceFormat)
     }
 
@@ -98,7 +99,8 @@ struct GenerationRewriter {
             if let first = collisions.first {
                 // The fields name the first rule's objects; the message lists every rule's.
                 let ofRule = collisions.filter { $0.entity == first.entity && $0.rule == first.rule }.flatMap(\.objects)
-                let groups = collisions.map { "\(list($0.objects)) share their (\($0.rule.joined(separator: ", "))) of \($0.entity)" }.joined(separator: "; ")
+                let groups = collisions.map { "\(list($0.objects)) share their (\($0.rule.joined(separator: ", "))) of \($0.entity)" }.joined(
+                    separator: "; ")
                 return DataStoreError(
                     .uniqueness,
                     "The migration to the new schema gives objects the same values of the uniqueness rule (\(first.rule.joined(separator: ", "))) of \(first.entity): \(groups). Make them differ (in a custom stage's willMigrate, say) or drop the rule. The store is unchanged.",
@@ -127,7 +129,8 @@ struct GenerationRewriter {
         // and release the same objects per entry, which measured slower.
         let writer = destination.map {
             GenerationWriter(
-                layout: RecordLayout(schema: mapping.new), source: source, destination: $0, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+                layout: RecordLayout(schema: mapping.new), source: source, destination: $0, storeIdentifier: storeIdentifier,
+                assetThreshold: assetThreshold,
                 operationsPerCommit: operationsPerCommit)
         }
         let commits = destination.map { _ in PipelinedCommits() }
@@ -155,7 +158,8 @@ struct GenerationRewriter {
                 let old = try OldObject(try entry.value(), key: entry.key, primaryKey: pk, root: root.name, mapper: oldMapper)
                 let oldEntity = old.id.entityName
                 if rewrites[oldEntity] == nil {
-                    rewrites[oldEntity] = EntityRewrite(oldEntity: oldEntity, mapping: mapping, oldLayout: oldMapper.layout, newLayout: newMapper.layout)
+                    rewrites[oldEntity] = EntityRewrite(
+                        oldEntity: oldEntity, mapping: mapping, oldLayout: oldMapper.layout, newLayout: newMapper.layout)
                 }
                 guard let rewrite = rewrites[oldEntity] ?? nil else { continue }
                 if cursors[oldEntity] == nil {
@@ -166,7 +170,9 @@ struct GenerationRewriter {
                     findings: &findings, carried: &carried)
                 counts[rewrite.entity, default: 0] += 1
                 for (key, rule) in newMapper.uniqueKeys(of: state) {
-                    try claim(key, rule: rule, for: state, old: old, claimed: &claimed, inFlight: claimedInFlight, findings: &findings, oldMapper: oldMapper)
+                    try claim(
+                        key, rule: rule, for: state, old: old, claimed: &claimed, inFlight: claimedInFlight, findings: &findings, oldMapper: oldMapper
+                    )
                 }
                 if writer != nil && findings.isEmpty { group.append(GenerationWriter.Object(state: state, carried: carried)) }
                 carried.removeAll(keepingCapacity: true)

@@ -22,14 +22,17 @@ struct MigrationStep {
     /// stage for is lightweight). A stored schema the plan does not list is refused
     /// (`schemaMismatch`), as SwiftData refuses an unknown model version: migrating it as
     /// without a plan would skip the plan's stages.
-    static func path(from stored: Schema, storedVersion: Schema.Version?, to target: Schema, plan: (any SchemaMigrationPlan.Type)?) throws -> [MigrationStep] {
+    static func path(
+        from stored: Schema, storedVersion: Schema.Version?, to target: Schema, plan: (any SchemaMigrationPlan.Type)?
+    ) throws -> [MigrationStep] {
         let direct = [MigrationStep(from: stored, to: target, fromVersion: storedVersion, toVersion: nil, isCustom: false)]
         guard let plan else { return direct }
         let versions = try plan.schemas.map { (id: $0.versionIdentifier, schema: try $0.schema()) }
         guard let j = versions.lastIndex(where: { $0.schema == target }) else {
             throw DataStoreError(
                 .invalidRequest,
-                "The configured schema is none of the migration plan's versions (\(versions.map(\.id.description).joined(separator: ", "))); configure the schema of one of them.")
+                "The configured schema is none of the migration plan's versions (\(versions.map(\.id.description).joined(separator: ", "))); configure the schema of one of them."
+            )
         }
         guard let i = versions.firstIndex(where: { $0.schema == stored }) else {
             let listed = versions.map(\.id.description).joined(separator: ", ")
@@ -42,12 +45,14 @@ struct MigrationStep {
                 } ?? ""
             throw DataStoreError(
                 .schemaMismatch,
-                "The store's schema (\(named)) is none of the migration plan's versions (\(listed))\(hint); add the schema it was written with to the plan's schemas, or open it with a plan that has it. The store is unchanged.")
+                "The store's schema (\(named)) is none of the migration plan's versions (\(listed))\(hint); add the schema it was written with to the plan's schemas, or open it with a plan that has it. The store is unchanged."
+            )
         }
         guard i <= j else {
             throw DataStoreError(
                 .schemaMismatch,
-                "The store is in version \(versions[i].id) of the plan, newer than the configured \(versions[j].id); open it with a build that knows that version.")
+                "The store is in version \(versions[i].id) of the plan, newer than the configured \(versions[j].id); open it with a build that knows that version."
+            )
         }
         var steps: [MigrationStep] = []
         for k in i..<j {

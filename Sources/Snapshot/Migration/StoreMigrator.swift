@@ -53,7 +53,8 @@ struct StoreMigrator {
             guard header.fingerprint == (try StoreHeader.fingerprint(of: target)) else {
                 throw DataStoreError(
                     .schemaMismatch,
-                    "The store was written with a schema it did not record (a version-1 header), and the configured schema's fingerprint differs; open it once with the schema it was written with, then migrate.")
+                    "The store was written with a schema it did not record (a version-1 header), and the configured schema's fingerprint differs; open it once with the schema it was written with, then migrate."
+                )
             }
             header = try StoreHeader(identifier: header.identifier, generation: header.generation, version: targetVersion, schema: target)
             try write(header)
@@ -180,13 +181,16 @@ struct StoreMigrator {
     /// Dry runs of the steps that read the live generation as it is (up to the first step that
     /// writes), before a byte is written, so a refusal leaves the files as they were. Returns the
     /// indexes of the steps checked.
-    private func dryRuns(_ steps: [MigrationStep], _ mappings: [SchemaMapping], _ header: StoreHeader, format: RecordsFormat = .format2) throws -> Set<Int> {
+    private func dryRuns(
+        _ steps: [MigrationStep], _ mappings: [SchemaMapping], _ header: StoreHeader, format: RecordsFormat = .format2
+    ) throws -> Set<Int> {
         var checked: Set<Int> = []
         for (i, (step, mapping)) in zip(steps, mappings).enumerated() {
             guard step.willMigrate == nil else { break }
             if mapping.needsCheck {
                 try GenerationRewriter(
-                    mapping: mapping, source: space(header.generation), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold,
+                    mapping: mapping, source: space(header.generation), destination: nil, storeIdentifier: header.identifier,
+                    assetThreshold: assetThreshold,
                     sourceFormat: format
                 ).run()
                 checked.insert(i)
@@ -228,7 +232,9 @@ struct StoreMigrator {
                 }
                 if mapping.effect < .rewrite && mapping.needsCheck && !checked.contains(i) {
                     // A step that rewrites nothing checks the data it keeps (the rewrite checks its own).
-                    try GenerationRewriter(mapping: mapping, source: space(current), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold).run()
+                    try GenerationRewriter(
+                        mapping: mapping, source: space(current), destination: nil, storeIdentifier: header.identifier, assetThreshold: assetThreshold
+                    ).run()
                 }
                 if mapping.effect >= .rewrite {
                     let destination = fresh()

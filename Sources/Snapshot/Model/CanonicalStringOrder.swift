@@ -118,4 +118,3 @@ public enum CanonicalStringOrder {
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 }
-

@@ -35,8 +35,7 @@ extension PropertyValue: Codable {
         case .uint32(let v): try c.encode(v, forKey: .value)
         case .uint64(let v): try c.encode(v, forKey: .value)
         case .float(let v):
-            if v.isFinite && !(v == 0 && v.sign == .minus) { try c.encode(v, forKey: .value) }
-            else { try c.encode(v.bitPattern, forKey: .bits) }
+            if v.isFinite && !(v == 0 && v.sign == .minus) { try c.encode(v, forKey: .value) } else { try c.encode(v.bitPattern, forKey: .bits) }
         case .double(let v): try Self.encodeDouble(v, into: &c)
         case .date(let v): try Self.encodeDouble(v.timeIntervalSinceReferenceDate, into: &c)
         case .string(let v): try c.encode(v, forKey: .value)
@@ -73,8 +72,11 @@ extension PropertyValue: Codable {
         case "uint32": self = .uint32(try c.decode(UInt32.self, forKey: .value))
         case "uint64": self = .uint64(try c.decode(UInt64.self, forKey: .value))
         case "float":
-            if let bits = try c.decodeIfPresent(UInt32.self, forKey: .bits) { self = .float(Float(bitPattern: bits)) }
-            else { self = .float(try c.decode(Float.self, forKey: .value)) }
+            if let bits = try c.decodeIfPresent(UInt32.self, forKey: .bits) {
+                self = .float(Float(bitPattern: bits))
+            } else {
+                self = .float(try c.decode(Float.self, forKey: .value))
+            }
         case "double": self = .double(try Self.decodeDouble(c))
         case "date": self = .date(Date(timeIntervalSinceReferenceDate: try Self.decodeDouble(c)))
         case "string": self = .string(try c.decode(String.self, forKey: .value))
@@ -105,8 +107,7 @@ extension PropertyValue: Codable {
     }
 
     private static func encodeDouble(_ v: Double, into c: inout KeyedEncodingContainer<CodingKeys>) throws {
-        if v.isFinite && !(v == 0 && v.sign == .minus) { try c.encode(v, forKey: .value) }
-        else { try c.encode(v.bitPattern, forKey: .bits) }
+        if v.isFinite && !(v == 0 && v.sign == .minus) { try c.encode(v, forKey: .value) } else { try c.encode(v.bitPattern, forKey: .bits) }
     }
 
     private static func decodeDouble(_ c: KeyedDecodingContainer<CodingKeys>) throws -> Double {

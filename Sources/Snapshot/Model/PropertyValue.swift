@@ -138,12 +138,16 @@ extension PropertyValue {
     ///   is not `T`'s, or its bytes do not decode as `T`.
     public func decoded<T: Decodable>(as type: T.Type) throws -> T {
         guard case let .codable(typeName, encoded) = self, typeName == String(reflecting: T.self) else {
-            throw DataStoreError(.typeMismatch, "The value is \(self.caseName == "codable" ? "another Codable type" : "a \(caseName)"), not an encoded \(T.self); decode it as the type it was made from.")
+            throw DataStoreError(
+                .typeMismatch,
+                "The value is \(self.caseName == "codable" ? "another Codable type" : "a \(caseName)"), not an encoded \(T.self); decode it as the type it was made from."
+            )
         }
         do {
             return try JSONDecoder().decode(T.self, from: encoded)
         } catch {
-            throw DataStoreError(.typeMismatch, "The encoded \(T.self) does not decode; it was written by another version of the type.", underlying: error)
+            throw DataStoreError(
+                .typeMismatch, "The encoded \(T.self) does not decode; it was written by another version of the type.", underlying: error)
         }
     }
 

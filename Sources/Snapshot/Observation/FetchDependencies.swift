@@ -57,7 +57,9 @@ struct FetchDependencies: Sendable {
 
     /// The relationship `name` of `entity` (or, for the fetched entity, of one of the
     /// sub-entities it fetches).
-    private static func relationship(_ name: String, of entity: String, fetchedFrom descriptor: FetchDescriptor, schema: Schema) -> Schema.Relationship? {
+    private static func relationship(
+        _ name: String, of entity: String, fetchedFrom descriptor: FetchDescriptor, schema: Schema
+    ) -> Schema.Relationship? {
         if let r = schema.relationship(named: name, in: entity) { return r }
         guard entity == descriptor.entityName else { return nil }
         return schema.subentities(of: entity).lazy.compactMap { schema.relationship(named: name, in: $0.name) }.first

@@ -29,4 +29,3 @@ struct ObservedSave: Sendable {
         self.changesEverything = changesEverything
     }
 }
-

@@ -48,8 +48,10 @@ final class ObserverRegistry: Sendable {
 
     /// Registers an observed fetch whose current answer is `first` (call holding the store's
     /// lock); returns its id.
-    func addResults(_ request: DataStoreFetchRequest, dependencies: FetchDependencies, first: [DefaultSnapshot],
-                    continuation: AsyncThrowingStream<[DefaultSnapshot], any Error>.Continuation) -> Int {
+    func addResults(
+        _ request: DataStoreFetchRequest, dependencies: FetchDependencies, first: [DefaultSnapshot],
+        continuation: AsyncThrowingStream<[DefaultSnapshot], any Error>.Continuation
+    ) -> Int {
         var observer = ResultObserver(request: request, dependencies: dependencies, continuation: continuation, last: [], lastKeys: [])
         observer.remember(first)
         let id: Int = state.withLock { s in
@@ -120,7 +122,9 @@ final class ObserverRegistry: Sendable {
                 }
                 for id in candidates.sorted() {
                     guard let observer = s.results[id] else { continue }
-                    if save.changes.contains(where: { observer.dependencies.isAffected(by: $0, of: save, last: observer.lastKeys, evaluator: evaluator) }) {
+                    if save.changes.contains(where: {
+                        observer.dependencies.isAffected(by: $0, of: save, last: observer.lastKeys, evaluator: evaluator)
+                    }) {
                         affected.append((id, observer))
                     }
                 }

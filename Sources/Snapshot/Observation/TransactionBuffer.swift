@@ -49,7 +49,8 @@ package final class TransactionBuffer: Sendable {
     func push(_ transaction: DefaultHistoryTransaction) { push(.transaction(transaction)) }
 
     private func push(_ event: Event) {
-        let handoff: (CheckedContinuation<Event?, Never>, Event)? = state.withLock { (s: inout State) -> (CheckedContinuation<Event?, Never>, Event)? in
+        let handoff: (CheckedContinuation<Event?, Never>, Event)? = state.withLock {
+            (s: inout State) -> (CheckedContinuation<Event?, Never>, Event)? in
             guard !s.finished else { return nil }
             switch event {
             case .catchUp(let token):

@@ -85,11 +85,13 @@ extension WALDataStore {
         guard configuration.history.isEnabled, !isMigrationContext else {
             throw DataStoreError(
                 .invalidRequest,
-                "The store \(configuration.name) records no history, so it has no transactions to observe; open it with history enabled (WALStoreConfiguration.history), or observe fetches instead.")
+                "The store \(configuration.name) records no history, so it has no transactions to observe; open it with history enabled (WALStoreConfiguration.history), or observe fetches instead."
+            )
         }
         if let token, token.storeIdentifier != identifier {
             throw DataStoreError(
-                .foreignIdentifier, "The history token was made by the store \(token.storeIdentifier), not by \(identifier); use a token of this store.")
+                .foreignIdentifier,
+                "The history token was made by the store \(token.storeIdentifier), not by \(identifier); use a token of this store.")
         }
         return try gate.withLock {
             // A closed store refuses here, as every call does.
@@ -120,7 +122,8 @@ extension WALDataStore {
         if after == 0, case let first = page.first?.transactionIdentifier ?? history.state.horizon, first > 1 {
             throw DataStoreError(
                 .historyTokenExpired,
-                "Transactions a transaction observation held no room for are no longer in the history of the store \(configuration.name) (it keeps transactions from \(first) on); fetch what you show again, and observe anew.")
+                "Transactions a transaction observation held no room for are no longer in the history of the store \(configuration.name) (it keeps transactions from \(first) on); fetch what you show again, and observe anew."
+            )
         }
         return page
     }

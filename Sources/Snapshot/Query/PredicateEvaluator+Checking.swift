@@ -111,7 +111,8 @@ struct RequestChecker {
             let (property, owner) = try resolve(path, in: entity, for: .value)
             guard case .attribute(let a) = property, a.valueType == .string else {
                 throw DataStoreError(
-                    .typeMismatch, "A string operation reads \(path), which is \(Self.kind(of: property)); compare it with a value of its type instead.",
+                    .typeMismatch,
+                    "A string operation reads \(path), which is \(Self.kind(of: property)); compare it with a value of its type instead.",
                     entityName: owner, propertyName: path.components.last)
             }
         case .isNull(let path):

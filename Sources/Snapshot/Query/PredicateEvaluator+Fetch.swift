@@ -9,7 +9,8 @@ extension PredicateEvaluator {
     ///   ``evaluate(_:on:)`` and ``sorted(_:by:)``.
     public func run(_ descriptor: FetchDescriptor, over snapshots: [DefaultSnapshot]) throws -> [DefaultSnapshot] {
         if let limit = descriptor.fetchLimit, limit < 0 {
-            throw DataStoreError(.invalidRequest, "fetchLimit is \(limit); pass nil for no limit, or a count of at least 0.", entityName: descriptor.entityName)
+            throw DataStoreError(
+                .invalidRequest, "fetchLimit is \(limit); pass nil for no limit, or a count of at least 0.", entityName: descriptor.entityName)
         }
         if let offset = descriptor.fetchOffset, offset < 0 {
             throw DataStoreError(.invalidRequest, "fetchOffset is \(offset); pass nil or a count of at least 0.", entityName: descriptor.entityName)

@@ -72,7 +72,8 @@ public struct PredicateEvaluator {
         case .constant(let value):
             return value
         case let .compare(path, comparison, value):
-            return try Self.holds(try self.value(at: path, of: snapshot), comparison, value, path: path, entityName: snapshot.persistentIdentifier.entityName)
+            return try Self.holds(
+                try self.value(at: path, of: snapshot), comparison, value, path: path, entityName: snapshot.persistentIdentifier.entityName)
         case let .string(path, operation, needle, options):
             let value = try self.value(at: path, of: snapshot)
             if value.isNull { return false }
@@ -86,7 +87,9 @@ public struct PredicateEvaluator {
             return try value(at: path, of: snapshot).isNull
         case let .oneOf(path, values):
             let value = try self.value(at: path, of: snapshot)
-            for candidate in values where try Self.holds(value, .equal, candidate, path: path, entityName: snapshot.persistentIdentifier.entityName) { return true }
+            for candidate in values where try Self.holds(value, .equal, candidate, path: path, entityName: snapshot.persistentIdentifier.entityName) {
+                return true
+            }
             return false
         case .identifierIn(let identifiers):
             return identifiers.contains(snapshot.persistentIdentifier)
@@ -239,7 +242,9 @@ public struct PredicateEvaluator {
     }
 
     /// The string rule: fold when asked, then match by `Character`.
-    static func matches(_ string: String, _ operation: FetchPredicate.StringOperation, _ needle: String, _ options: FetchPredicate.StringOptions) -> Bool {
+    static func matches(
+        _ string: String, _ operation: FetchPredicate.StringOperation, _ needle: String, _ options: FetchPredicate.StringOptions
+    ) -> Bool {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }

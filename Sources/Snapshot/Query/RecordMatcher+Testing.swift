@@ -9,9 +9,12 @@ extension RecordMatcher {
     ) throws -> Bool? {
         let evaluator = PredicateEvaluator(schema: schema) { _ in nil }
         let matcher = RecordMatcher(
-            predicate, entity: entity, fields: RecordFieldList(schema: schema, entity: entity), evaluator: evaluator, storeIdentifier: storeIdentifier)
+            predicate, entity: entity, fields: RecordFieldList(schema: schema, entity: entity), evaluator: evaluator, storeIdentifier: storeIdentifier
+        )
         return try bytes.withUnsafeBytes { raw in
-            try matcher.matches(try RecordView(raw, key: UnsafeRawBufferPointer(start: nil, count: 0), buffer: RecordSlotBuffer(capacity: 64)), primaryKey: primaryKey)
+            try matcher.matches(
+                try RecordView(raw, key: UnsafeRawBufferPointer(start: nil, count: 0), buffer: RecordSlotBuffer(capacity: 64)), primaryKey: primaryKey
+            )
         }
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A ``FetchPredicate`` compiled for the records (format 2) of one concrete entity: it answers
@@ -86,9 +86,11 @@ package struct RecordMatcher {
             let ascii = foldsOnlyCase && bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D } ? bytes : nil
             return .field(f, .string(operation, needle: needle, options: options, ascii: ascii))
         case .identifierIn(let ids):
-            return .identifiers(Set(ids.compactMap { id in
-                id.storeIdentifier == storeIdentifier && id.entityName == entity ? RecordMapper.primaryKey(of: id) : nil
-            }))
+            return .identifiers(
+                Set(
+                    ids.compactMap { id in
+                        id.storeIdentifier == storeIdentifier && id.entityName == entity ? RecordMapper.primaryKey(of: id) : nil
+                    }))
         case .and(let list):
             return .and(list.map(recurse))
         case .or(let list):
@@ -238,7 +240,9 @@ package struct RecordMatcher {
     /// the record's bytes in place. When case counts, `memchr` finds each occurrence of the
     /// needle's first byte and `memcmp` compares the rest; else each byte is compared with the
     /// needle's first in both cases before the rest is compared folded.
-    private static func matches(_ haystack: UnsafeRawBufferPointer, _ operation: FetchPredicate.StringOperation, _ needle: [UInt8], foldingCase: Bool) -> Bool {
+    private static func matches(
+        _ haystack: UnsafeRawBufferPointer, _ operation: FetchPredicate.StringOperation, _ needle: [UInt8], foldingCase: Bool
+    ) -> Bool {
         if needle.isEmpty { return true }
         guard needle.count <= haystack.count else { return false }
         @inline(__always) func fold(_ b: UInt8) -> UInt8 { foldingCase && b >= 0x41 && b <= 0x5A ? b | 0x20 : b }

@@ -102,11 +102,13 @@ struct EntityEncoder: Sendable {
         self.fields = fieldList.fields.map { field in
             switch field.kind {
             case .attribute(let a):
-                Field(name: field.name, kind: field.kind, attribute: a, isExternal: a.options.contains(.externalStorage),
-                      qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: a.defaultValue ?? .null)
+                Field(
+                    name: field.name, kind: field.kind, attribute: a, isExternal: a.options.contains(.externalStorage),
+                    qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: a.defaultValue ?? .null)
             case .toOne:
-                Field(name: field.name, kind: field.kind, attribute: nil, isExternal: false,
-                      qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: .null)
+                Field(
+                    name: field.name, kind: field.kind, attribute: nil, isExternal: false,
+                    qualifiedName: layout.qualifiedName(field.name, in: entity), fallback: .null)
             }
         }
         let schema = layout.schema
@@ -114,14 +116,16 @@ struct EntityEncoder: Sendable {
             properties.map { schema.attribute(named: $0, in: entity)?.defaultValue ?? .null }
         }
         self.indexes = layout.indexes(of: entity).map { index in
-            Rule(prefix: RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties)),
-                 properties: index.properties, fieldIndices: index.properties.map { fieldList.index(of: $0) },
-                 fallbacks: fallbacks(index.properties))
+            Rule(
+                prefix: RecordKeys.indexPrefix(entity: index.declaredBy, index: RecordKeys.listName(index.properties)),
+                properties: index.properties, fieldIndices: index.properties.map { fieldList.index(of: $0) },
+                fallbacks: fallbacks(index.properties))
         }
         self.uniqueness = layout.uniquenessConstraints(of: entity).map { constraint in
-            Rule(prefix: RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties), values: []),
-                 properties: constraint.properties, fieldIndices: constraint.properties.map { fieldList.index(of: $0) },
-                 fallbacks: fallbacks(constraint.properties))
+            Rule(
+                prefix: RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties), values: []),
+                properties: constraint.properties, fieldIndices: constraint.properties.map { fieldList.index(of: $0) },
+                fallbacks: fallbacks(constraint.properties))
         }
         self.rulesReadFieldsOnly = (indexes + uniqueness).allSatisfy { !$0.fieldIndices.contains(nil) }
         let slots = self.slots

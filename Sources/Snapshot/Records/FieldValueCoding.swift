@@ -72,7 +72,8 @@ enum FieldValueCoding {
         case .url(let v): return prefixed(v.absoluteString.utf8.count)
         case .data(let v): return prefixed(v.count)
         case .decimal(let v): return prefixed(v.description.utf8.count)
-        case .codable(let typeName, let encoded): return 1 + varintCount(typeName.utf8.count) + typeName.utf8.count + varintCount(encoded.count) + encoded.count
+        case .codable(let typeName, let encoded):
+            return 1 + varintCount(typeName.utf8.count) + typeName.utf8.count + varintCount(encoded.count) + encoded.count
         case .array(let values): return 1 + varintCount(values.count) + values.reduce(0) { $0 + encodedCount($1) }
         case .toOne(let id?): return prefixed(RecordName.of(id).utf8.count)
         case .toMany(let ids): return 1 + varintCount(ids.count) + ids.reduce(0) { $0 + prefixed(RecordName.of($1).utf8.count) }

@@ -95,7 +95,8 @@ enum OrderedValueEncoding {
         switch value {
         case .string(let s): .string(String(decoding: CanonicalStringOrder.normalizedUTF8(s), as: UTF8.self))
         case .array(let values): .array(values.map(normalizingStrings))
-        case let .codable(typeName, encoded): .codable(typeName: String(decoding: CanonicalStringOrder.normalizedUTF8(typeName), as: UTF8.self), encoded: encoded)
+        case let .codable(typeName, encoded):
+            .codable(typeName: String(decoding: CanonicalStringOrder.normalizedUTF8(typeName), as: UTF8.self), encoded: encoded)
         default: value
         }
     }

@@ -61,7 +61,8 @@ enum RecordKeys {
     }
     /// `B` destRoot 0x00 destPK relationship 0x00 sourceEntity 0x00 sourcePK.
     static func backReference(destinationRoot: String, destination: UUID, relationship: String, sourceEntity: String, source: UUID) -> [UInt8] {
-        backReferencePrefix(destinationRoot: destinationRoot, destination: destination, relationship: relationship) + name(sourceEntity) + bytes(of: source)
+        backReferencePrefix(destinationRoot: destinationRoot, destination: destination, relationship: relationship) + name(sourceEntity)
+            + bytes(of: source)
     }
     /// `M` (or `N`) "EntityA:EntityB" 0x00 "relA:relB" 0x00 — every link of one relationship
     /// (every mirror, for `N`).
@@ -91,9 +92,11 @@ enum RecordKeys {
     }
     /// The components of a format-2 link key after its relationship prefix: the near end's
     /// primary key, the far end's concrete entity and primary key.
-    static func parseJoinSuffix(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (primaryKey: UUID, otherEntity: String, other: UUID) {
+    static func parseJoinSuffix(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (primaryKey: UUID, otherEntity: String, other: UUID)
+    {
         let nameStart = prefixLength + 16
-        guard prefixLength >= 0, key.count >= nameStart + 18, let zero = key[nameStart...].firstIndex(of: 0), key.count - zero - 1 == 16, zero > nameStart,
+        guard prefixLength >= 0, key.count >= nameStart + 18, let zero = key[nameStart...].firstIndex(of: 0), key.count - zero - 1 == 16,
+            zero > nameStart,
             let entity = String(validating: key[nameStart..<zero], as: UTF8.self)
         else { throw RecordDecodingError("a malformed link key", key: key) }
         return (uuid(from: key[prefixLength..<nameStart]), entity, uuid(from: key[(zero + 1)...]))
@@ -124,7 +127,7 @@ enum RecordKeys {
     static func parseBackReferenceSuffix(_ key: [UInt8], prefixLength: Int) throws(RecordDecodingError) -> (String, UUID) {
         let rest = key.dropFirst(prefixLength)
         guard rest.count > 17, let zero = rest.firstIndex(of: 0), key.endIndex - zero - 1 == 16,
-              let entity = String(validating: key[prefixLength..<zero], as: UTF8.self), !entity.isEmpty
+            let entity = String(validating: key[prefixLength..<zero], as: UTF8.self), !entity.isEmpty
         else { throw RecordDecodingError("a malformed back reference key", key: key) }
         return (entity, uuid(from: Array(key[(zero + 1)...])))
     }

@@ -20,8 +20,11 @@ extension RecordMapper {
     /// The snapshot a format-1 record holds: its attributes (assets read back), to-one references, and
     /// (when `toMany`) the to-many arrays rebuilt from back references and join records.
     /// With `only`, just those properties (a partial snapshot, for evaluating a predicate).
-    func format1Snapshot(of record: Format1Record, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
-        guard case .string(let entity)? = record[Format1Record.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root else {
+    func format1Snapshot(
+        of record: Format1Record, key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil
+    ) throws -> DefaultSnapshot {
+        guard case .string(let entity)? = record[Format1Record.entityNameField], schema.entity(named: entity) != nil, layout.root(of: entity) == root
+        else {
             throw RecordDecodingError("a record without a known \(Format1Record.entityNameField) of root \(root)", key: key)
         }
         let id = try identifier(entity: entity, primaryKey: pk)
@@ -119,7 +122,9 @@ extension RecordMapper {
 
     /// The join record and its mirror that store the link from `id` to `target` through the
     /// to-many `relationship`, when `id`'s entity is the side that writes them (none otherwise).
-    func format1JoinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [(key: [UInt8], entry: StoredEntry)] {
+    func format1JoinEntries(
+        of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier
+    ) -> [(key: [UInt8], entry: StoredEntry)] {
         let entity = id.entityName
         guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity) else { return [] }
         let join = layout.join(relationship, of: entity)
@@ -132,9 +137,14 @@ extension RecordMapper {
             ("CD_relationships", .string(join.relationships)),
         ])
         return [
-            (Self.format1JoinPrefix(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a) + Array(b.utf8),
-             .inline(record.encoded())),
-            (Self.format1JoinPrefix(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b) + Array(a.utf8), .inline([])),
+            (
+                Self.format1JoinPrefix(mirror: false, entities: join.entities, relationships: join.relationships, recordName: a) + Array(b.utf8),
+                .inline(record.encoded())
+            ),
+            (
+                Self.format1JoinPrefix(mirror: true, entities: join.entities, relationships: join.relationships, recordName: b) + Array(a.utf8),
+                .inline([])
+            ),
         ]
     }
 

@@ -67,7 +67,9 @@ extension RecordMapper {
     /// to-one references, and (when `toMany`) the to-many arrays rebuilt from back references
     /// and links. With `only`, just those properties (a partial snapshot, for evaluating a
     /// predicate): the other fields' bodies are not decoded.
-    func snapshot(ofRecord bytes: [UInt8], key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil) throws -> DefaultSnapshot {
+    func snapshot(
+        ofRecord bytes: [UInt8], key: [UInt8], primaryKey pk: UUID, root: String, toMany: Bool, only: Set<String>? = nil
+    ) throws -> DefaultSnapshot {
         if format == .format1 {
             return try format1Snapshot(
                 of: try Format1Record(decoding: bytes, key: key, only: only.map(Self.format1FieldNames)), key: key, primaryKey: pk, root: root,
@@ -129,7 +131,8 @@ extension RecordMapper {
         }
         // The engine's buffer becomes the Data's storage, without a copy (its base is never nil).
         if type == .data, let base = buffer.bytes.baseAddress {
-            return .data(Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.bytes.count, deallocator: .custom { _, _ in _ = buffer }))
+            return .data(
+                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.bytes.count, deallocator: .custom { _, _ in _ = buffer }))
         }
         return try Self.assetValue(Array(buffer.bytes), type: type, key: key)
     }
@@ -200,7 +203,8 @@ extension RecordMapper {
     /// The prefix of every link of `id` on one side of `join` (`N` keys when `mirror`).
     func joinPrefix(mirror: Bool, _ join: RecordLayout.Join, _ id: PersistentIdentifier) -> [UInt8] {
         switch format {
-        case .format1: Self.format1JoinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
+        case .format1:
+            Self.format1JoinPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships, recordName: RecordName.of(id))
         case .format2:
             RecordKeys.joinRelationshipPrefix(mirror: mirror, entities: join.entities, relationships: join.relationships)
                 + (Self.primaryKey(of: id).map(RecordKeys.bytes(of:)) ?? [])

@@ -86,7 +86,9 @@ extension RecordMapper {
                 let rest = entry.key[prefix.count...]
                 guard rest.count > 16 else { throw RecordDecodingError("a malformed back reference key", key: entry.key) }
                 let nameStart = rest.startIndex + 16
-                guard let zero = rest[nameStart...].firstIndex(of: 0) else { throw RecordDecodingError("a malformed back reference key", key: entry.key) }
+                guard let zero = rest[nameStart...].firstIndex(of: 0) else {
+                    throw RecordDecodingError("a malformed back reference key", key: entry.key)
+                }
                 guard let relationship = String(validating: rest[nameStart..<zero], as: UTF8.self) else {
                     throw RecordDecodingError("a malformed back reference key", key: entry.key)
                 }
@@ -134,7 +136,8 @@ extension RecordMapper {
         if !layout.usesJoinRecords(relationship), let inverse = relationship.inverse {
             let root = layout.root(of: entity)
             let name = layout.qualifiedName(inverse, in: relationship.destination)
-            try walk({ pk in RecordKeys.backReferencePrefix(destinationRoot: root, destination: pk, relationship: name) }) { position, key, prefixLength in
+            try walk({ pk in RecordKeys.backReferencePrefix(destinationRoot: root, destination: pk, relationship: name) }) {
+                position, key, prefixLength in
                 let (source, sourcePK) = try RecordKeys.parseBackReferenceSuffix(key, prefixLength: prefixLength)
                 result[position].append(try identifier(entity: source, primaryKey: sourcePK))
             }

@@ -70,7 +70,9 @@ struct RecordMapper {
     /// The link and its mirror that store the link from `id` to `target` through the to-many
     /// `relationship`, when `id`'s entity is the side that writes them (none otherwise): two
     /// keys with empty values.
-    func joinEntries(of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier) -> [(key: [UInt8], entry: StoredEntry)] {
+    func joinEntries(
+        of id: PersistentIdentifier, through relationship: Schema.Relationship, to target: PersistentIdentifier
+    ) -> [(key: [UInt8], entry: StoredEntry)] {
         let entity = id.entityName
         guard layout.usesJoinRecords(relationship), layout.writesJoinRecords(relationship, of: entity),
             let here = Self.primaryKey(of: id), let there = Self.primaryKey(of: target)
@@ -79,10 +81,17 @@ struct RecordMapper {
         let hereIsA = join.isSymmetric ? JoinCursor.compare(here, there) <= 0 : join.isSideA
         let (a, b) = hereIsA ? ((entity, here), (target.entityName, there)) : ((target.entityName, there), (entity, here))
         return [
-            (RecordKeys.join(mirror: false, entities: join.entities, relationships: join.relationships, primaryKey: a.1, otherEntity: b.0, otherPrimaryKey: b.1),
-             .inline([])),
-            (RecordKeys.join(mirror: true, entities: join.entities, relationships: join.relationships, primaryKey: b.1, otherEntity: a.0, otherPrimaryKey: a.1),
-             .inline([])),
+            (
+                RecordKeys.join(
+                    mirror: false, entities: join.entities, relationships: join.relationships, primaryKey: a.1, otherEntity: b.0, otherPrimaryKey: b.1
+                ),
+                .inline([])
+            ),
+            (
+                RecordKeys.join(
+                    mirror: true, entities: join.entities, relationships: join.relationships, primaryKey: b.1, otherEntity: a.0, otherPrimaryKey: a.1),
+                .inline([])
+            ),
         ]
     }
 
@@ -92,7 +101,8 @@ struct RecordMapper {
         guard id.storeIdentifier == storeIdentifier, let pk = Self.primaryKey(of: id), schema.entity(named: id.entityName) != nil else { return nil }
         let root = layout.root(of: id.entityName)
         guard let bytes = try readRecord(root: root, primaryKey: pk) else { return nil }
-        let snapshot = try self.snapshot(ofRecord: bytes, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: false)
+        let snapshot = try self.snapshot(
+            ofRecord: bytes, key: RecordKeys.record(root: root, primaryKey: pk), primaryKey: pk, root: root, toMany: false)
         return snapshot.persistentIdentifier.entityName == id.entityName ? (snapshot, bytes) : nil
     }
 
@@ -151,8 +161,11 @@ struct RecordMapper {
         layout.uniquenessConstraints(of: entity).compactMap { constraint in
             let values = constraint.properties.map(value)
             if values.contains(where: \.isNull) { return nil }
-            return (RecordKeys.unique(entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
-                                      values: OrderedValueEncoding.encoded(values, normalization)), constraint.properties)
+            return (
+                RecordKeys.unique(
+                    entity: constraint.declaredBy, constraint: RecordKeys.listName(constraint.properties),
+                    values: OrderedValueEncoding.encoded(values, normalization)), constraint.properties
+            )
         }
     }
 }

@@ -62,9 +62,13 @@ package struct RecordReader: StoredRecord {
     /// Field `i`'s body bytes.
     package func body(_ i: Int) -> ArraySlice<UInt8> { bytes[slots[i].start..<slots[i].end] }
 
-    package func withBody<Result>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws(RecordDecodingError) -> Result) throws(RecordDecodingError) -> Result {
+    package func withBody<Result>(
+        _ i: Int, _ body: (UnsafeRawBufferPointer) throws(RecordDecodingError) -> Result
+    ) throws(RecordDecodingError) -> Result {
         let range = slots[i].start..<slots[i].end
-        let outcome = bytes.withUnsafeBytes { raw in Swift.Result { () throws(RecordDecodingError) in try body(UnsafeRawBufferPointer(rebasing: raw[range])) } }
+        let outcome = bytes.withUnsafeBytes { raw in
+            Swift.Result { () throws(RecordDecodingError) in try body(UnsafeRawBufferPointer(rebasing: raw[range])) }
+        }
         return try outcome.get()
     }
 
@@ -244,7 +248,9 @@ extension StoredRecord {
         }
         let serialType = serialType(i)
         do {
-            return try withBody(i) { body throws(RecordDecodingError) in try RecordFieldDecoding.value(i, serialType: serialType, body: body, as: type) }
+            return try withBody(i) { body throws(RecordDecodingError) in
+                try RecordFieldDecoding.value(i, serialType: serialType, body: body, as: type)
+            }
         } catch {
             throw error.naming(errorKey)
         }
@@ -259,7 +265,9 @@ enum RecordFieldDecoding {
     }
 
     /// Field `i`'s value of `type`, from its serial type and body.
-    static func value(_ i: Int, serialType: UInt64, body: UnsafeRawBufferPointer, as type: Schema.Attribute.ValueType) throws(RecordDecodingError) -> PropertyValue {
+    static func value(
+        _ i: Int, serialType: UInt64, body: UnsafeRawBufferPointer, as type: Schema.Attribute.ValueType
+    ) throws(RecordDecodingError) -> PropertyValue {
         if serialType == RecordSerialType.null { return .null }
         if serialType == RecordSerialType.asset { throw failure(i, serialType, "a value held in an asset, read as inline") }
         func mismatch() -> RecordDecodingError { failure(i, serialType, "a body that is not a \(type)") }
@@ -321,7 +329,9 @@ enum RecordFieldDecoding {
         case .decimal:
             let s = try text()
             if s == "NaN" { return .decimal(Decimal.nan) }
-            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw failure(i, serialType, "text that is not a decimal") }
+            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw failure(i, serialType, "text that is not a decimal")
+            }
             return .decimal(d)
         case .data: return .data(Data(try bytesBody()))
         case .codable(let typeName): return .codable(typeName: typeName, encoded: Data(try bytesBody()))

@@ -109,13 +109,17 @@ struct RecordSpace: Sendable {
     /// engine's own merge (``LogStore/scan(_:limit:reverse:overlay:)``).
     func scan(_ range: LogStore.KeyRange, limit: Int? = nil, reverse: Bool = false) throws(EngineError) -> Scan {
         let mapped = engineRange(range)
-        let overlay: [LogStore.Scan.OverlayEntry] = pending.isEmpty ? [] : pending.entries(in: mapped, reverse: reverse).map { entry in
-            switch entry.value {
-            case .put(let bytes, let external): LogStore.Scan.OverlayEntry(key: entry.key, value: bytes, isBlob: external)
-            case .deleted: LogStore.Scan.OverlayEntry(key: entry.key, value: nil)
+        let overlay: [LogStore.Scan.OverlayEntry] =
+            pending.isEmpty
+            ? []
+            : pending.entries(in: mapped, reverse: reverse).map { entry in
+                switch entry.value {
+                case .put(let bytes, let external): LogStore.Scan.OverlayEntry(key: entry.key, value: bytes, isBlob: external)
+                case .deleted: LogStore.Scan.OverlayEntry(key: entry.key, value: nil)
+                }
             }
-        }
-        return Scan(base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), prefixLength: prefix.count, generationPrefix: prefix)
+        return Scan(
+            base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), prefixLength: prefix.count, generationPrefix: prefix)
     }
 
     /// `range` (of unprefixed record keys) as the engine's keys of this generation.

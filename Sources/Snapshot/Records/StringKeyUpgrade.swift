@@ -26,7 +26,8 @@ struct StringKeyUpgrade {
     init(schema: Schema, space: RecordSpace, storeIdentifier: String, assetThreshold: Int) {
         // Only stores of records format 1 have header versions 1 and 2.
         mapper = RecordMapper(
-            layout: RecordLayout(schema: schema), engine: space, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {},
+            layout: RecordLayout(schema: schema), engine: space, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+            countRecordRead: {},
             format: .format1)
     }
 
@@ -97,11 +98,13 @@ struct StringKeyUpgrade {
             while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
-                let snapshot = try mapper.snapshot(ofRecord: try entry.value(), key: entry.key, primaryKey: pk, root: root, toMany: false, only: properties)
+                let snapshot = try mapper.snapshot(
+                    ofRecord: try entry.value(), key: entry.key, primaryKey: pk, root: root, toMany: false, only: properties)
                 let id = snapshot.persistentIdentifier
                 guard affected[id.entityName] != nil else { continue }
                 let owner = RecordKeys.bytes(of: pk) + Array(id.entityName.utf8)
-                for (old, new) in zip(mapper.indexKeys(of: snapshot, primaryKey: pk, .legacy), mapper.indexKeys(of: snapshot, primaryKey: pk)) where old != new {
+                for (old, new) in zip(mapper.indexKeys(of: snapshot, primaryKey: pk, .legacy), mapper.indexKeys(of: snapshot, primaryKey: pk))
+                where old != new {
                     changes.deletes.append(old)
                     changes.puts.append((new, Array(id.entityName.utf8)))
                 }

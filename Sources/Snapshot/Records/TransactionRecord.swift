@@ -33,7 +33,9 @@ package enum TransactionRecord {
     /// `X` `A` transaction(16) index(4, big-endian): the blob a prepared part's entry `index`
     /// names, written by the prepare commit, handed to its final key when the part commits.
     package static func stagedBlobKey(_ transaction: UUID, _ index: UInt32) -> [UInt8] {
-        stagedBlobPrefix + RecordKeys.bytes(of: transaction) + [UInt8(index >> 24), UInt8((index >> 16) & 0xFF), UInt8((index >> 8) & 0xFF), UInt8(index & 0xFF)]
+        stagedBlobPrefix + RecordKeys.bytes(of: transaction) + [
+            UInt8(index >> 24), UInt8((index >> 16) & 0xFF), UInt8((index >> 8) & 0xFF), UInt8(index & 0xFF),
+        ]
     }
 
     /// One operation of a participant's batch, as its prepared record keeps it.

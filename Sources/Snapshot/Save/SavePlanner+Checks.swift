@@ -29,7 +29,8 @@ extension SavePlanner {
                         entityName: id.entityName, propertyName: a.name, identifier: reported(id))
                 case .toOne(let r) where !r.isOptional && value.isNull:
                     throw DataStoreError(
-                        .missingValue, "\(id.entityName).\(r.name) of \(reported(id)) is not optional and has no target (after this save's delete rules); set one.",
+                        .missingValue,
+                        "\(id.entityName).\(r.name) of \(reported(id)) is not optional and has no target (after this save's delete rules); set one.",
                         entityName: id.entityName, propertyName: r.name, identifier: reported(id))
                 case .toMany(let r):
                     // An array not materialized is unchanged or changed link by link (below);
@@ -45,15 +46,19 @@ extension SavePlanner {
             }
             for (key, properties) in encoder.uniqueKeys(of: s) {
                 if let other = claimed[key], other.id != id {
-                    throw uniquenessError(reported(id), reported(other.id), properties, "would share its unique \(properties.joined(separator: ", ")) with \(reported(other.id)); change one of them")
+                    throw uniquenessError(
+                        reported(id), reported(other.id), properties,
+                        "would share its unique \(properties.joined(separator: ", ")) with \(reported(other.id)); change one of them")
                 }
                 claimed[key] = (id, properties)
             }
         }
         // Bounded to-many relationships changed link by link: counted whole.
         for id in attempt.linkChanges.keys.sorted() where !attempt.deleted.contains(id) {
-            for (name, change) in attempt.linkChanges[id]! where !change.isEmpty && attempt.state[id]?.values[name] == nil && !attempt.inserted.contains(id) {
-                guard case .relationship(let r)? = schema.property(named: name, in: id.entityName), r.minimumCount != nil || r.maximumCount != nil else { continue }
+            for (name, change) in attempt.linkChanges[id]!
+            where !change.isEmpty && attempt.state[id]?.values[name] == nil && !attempt.inserted.contains(id) {
+                guard case .relationship(let r)? = schema.property(named: name, in: id.entityName), r.minimumCount != nil || r.maximumCount != nil
+                else { continue }
                 try checkCount(try targets(id, r).count, of: r, id)
             }
         }
@@ -61,7 +66,8 @@ extension SavePlanner {
             guard let owner = try uniqueOwner(key), owner != claim.id, !attempt.deleted.contains(owner), attempt.state[owner] == nil else { continue }
             throw uniquenessError(
                 reported(claim.id), owner, claim.constraint,
-                "would share its unique \(claim.constraint.joined(separator: ", ")) with the stored \(owner); change one of them, or delete or update that object in the same save")
+                "would share its unique \(claim.constraint.joined(separator: ", ")) with the stored \(owner); change one of them, or delete or update that object in the same save"
+            )
         }
     }
 

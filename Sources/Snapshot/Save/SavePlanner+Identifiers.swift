@@ -14,18 +14,21 @@ extension SavePlanner {
         }
         var insertedIDs: Set<PersistentIdentifier> = []
         for snapshot in request.inserted where !insertedIDs.insert(snapshot.persistentIdentifier).inserted {
-            throw conflict(snapshot.persistentIdentifier, "inserted twice (two inserted snapshots carry it)",
-                           "give each new object a temporary identifier of its own, or insert one snapshot")
+            throw conflict(
+                snapshot.persistentIdentifier, "inserted twice (two inserted snapshots carry it)",
+                "give each new object a temporary identifier of its own, or insert one snapshot")
         }
         var updatedIDs: Set<PersistentIdentifier> = []
         for snapshot in request.updated where !updatedIDs.insert(snapshot.persistentIdentifier).inserted {
-            throw conflict(snapshot.persistentIdentifier, "updated twice (two updated snapshots carry it)",
-                           "merge the two into one updated snapshot")
+            throw conflict(
+                snapshot.persistentIdentifier, "updated twice (two updated snapshots carry it)",
+                "merge the two into one updated snapshot")
         }
         let deletedIDs = Set(request.deleted.map(\.persistentIdentifier))
         for snapshot in request.updated where deletedIDs.contains(snapshot.persistentIdentifier) {
-            throw conflict(snapshot.persistentIdentifier, "both updated and deleted",
-                           "drop the update to delete it, or drop the delete to keep it")
+            throw conflict(
+                snapshot.persistentIdentifier, "both updated and deleted",
+                "drop the update to delete it, or drop the delete to keep it")
         }
         for snapshot in request.inserted {
             let id = snapshot.persistentIdentifier
@@ -37,7 +40,8 @@ extension SavePlanner {
             let entity = try schema.requireEntity(named: id.entityName)
             guard !entity.isAbstract else {
                 throw DataStoreError(
-                    .invalidRequest, "\(entity.name) is abstract; insert an object of one of its sub-entities.", entityName: entity.name, identifier: id)
+                    .invalidRequest, "\(entity.name) is abstract; insert an object of one of its sub-entities.", entityName: entity.name,
+                    identifier: id)
             }
         }
         for snapshot in request.updated + request.deleted { try checkPermanent(snapshot.persistentIdentifier) }
@@ -104,7 +108,8 @@ extension SavePlanner {
                 if let earlier = claimed[key] {
                     throw uniquenessError(
                         temporary, earlier, properties,
-                        "is inserted in the same save as \(earlier) with the same unique \(properties.joined(separator: ", ")); insert one object, or change one of the values")
+                        "is inserted in the same save as \(earlier) with the same unique \(properties.joined(separator: ", ")); insert one object, or change one of the values"
+                    )
                 }
                 if let holder = heldByUpdate[key] {
                     throw DataStoreError(

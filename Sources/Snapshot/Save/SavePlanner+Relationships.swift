@@ -50,7 +50,9 @@ extension SavePlanner {
                 // One-to-many: move the targets that do not state their own to-one.
                 // An upsert target this moves off the value its insert matched is no match.
                 if !attempt.upsertConstraints.isEmpty {
-                    for t in stored.isEmpty ? Set(added) : moved where attempt.upsertConstraints[t]?.contains(inv.name) == true && t != id { attempt.movedAway.insert(t) }
+                    for t in stored.isEmpty ? Set(added) : moved where attempt.upsertConstraints[t]?.contains(inv.name) == true && t != id {
+                        attempt.movedAway.insert(t)
+                    }
                 }
                 for t in added where !isStated(t, inv.name) {
                     try modify(t) { $0.values[inv.name] = .toOne(id) }
@@ -88,7 +90,9 @@ extension SavePlanner {
     }
 
     /// `ids` without `removed`, then the targets of `added` it does not list yet, in order.
-    static func editing(_ ids: [PersistentIdentifier], adding added: [PersistentIdentifier], removing removed: [PersistentIdentifier]) -> [PersistentIdentifier] {
+    static func editing(
+        _ ids: [PersistentIdentifier], adding added: [PersistentIdentifier], removing removed: [PersistentIdentifier]
+    ) -> [PersistentIdentifier] {
         var result = ids
         if !removed.isEmpty {
             let gone = Set(removed)

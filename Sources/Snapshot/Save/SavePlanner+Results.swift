@@ -27,7 +27,8 @@ extension SavePlanner {
         for (id, state) in attempt.state {
             if checksDeleted && attempt.deleted.contains(id) { continue }
             if let entry = attempt.stated[id], !(checksUpserted && attempt.upserted.contains(id)),
-                try !differs(attempt.statements[entry.statement], state) {
+                try !differs(attempt.statements[entry.statement], state)
+            {
                 continue
             }
             result[id] = snapshot(of: try returned(id, state))

@@ -12,7 +12,8 @@ extension SavePlanner {
     /// the properties it leaves out are not filled in: they read their defaults in place
     /// (``wholeState(_:)``, the entity's encoder).
     func applyStatements(_ request: DataStoreSaveChangesRequest<DefaultSnapshot>) throws {
-        let upserts = attempt.upserted.isEmpty
+        let upserts =
+            attempt.upserted.isEmpty
             ? [] : Set(request.inserted.compactMap { attempt.remapped[$0.persistentIdentifier] }).intersection(attempt.upserted)
         for snapshot in request.inserted { try applyStatement(snapshot, upserts: upserts) }
         for snapshot in request.updated { try applyStatement(snapshot, upserts: upserts) }
@@ -40,7 +41,8 @@ extension SavePlanner {
             case .toOne:
                 merged.values.slots[i] = .toOne(Self.target(value))
             case .toMany(let r):
-                attempt.intents.append(Intent(id: id, slot: i, relationship: r, inverse: rule.inverse, targets: value.referencedIdentifiers, addsOnly: isUpsert))
+                attempt.intents.append(
+                    Intent(id: id, slot: i, relationship: r, inverse: rule.inverse, targets: value.referencedIdentifiers, addsOnly: isUpsert))
             }
         }
         attempt.state[id] = merged
@@ -64,7 +66,8 @@ extension SavePlanner {
                 case .toOne:
                     if case .null = value { slots[i] = .toOne(nil) }
                 case .toMany(let r):
-                    attempt.intents.append(Intent(id: id, slot: i, relationship: r, inverse: rule.inverse, targets: value.referencedIdentifiers, addsOnly: false))
+                    attempt.intents.append(
+                        Intent(id: id, slot: i, relationship: r, inverse: rule.inverse, targets: value.referencedIdentifiers, addsOnly: false))
                     slots[i] = .toMany([])
                 }
             }
@@ -165,7 +168,9 @@ extension SavePlanner {
                 }
             }
             try validate(checked, of: id, reportedAs: reportedID, remapping: remapped)
-            throw DataStoreError(.invalidRequest, "\(reportedID) holds a value its entity \(id.entityName) refuses.", entityName: id.entityName, identifier: reportedID)
+            throw DataStoreError(
+                .invalidRequest, "\(reportedID) holds a value its entity \(id.entityName) refuses.", entityName: id.entityName, identifier: reportedID
+            )
         }
         return (values, slots, rewrites)
     }
@@ -248,7 +253,8 @@ extension SavePlanner {
                     }
                 } else if !a.valueType.accepts(value) {
                     throw DataStoreError(
-                        .typeMismatch, "\(id.entityName).\(name) of \(reportedID) holds \(a.valueType) values, not a \(value.caseName); convert the value.",
+                        .typeMismatch,
+                        "\(id.entityName).\(name) of \(reportedID) holds \(a.valueType) values, not a \(value.caseName); convert the value.",
                         entityName: id.entityName, propertyName: name, identifier: reportedID)
                 }
             case .relationship(let r):
@@ -260,7 +266,8 @@ extension SavePlanner {
                 }
                 guard fits else {
                     throw DataStoreError(
-                        .typeMismatch, "\(id.entityName).\(name) of \(reportedID) is a \(r.isToMany ? "to-many" : "to-one") relationship, given a \(value.caseName); give it \(r.isToMany ? ".toMany([…])" : ".toOne(…)").",
+                        .typeMismatch,
+                        "\(id.entityName).\(name) of \(reportedID) is a \(r.isToMany ? "to-many" : "to-one") relationship, given a \(value.caseName); give it \(r.isToMany ? ".toMany([…])" : ".toOne(…)").",
                         entityName: id.entityName, propertyName: name, identifier: reportedID)
                 }
                 for target in value.referencedIdentifiers { try checkReference(target, from: reportedID, through: r) }
@@ -273,16 +280,25 @@ extension SavePlanner {
             DataStoreError(code, message, entityName: id.entityName, propertyName: r.name, identifier: id, relatedIdentifiers: [target])
         }
         if target.isTemporary {
-            throw fail(.danglingReference, "\(id.entityName).\(r.name) of \(id) refers to \(target), which is neither stored nor inserted in this save; insert it in the same save.")
+            throw fail(
+                .danglingReference,
+                "\(id.entityName).\(r.name) of \(id) refers to \(target), which is neither stored nor inserted in this save; insert it in the same save."
+            )
         }
         if target.storeIdentifier != mapper.storeIdentifier {
-            throw fail(.foreignIdentifier, "\(id.entityName).\(r.name) of \(id) refers to \(target) of another store; relationships stay within one store.")
+            throw fail(
+                .foreignIdentifier, "\(id.entityName).\(r.name) of \(id) refers to \(target) of another store; relationships stay within one store.")
         }
         guard schema.isEntity(target.entityName, kindOf: r.destination) else {
-            throw fail(.typeMismatch, "\(id.entityName).\(r.name) of \(id) holds \(r.destination) objects, not \(target.entityName) \(target); refer to a \(r.destination).")
+            throw fail(
+                .typeMismatch,
+                "\(id.entityName).\(r.name) of \(id) holds \(r.destination) objects, not \(target.entityName) \(target); refer to a \(r.destination)."
+            )
         }
         guard RecordMapper.primaryKey(of: target) != nil, try exists(target) || attempt.upserted.contains(target) else {
-            throw fail(.danglingReference, "\(id.entityName).\(r.name) of \(id) refers to \(target), which the store does not hold; it was deleted or never saved.")
+            throw fail(
+                .danglingReference,
+                "\(id.entityName).\(r.name) of \(id) refers to \(target), which the store does not hold; it was deleted or never saved.")
         }
     }
 }

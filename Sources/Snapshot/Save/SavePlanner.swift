@@ -204,7 +204,8 @@ final class SavePlanner {
         if let m = attempt.entityMismatches.first(where: { !attempt.deleted.contains($0.holder) }) {
             throw uniquenessError(
                 m.insert, m.holder, m.constraint,
-                "shares its unique \(m.constraint.joined(separator: ", ")) with \(m.holder), a \(m.holder.entityName); an upsert needs the same entity, so change the values or update that object")
+                "shares its unique \(m.constraint.joined(separator: ", ")) with \(m.holder), a \(m.holder.entityName); an upsert needs the same entity, so change the values or update that object"
+            )
         }
         try checkReferencesToDeleted()
         try sweepReferencesToDeleted()

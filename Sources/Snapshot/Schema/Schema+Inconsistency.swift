@@ -94,7 +94,8 @@ extension Schema {
             case let .emptyConstraint(e): "entity \(e) declares a uniqueness constraint without properties"
             case let .unknownConstrainedProperty(e, p): "a uniqueness constraint of \(e) names \(p), which \(e) neither declares nor inherits"
             case let .toManyConstrainedProperty(e, p): "a uniqueness constraint of \(e) names the to-many relationship \(p)"
-            case let .invalidOriginalName(e, p?): "property \(e).\(p) has an originalName that is not an identifier or that another property of \(e) gives"
+            case let .invalidOriginalName(e, p?):
+                "property \(e).\(p) has an originalName that is not an identifier or that another property of \(e) gives"
             case let .invalidOriginalName(e, nil): "entity \(e) has an originalName that is not an identifier or that another entity gives"
             }
         }

@@ -56,10 +56,11 @@ extension Schema {
             var declared: Set<String> = []
             var originals: Set<String> = []
             for property in entity.declaredProperties {
-                let original: String? = switch property {
-                case .attribute(let a): a.originalName
-                case .relationship(let r): r.originalName
-                }
+                let original: String? =
+                    switch property {
+                    case .attribute(let a): a.originalName
+                    case .relationship(let r): r.originalName
+                    }
                 if let original, !isIdentifier(original) || !originals.insert(original).inserted {
                     problems.append(.invalidOriginalName(entity: entity.name, property: property.name))
                 }

@@ -117,7 +117,8 @@ final class EntityCounts: @unchecked Sendable {
         while let entry = try cursor.next() {
             let bytes = try entry.value()
             // A generation of either records format (an upgrade reads the old one).
-            let entity = bytes.first == RecordReader.version
+            let entity =
+                bytes.first == RecordReader.version
                 ? try RecordReader(bytes, key: entry.key).entityName : try Format1Record.entityName(in: bytes, key: entry.key)
             guard schema.entity(named: entity) != nil else {
                 throw RecordDecodingError("a record of \(entity), which is not an entity of the schema", key: entry.key)

@@ -47,9 +47,12 @@ extension WALDataStore {
         var rounds = 0
         while true {
             let stop = rounds >= Self.groupsPerLockHold || (done?() ?? false)
-            let next = stop ? nil : coalescer.takeGroup().map {
-                plan($0, over: inFlight?.group.writes() ?? .none, history: inFlight?.group.historyState)
-            }
+            let next =
+                stop
+                ? nil
+                : coalescer.takeGroup().map {
+                    plan($0, over: inFlight?.group.writes() ?? .none, history: inFlight?.group.historyState)
+                }
             var baseFailure: DataStoreError?
             if let (group, commit) = inFlight {
                 let outcome = commit.wait()

@@ -76,11 +76,13 @@ extension WALDataStore {
     public func delete(_ request: DataStoreBatchDeleteRequest) throws {
         try gate.withLock {
             try Self.engineCall("Deleting") {
-                let descriptor = FetchDescriptor(entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
+                let descriptor = FetchDescriptor(
+                    entityName: request.entityName, predicate: request.predicate, includesSubentities: request.includeSubentities)
                 let ids = try FetchRunner(mapper: mapper, counts: counts).identifiers(descriptor)
                 guard !ids.isEmpty else { return }
                 let planner = SavePlanner(mapper: mapper)
-                let save = DataStoreSaveChangesRequest(deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
+                let save = DataStoreSaveChangesRequest(
+                    deleted: ids.map { DefaultSnapshot(persistentIdentifier: $0) }, editingState: request.editingState)
                 let writes = try planner.plan(save)
                 var extra = WriteBatch()
                 let counted = try counts.planned(planner.countChanges(), into: &extra)

@@ -260,7 +260,8 @@ public final class WALDataStore: DataStoreBatching {
             guard let first = try cursor.next() else { return }
             throw DataStoreError(
                 .notAStore,
-                "The engine store at \(path) holds keys (the first is \(first.key.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))) but no WALDataStore header: it was written through the engine directly or by another program. Nothing was changed; open it with LogStore, or give the WALDataStore an empty or new directory.")
+                "The engine store at \(path) holds keys (the first is \(first.key.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))) but no WALDataStore header: it was written through the engine directly or by another program. Nothing was changed; open it with LogStore, or give the WALDataStore an empty or new directory."
+            )
         }
     }
 

@@ -48,7 +48,8 @@ extension StoreInspector {
         guard mapper.format == .format2 else {
             throw StoreInspectionError(
                 .olderRecordsFormat,
-                "the store's records are of records format 1 (header version \(headerVersion)): open it once with this version's WALDataStore to upgrade it, then verify")
+                "the store's records are of records format 1 (header version \(headerVersion)): open it once with this version's WALDataStore to upgrade it, then verify"
+            )
         }
         var report = RecordCheckReport()
         func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) {
@@ -100,12 +101,15 @@ extension StoreInspector {
                     let targets = try targets(of: id, through: relationship)
                     snapshot.values[relationship.name] = .toMany(targets)
                     for target in targets where !exists(target) {
-                        problem(.danglingReference, key, "\(RecordName.of(id)).\(relationship.name) links to \(RecordName.of(target)), which the store does not hold")
+                        problem(
+                            .danglingReference, key,
+                            "\(RecordName.of(id)).\(relationship.name) links to \(RecordName.of(target)), which the store does not hold")
                     }
                 }
                 for (name, value) in snapshot.values {
                     if case .toOne(let target?) = value, !exists(target) {
-                        problem(.danglingReference, key, "\(RecordName.of(id)).\(name) refers to \(RecordName.of(target)), which the store does not hold")
+                        problem(
+                            .danglingReference, key, "\(RecordName.of(id)).\(name) refers to \(RecordName.of(target)), which the store does not hold")
                     }
                 }
                 for (derived, entry) in mapper.entries(of: snapshot) {

@@ -40,7 +40,10 @@ package struct StoreInspector {
             throw StoreInspectionError(.damagedHeader, "the store's header does not decode: \(error.reason)")
         }
         guard let schema = header.schema else {
-            throw StoreInspectionError(.noSchema, "the header (version \(header.formatVersion)) names its schema only by fingerprint; open the store once with its app to upgrade the header")
+            throw StoreInspectionError(
+                .noSchema,
+                "the header (version \(header.formatVersion)) names its schema only by fingerprint; open the store once with its app to upgrade the header"
+            )
         }
         self.engine = engine
         self.identifier = header.identifier

@@ -5,14 +5,20 @@ import Snapshot
 enum ExportCommand {
     static let spec = CommandSpec(
         name: "export", usage: "export --cloudkit DIR STORE [--json] [--progress]",
-        summary: "Writes a WALDataStore as CloudKit Web Services records/modify request bodies (JSON) into DIR, in Core Data's zone com.apple.coredata.cloudkit.zone: requests/NNNNNN.json (at most 200 operations and 2 MB each), assets/ (the bytes of each CD_<name>_ckAsset field), manifest.json (the schema and the request files).",
+        summary:
+            "Writes a WALDataStore as CloudKit Web Services records/modify request bodies (JSON) into DIR, in Core Data's zone com.apple.coredata.cloudkit.zone: requests/NNNNNN.json (at most 200 operations and 2 MB each), assets/ (the bytes of each CD_<name>_ckAsset field), manifest.json (the schema and the request files).",
         positionals: ["STORE"],
-        flags: ["json": "print one JSON object (docs/tool.md lists its fields)", "progress": "draw the progress line even when standard error is not a terminal"],
+        flags: [
+            "json": "print one JSON object (docs/tool.md lists its fields)",
+            "progress": "draw the progress line even when standard error is not a terminal",
+        ],
         options: ["cloudkit": "the export directory: missing or empty"],
         details: "Reads the store through a copy-on-write view: its files stay byte-identical. A DIR that is not empty is refused (exit 6).")
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
-        guard let directory = arguments.value("cloudkit") else { throw ToolError.usage("walstore export: --cloudkit DIR is required (the only export format)") }
+        guard let directory = arguments.value("cloudkit") else {
+            throw ToolError.usage("walstore export: --cloudkit DIR is required (the only export format)")
+        }
         let path = arguments.positionals[0]
         let (store, _) = try StoreAccess.openReadOnly(path)
         defer { try? store.close() }
@@ -24,13 +30,16 @@ enum ExportCommand {
         progress.finish()
         let seconds = ProgressLine.seconds(clock.now - start)
         if arguments.has("json") {
-            output.line(JSONValue.object([
-                ("directory", .string(directory)), ("records", .int(summary.records)), ("links", .int(summary.links)),
-                ("assets", .int(summary.assets)), ("assetBytes", .int(summary.assetBytes)), ("requests", .int(summary.requests)),
-                ("requestBytes", .int(summary.requestBytes)), ("zoneName", .string(export.options.zoneName)), ("seconds", .double(seconds)),
-            ]).text)
+            output.line(
+                JSONValue.object([
+                    ("directory", .string(directory)), ("records", .int(summary.records)), ("links", .int(summary.links)),
+                    ("assets", .int(summary.assets)), ("assetBytes", .int(summary.assetBytes)), ("requests", .int(summary.requests)),
+                    ("requestBytes", .int(summary.requestBytes)), ("zoneName", .string(export.options.zoneName)), ("seconds", .double(seconds)),
+                ]).text)
         } else {
-            output.line("exported \(summary.records) records, \(summary.links) links and \(summary.assets) assets in \(summary.requests) requests to \(directory)")
+            output.line(
+                "exported \(summary.records) records, \(summary.links) links and \(summary.assets) assets in \(summary.requests) requests to \(directory)"
+            )
         }
         return .ok
     }
@@ -39,14 +48,20 @@ enum ExportCommand {
 enum ImportCommand {
     static let spec = CommandSpec(
         name: "import", usage: "import --cloudkit DIR STORE [--json] [--progress]",
-        summary: "Makes a new WALDataStore at STORE (missing or an empty directory) from a directory walstore export --cloudkit wrote: the schema its manifest names, every record under its record name's primary key, its assets and CDMR links.",
+        summary:
+            "Makes a new WALDataStore at STORE (missing or an empty directory) from a directory walstore export --cloudkit wrote: the schema its manifest names, every record under its record name's primary key, its assets and CDMR links.",
         positionals: ["STORE"],
-        flags: ["json": "print one JSON object (docs/tool.md lists its fields)", "progress": "draw the progress line even when standard error is not a terminal"],
+        flags: [
+            "json": "print one JSON object (docs/tool.md lists its fields)",
+            "progress": "draw the progress line even when standard error is not a terminal",
+        ],
         options: ["cloudkit": "the export directory to read"],
         details: "Every record is checked against the schema before the store is made; a refused import (exit 6) leaves nothing at STORE.")
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
-        guard let directory = arguments.value("cloudkit") else { throw ToolError.usage("walstore import: --cloudkit DIR is required (the only import format)") }
+        guard let directory = arguments.value("cloudkit") else {
+            throw ToolError.usage("walstore import: --cloudkit DIR is required (the only import format)")
+        }
         let path = arguments.positionals[0]
         let progress = ProgressLine("import \(path)", forced: arguments.has("progress"))
         progress.step("reading \(directory)")
@@ -58,10 +73,11 @@ enum ImportCommand {
         progress.finish()
         let seconds = ProgressLine.seconds(clock.now - start)
         if arguments.has("json") {
-            output.line(JSONValue.object([
-                ("store", .string(path)), ("records", .int(summary.records)), ("links", .int(summary.links)),
-                ("assets", .int(summary.assets)), ("seconds", .double(seconds)),
-            ]).text)
+            output.line(
+                JSONValue.object([
+                    ("store", .string(path)), ("records", .int(summary.records)), ("links", .int(summary.links)),
+                    ("assets", .int(summary.assets)), ("seconds", .double(seconds)),
+                ]).text)
         } else {
             output.line("imported \(summary.records) records, \(summary.links) links and \(summary.assets) assets into \(path)")
         }

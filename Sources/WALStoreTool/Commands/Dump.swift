@@ -7,15 +7,19 @@ import Snapshot
 enum DumpCommand {
     static let spec = CommandSpec(
         name: "dump", usage: "dump STORE [--entity E] [--where FIELD=VALUE]... [--progress]",
-        summary: "Prints a WALDataStore's records as JSON Lines, one CloudKit record dictionary a line: {\"recordName\", \"recordType\" (CD_<Root>), \"fields\" {name: {value, type}}}, then its CDMR link records.",
+        summary:
+            "Prints a WALDataStore's records as JSON Lines, one CloudKit record dictionary a line: {\"recordName\", \"recordType\" (CD_<Root>), \"fields\" {name: {value, type}}}, then its CDMR link records.",
         positionals: ["STORE"],
         flags: ["progress": "draw the progress line even when standard error is not a terminal"],
         options: [
             "entity": "only objects of entity E and its sub-entities (no links)",
-            "where": "only records whose field FIELD (CD_ prefix optional) reads VALUE: a string as is, a number, a TIMESTAMP in milliseconds, a reference's record name (no links)",
+            "where":
+                "only records whose field FIELD (CD_ prefix optional) reads VALUE: a string as is, a number, a TIMESTAMP in milliseconds, a reference's record name (no links)",
         ],
         repeatable: ["where"],
-        details: "Assets are file references ({\"size\", \"downloadURL\"}, type ASSETID) naming where walstore export --cloudkit writes their bytes; dump writes no files. Reads through a copy-on-write view: the store's files stay byte-identical.")
+        details:
+            "Assets are file references ({\"size\", \"downloadURL\"}, type ASSETID) naming where walstore export --cloudkit writes their bytes; dump writes no files. Reads through a copy-on-write view: the store's files stay byte-identical."
+    )
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
         let path = arguments.positionals[0]
@@ -35,7 +39,8 @@ enum DumpCommand {
         var entities: Set<String>? = nil
         if let entity = arguments.value("entity") {
             guard inspector.schema.entity(named: entity) != nil else {
-                throw ToolError.usage("walstore dump: the schema has no entity \(entity); it has " + inspector.schema.entities.map(\.name).joined(separator: ", "))
+                throw ToolError.usage(
+                    "walstore dump: the schema has no entity \(entity); it has " + inspector.schema.entities.map(\.name).joined(separator: ", "))
             }
             roots = [inspector.root(of: entity)]
             entities = Set([entity] + inspector.schema.subentities(of: entity).map(\.name))

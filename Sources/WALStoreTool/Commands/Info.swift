@@ -5,7 +5,8 @@ import Snapshot
 enum InfoCommand {
     static let spec = CommandSpec(
         name: "info", usage: "info STORE [--json]",
-        summary: "What a store is: its format, files, keys, tail, tables, blobs, last sequence, whether it was closed cleanly; for a WALDataStore, its schema, version and objects per entity.",
+        summary:
+            "What a store is: its format, files, keys, tail, tables, blobs, last sequence, whether it was closed cleanly; for a WALDataStore, its schema, version and objects per entity.",
         positionals: ["STORE"], flags: ["json": "print one JSON object (docs/tool.md lists its fields)"],
         details: "Reads the store through a copy-on-write view: its files stay byte-identical.")
 
@@ -28,9 +29,16 @@ enum InfoCommand {
                 ("tailBytes", .uint(statistics.tailBytes)),
                 ("bytesOnDisk", .uint(statistics.bytesOnDisk)),
                 ("segments", .array(statistics.segments.map { .object([("number", .uint($0.number)), ("bytes", .uint($0.bytesOnDisk))]) })),
-                ("tables", .array(statistics.tables.map {
-                    .object([("number", .uint($0.number)), ("level", .int($0.level)), ("bytes", .uint($0.bytesOnDisk)), ("entries", .int($0.entryCount))])
-                })),
+                (
+                    "tables",
+                    .array(
+                        statistics.tables.map {
+                            .object([
+                                ("number", .uint($0.number)), ("level", .int($0.level)), ("bytes", .uint($0.bytesOnDisk)),
+                                ("entries", .int($0.entryCount)),
+                            ])
+                        })
+                ),
                 ("blobs", .int(statistics.blobCount)),
                 ("blobBytes", .uint(statistics.blobBytes)),
                 ("files", .array(files.map { .object([("name", .string($0.name)), ("bytes", .uint($0.bytes)), ("files", .int($0.count))]) })),
@@ -45,7 +53,10 @@ enum InfoCommand {
         output.line("sequence     \(statistics.lastSequence)")
         output.line("keys         \(statistics.keyCount) (\(statistics.tailKeyCount) in the tail)")
         output.line("tail         \(statistics.tailBytes) bytes in \(statistics.segments.count) segment\(statistics.segments.count == 1 ? "" : "s")")
-        output.line("tables       \(statistics.tables.count)" + (statistics.tables.isEmpty ? "" : " (" + statistics.tables.map { "L\($0.level) #\($0.number) \($0.entryCount) entries" }.joined(separator: ", ") + ")"))
+        output.line(
+            "tables       \(statistics.tables.count)"
+                + (statistics.tables.isEmpty
+                    ? "" : " (" + statistics.tables.map { "L\($0.level) #\($0.number) \($0.entryCount) entries" }.joined(separator: ", ") + ")"))
         output.line("blobs        \(statistics.blobCount) (\(statistics.blobBytes) bytes)")
         output.line("on disk      \(statistics.bytesOnDisk) bytes")
         output.line("files        " + files.map { "\($0.name) \($0.bytes)" }.joined(separator: ", "))
@@ -70,35 +81,52 @@ enum InfoCommand {
                 ("generation", .uint(UInt64(inspector.generation))),
                 ("schemaVersion", .optional(inspector.schemaVersion?.description)),
                 ("objects", .int(counts.values.reduce(0, +))),
-                ("entities", .array(schema.entities.map { entity in
-                    .object([
-                        ("name", .string(entity.name)),
-                        ("superentity", .optional(entity.superentityName)),
-                        ("root", .string(inspector.root(of: entity.name))),
-                        ("isAbstract", .bool(entity.isAbstract)),
-                        ("objects", .int(counts[entity.name] ?? 0)),
-                        ("attributes", .array(entity.attributes.map { a in
+                (
+                    "entities",
+                    .array(
+                        schema.entities.map { entity in
                             .object([
-                                ("name", .string(a.name)), ("type", .string(a.valueType.description)), ("isOptional", .bool(a.isOptional)),
-                                ("isUnique", .bool(a.options.contains(.unique))), ("externalStorage", .bool(a.options.contains(.externalStorage))),
-                                ("ephemeral", .bool(a.options.contains(.ephemeral))),
+                                ("name", .string(entity.name)),
+                                ("superentity", .optional(entity.superentityName)),
+                                ("root", .string(inspector.root(of: entity.name))),
+                                ("isAbstract", .bool(entity.isAbstract)),
+                                ("objects", .int(counts[entity.name] ?? 0)),
+                                (
+                                    "attributes",
+                                    .array(
+                                        entity.attributes.map { a in
+                                            .object([
+                                                ("name", .string(a.name)), ("type", .string(a.valueType.description)),
+                                                ("isOptional", .bool(a.isOptional)),
+                                                ("isUnique", .bool(a.options.contains(.unique))),
+                                                ("externalStorage", .bool(a.options.contains(.externalStorage))),
+                                                ("ephemeral", .bool(a.options.contains(.ephemeral))),
+                                            ])
+                                        })
+                                ),
+                                (
+                                    "relationships",
+                                    .array(
+                                        entity.relationships.map { r in
+                                            .object([
+                                                ("name", .string(r.name)), ("destination", .string(r.destination)), ("isToMany", .bool(r.isToMany)),
+                                                ("inverse", .optional(r.inverse)), ("deleteRule", .string(r.deleteRule.rawValue)),
+                                                ("isOptional", .bool(r.isOptional)),
+                                            ])
+                                        })
+                                ),
+                                ("indexes", .array(entity.indexes.map { .array($0.properties.map(JSONValue.string)) })),
+                                ("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.properties.map(JSONValue.string)) })),
                             ])
-                        })),
-                        ("relationships", .array(entity.relationships.map { r in
-                            .object([
-                                ("name", .string(r.name)), ("destination", .string(r.destination)), ("isToMany", .bool(r.isToMany)),
-                                ("inverse", .optional(r.inverse)), ("deleteRule", .string(r.deleteRule.rawValue)), ("isOptional", .bool(r.isOptional)),
-                            ])
-                        })),
-                        ("indexes", .array(entity.indexes.map { .array($0.properties.map(JSONValue.string)) })),
-                        ("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.properties.map(JSONValue.string)) })),
-                    ])
-                })),
+                        })
+                ),
             ])
         }
 
         func printHuman(_ output: StandardOutput) {
-            output.line("WALDataStore \(inspector.identifier), header version \(inspector.headerVersion), schema version \(inspector.schemaVersion?.description ?? "none"), \(counts.values.reduce(0, +)) objects")
+            output.line(
+                "WALDataStore \(inspector.identifier), header version \(inspector.headerVersion), schema version \(inspector.schemaVersion?.description ?? "none"), \(counts.values.reduce(0, +)) objects"
+            )
             for entity in inspector.schema.entities {
                 var line = "  entity \(entity.name)"
                 if let parent = entity.superentityName { line += " : \(parent)" }
@@ -114,7 +142,9 @@ enum InfoCommand {
                     output.line("    \(a.name): \(a.valueType)" + (flags.isEmpty ? "" : " [" + flags.joined(separator: ", ") + "]"))
                 }
                 for r in entity.relationships {
-                    output.line("    \(r.name) -> \(r.isToMany ? "[\(r.destination)]" : r.destination)" + (r.inverse.map { " inverse \($0)" } ?? "") + ", delete rule \(r.deleteRule.rawValue)")
+                    output.line(
+                        "    \(r.name) -> \(r.isToMany ? "[\(r.destination)]" : r.destination)" + (r.inverse.map { " inverse \($0)" } ?? "")
+                            + ", delete rule \(r.deleteRule.rawValue)")
                 }
                 for index in entity.indexes { output.line("    index (\(index.properties.joined(separator: ", ")))") }
                 for rule in entity.uniquenessConstraints { output.line("    unique (\(rule.properties.joined(separator: ", ")))") }
@@ -152,23 +182,40 @@ enum StatsCommand {
         let value = JSONValue.object([
             ("keyCount", .int(s.keyCount)), ("tailKeyCount", .int(s.tailKeyCount)), ("tailBytes", .uint(s.tailBytes)),
             ("liveBytes", .int(s.liveBytes)), ("deadBytes", .int(s.deadBytes)), ("bytesOnDisk", .uint(s.bytesOnDisk)),
-            ("segments", .array(s.segments.map {
-                .object([("number", .uint($0.number)), ("bytesOnDisk", .uint($0.bytesOnDisk)), ("liveBytes", .int($0.liveBytes)), ("deadBytes", .int($0.deadBytes))])
-            })),
-            ("tables", .array(s.tables.map {
-                .object([("number", .uint($0.number)), ("level", .int($0.level)), ("bytesOnDisk", .uint($0.bytesOnDisk)), ("entryCount", .int($0.entryCount))])
-            })),
+            (
+                "segments",
+                .array(
+                    s.segments.map {
+                        .object([
+                            ("number", .uint($0.number)), ("bytesOnDisk", .uint($0.bytesOnDisk)), ("liveBytes", .int($0.liveBytes)),
+                            ("deadBytes", .int($0.deadBytes)),
+                        ])
+                    })
+            ),
+            (
+                "tables",
+                .array(
+                    s.tables.map {
+                        .object([
+                            ("number", .uint($0.number)), ("level", .int($0.level)), ("bytesOnDisk", .uint($0.bytesOnDisk)),
+                            ("entryCount", .int($0.entryCount)),
+                        ])
+                    })
+            ),
             ("blobCount", .int(s.blobCount)), ("blobBytes", .uint(s.blobBytes)),
             ("lastSequence", .uint(s.lastSequence)), ("indexBytesPerKey", .int(s.indexBytesPerKey)),
             ("writeAmplification", .double(s.writeAmplification)),
             ("preallocatedBytes", .uint(s.preallocatedBytes)),
-            ("recovery", .object([
-                ("closedCleanly", .bool(r.closedCleanly)), ("truncatedBytes", .uint(r.truncatedBytes)), ("reason", .optional(r.reason)),
-                ("discardedFrames", .int(r.discardedFrames)), ("removedLeftovers", .int(r.removedLeftovers)),
-                ("upgradedFromFormat3", .bool(r.upgradedFromFormat3)), ("removedBlobs", .int(r.removedBlobs)),
-                ("segmentHintsLoaded", .int(r.segmentHintsLoaded)), ("segmentsReplayed", .int(r.segmentsReplayed)),
-                ("replayedBytes", .uint(r.replayedBytes)),
-            ])),
+            (
+                "recovery",
+                .object([
+                    ("closedCleanly", .bool(r.closedCleanly)), ("truncatedBytes", .uint(r.truncatedBytes)), ("reason", .optional(r.reason)),
+                    ("discardedFrames", .int(r.discardedFrames)), ("removedLeftovers", .int(r.removedLeftovers)),
+                    ("upgradedFromFormat3", .bool(r.upgradedFromFormat3)), ("removedBlobs", .int(r.removedBlobs)),
+                    ("segmentHintsLoaded", .int(r.segmentHintsLoaded)), ("segmentsReplayed", .int(r.segmentsReplayed)),
+                    ("replayedBytes", .uint(r.replayedBytes)),
+                ])
+            ),
         ])
         if arguments.has("json") {
             output.line(value.text)

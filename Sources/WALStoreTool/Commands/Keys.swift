@@ -5,7 +5,8 @@ import Snapshot
 enum GetCommand {
     static let spec = CommandSpec(
         name: "get", usage: "get STORE KEY [--hex] [--json]",
-        summary: "Prints the value of one engine key. KEY is in the escaped form (printable ASCII as is, \\\\ for a backslash, \\xHH for any byte; R\\x00 is not R0) or, with --hex, hex digits.",
+        summary:
+            "Prints the value of one engine key. KEY is in the escaped form (printable ASCII as is, \\\\ for a backslash, \\xHH for any byte; R\\x00 is not R0) or, with --hex, hex digits.",
         positionals: ["STORE", "KEY"],
         flags: ["hex": "KEY is hex, and the value is printed in hex", "json": "print one JSON object (docs/tool.md lists its fields)"],
         details: "Exit 1 when the store has no such key. Reads through a copy-on-write view: the store's files stay byte-identical.")
@@ -19,12 +20,13 @@ enum GetCommand {
         defer { try? store.close() }
         let value = try store.value(forKey: key)
         if arguments.has("json") {
-            output.line(JSONValue.object([
-                ("key", .string(KeyText.escaped(key))), ("found", .bool(value != nil)),
-                ("bytes", value.map { .int($0.count) } ?? .null),
-                ("value", value.map { .string(KeyText.escaped($0)) } ?? .null),
-                ("valueHex", value.map { .string(KeyText.hex($0)) } ?? .null),
-            ]).text)
+            output.line(
+                JSONValue.object([
+                    ("key", .string(KeyText.escaped(key))), ("found", .bool(value != nil)),
+                    ("bytes", value.map { .int($0.count) } ?? .null),
+                    ("value", value.map { .string(KeyText.escaped($0)) } ?? .null),
+                    ("valueHex", value.map { .string(KeyText.hex($0)) } ?? .null),
+                ]).text)
         } else if let value {
             output.line(hex ? KeyText.hex(value) : KeyText.escaped(value))
         } else {
@@ -37,20 +39,25 @@ enum GetCommand {
 enum ScanCommand {
     static let spec = CommandSpec(
         name: "scan", usage: "scan STORE [--prefix P | --from K --to K] [--limit N] [--values] [--hex] [--json]",
-        summary: "Lists engine keys in order: each line the key, its value's size and the commit that wrote it (and the value with --values). Keys in the escaped form (\\xHH for a byte that is not printable ASCII) or, with --hex, hex.",
+        summary:
+            "Lists engine keys in order: each line the key, its value's size and the commit that wrote it (and the value with --values). Keys in the escaped form (\\xHH for a byte that is not printable ASCII) or, with --hex, hex.",
         positionals: ["STORE"],
         flags: [
             "values": "print each value too", "hex": "keys given and printed in hex (values too)",
             "json": "print one JSON object (docs/tool.md lists its fields)",
         ],
-        options: ["prefix": "only keys that start with P", "from": "keys from K (inclusive)", "to": "keys below K (exclusive)", "limit": "at most N keys"],
+        options: [
+            "prefix": "only keys that start with P", "from": "keys from K (inclusive)", "to": "keys below K (exclusive)", "limit": "at most N keys",
+        ],
         details: "Reads through a copy-on-write view: the store's files stay byte-identical.")
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
         let hex = arguments.has("hex")
         func key(_ option: String) throws(ToolError) -> [UInt8]? {
             guard let text = arguments.value(option) else { return nil }
-            guard let bytes = KeyText.parse(text, isHex: hex) else { throw ToolError.usage("walstore scan: --\(option) \(text) is not a key in the \(hex ? "hex" : "escaped") form") }
+            guard let bytes = KeyText.parse(text, isHex: hex) else {
+                throw ToolError.usage("walstore scan: --\(option) \(text) is not a key in the \(hex ? "hex" : "escaped") form")
+            }
             return bytes
         }
         var range = LogStore.KeyRange.all
@@ -77,7 +84,10 @@ enum ScanCommand {
         while let entry = try scan.next() {
             let value = try entry.value()
             if json {
-                var members: [(String, JSONValue)] = [("key", .string(show(entry.key))), ("bytes", .int(value.count)), ("sequence", .uint(entry.sequence)), ("isBlob", .bool(entry.isBlob))]
+                var members: [(String, JSONValue)] = [
+                    ("key", .string(show(entry.key))), ("bytes", .int(value.count)), ("sequence", .uint(entry.sequence)),
+                    ("isBlob", .bool(entry.isBlob)),
+                ]
                 if withValues { members.append(("value", .string(show(value)))) }
                 entries.append(.object(members))
             } else {

@@ -5,9 +5,13 @@ import Snapshot
 enum CompactCommand {
     static let spec = CommandSpec(
         name: "compact", usage: "compact STORE [--json] [--progress]",
-        summary: "Flushes the log's tail into sorted tables and merges every table into one (LogStore.compact()), removing dead versions, tombstones and unreferenced blobs.",
+        summary:
+            "Flushes the log's tail into sorted tables and merges every table into one (LogStore.compact()), removing dead versions, tombstones and unreferenced blobs.",
         positionals: ["STORE"],
-        flags: ["json": "print one JSON object (docs/tool.md lists its fields)", "progress": "draw the progress line even when standard error is not a terminal"],
+        flags: [
+            "json": "print one JSON object (docs/tool.md lists its fields)",
+            "progress": "draw the progress line even when standard error is not a terminal",
+        ],
         details: "Writes to the store: run it while no program has the store open (a held store is refused, exit 3).")
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
@@ -22,13 +26,16 @@ enum CompactCommand {
         progress.finish()
         let seconds = ProgressLine.seconds(result.duration)
         if arguments.has("json") {
-            output.line(JSONValue.object([
-                ("path", .string(path)), ("seconds", .double(seconds)), ("bytesBefore", .uint(result.bytesBefore)),
-                ("bytesAfter", .uint(result.bytesAfter)), ("recordsWritten", .int(result.recordsWritten)),
-                ("tablesWritten", .int(result.tablesWritten)), ("blobsRemoved", .int(result.blobsRemoved)),
-            ]).text)
+            output.line(
+                JSONValue.object([
+                    ("path", .string(path)), ("seconds", .double(seconds)), ("bytesBefore", .uint(result.bytesBefore)),
+                    ("bytesAfter", .uint(result.bytesAfter)), ("recordsWritten", .int(result.recordsWritten)),
+                    ("tablesWritten", .int(result.tablesWritten)), ("blobsRemoved", .int(result.blobsRemoved)),
+                ]).text)
         } else {
-            output.line("compacted \(path): \(result.bytesBefore) → \(result.bytesAfter) bytes, \(result.recordsWritten) records in \(result.tablesWritten) table\(result.tablesWritten == 1 ? "" : "s"), \(result.blobsRemoved) blobs removed")
+            output.line(
+                "compacted \(path): \(result.bytesBefore) → \(result.bytesAfter) bytes, \(result.recordsWritten) records in \(result.tablesWritten) table\(result.tablesWritten == 1 ? "" : "s"), \(result.blobsRemoved) blobs removed"
+            )
         }
         return .ok
     }
@@ -37,7 +44,8 @@ enum CompactCommand {
 enum SalvageCommand {
     static let spec = CommandSpec(
         name: "salvage", usage: "salvage STORE [--json]",
-        summary: "Repairs a store that open refuses as corrupt (LogStore.salvage(at:)): keeps every intact commit, table block and blob, moves every damaged byte range into the store's quarantine/ folder, and reports what it kept and lost.",
+        summary:
+            "Repairs a store that open refuses as corrupt (LogStore.salvage(at:)): keeps every intact commit, table block and blob, moves every damaged byte range into the store's quarantine/ folder, and reports what it kept and lost.",
         positionals: ["STORE"], flags: ["json": "print one JSON object (docs/tool.md lists its fields)"],
         details: "Writes to the store. Exit 0 when nothing was damaged, 1 when damage was found and repaired.")
 
@@ -46,17 +54,28 @@ enum SalvageCommand {
         try StoreAccess.checkDirectory(path)
         let report = try LogStore.salvage(at: path, options: StoreAccess.options)
         if arguments.has("json") {
-            output.line(JSONValue.object([
-                ("path", .string(path)), ("clean", .bool(report.isClean)),
-                ("quarantined", .array(report.quarantined.map {
-                    .object([("file", .string($0.file)), ("offset", .uint($0.range.lowerBound)), ("length", .uint($0.range.upperBound - $0.range.lowerBound)),
-                             ("savedAs", .string($0.savedAs)), ("reason", .string($0.reason))])
-                })),
-                ("lastKeptSequence", .uint(report.lastKeptSequence)),
-                ("lostSequences", report.lostSequences.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) } ?? .null),
-                ("lostKeys", .array(report.lostKeys.map { .string(KeyText.escaped($0)) })),
-                ("deletedKeys", .array(report.deletedKeys.map { .string(KeyText.escaped($0)) })),
-            ]).text)
+            output.line(
+                JSONValue.object([
+                    ("path", .string(path)), ("clean", .bool(report.isClean)),
+                    (
+                        "quarantined",
+                        .array(
+                            report.quarantined.map {
+                                .object([
+                                    ("file", .string($0.file)), ("offset", .uint($0.range.lowerBound)),
+                                    ("length", .uint($0.range.upperBound - $0.range.lowerBound)),
+                                    ("savedAs", .string($0.savedAs)), ("reason", .string($0.reason)),
+                                ])
+                            })
+                    ),
+                    ("lastKeptSequence", .uint(report.lastKeptSequence)),
+                    (
+                        "lostSequences",
+                        report.lostSequences.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) } ?? .null
+                    ),
+                    ("lostKeys", .array(report.lostKeys.map { .string(KeyText.escaped($0)) })),
+                    ("deletedKeys", .array(report.deletedKeys.map { .string(KeyText.escaped($0)) })),
+                ]).text)
         } else if report.isClean {
             output.line("salvage \(path): nothing damaged; every commit kept (last sequence \(report.lastKeptSequence))")
         } else {
@@ -66,7 +85,9 @@ enum SalvageCommand {
             }
             if let lost = report.lostSequences { output.line("  commits lost: \(lost.lowerBound)...\(lost.upperBound)") }
             if !report.lostKeys.isEmpty {
-                output.line("  keys lost (\(report.lostKeys.count)): " + report.lostKeys.prefix(20).map(KeyText.escaped).joined(separator: ", ") + (report.lostKeys.count > 20 ? ", …" : ""))
+                output.line(
+                    "  keys lost (\(report.lostKeys.count)): " + report.lostKeys.prefix(20).map(KeyText.escaped).joined(separator: ", ")
+                        + (report.lostKeys.count > 20 ? ", …" : ""))
             }
             if !report.deletedKeys.isEmpty { output.line("  keys deleted, their blobs unreadable: \(report.deletedKeys.count)") }
         }

@@ -6,11 +6,17 @@ import Snapshot
 enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", usage: "verify STORE [--json] [--progress] [--limit N]",
-        summary: "A full check, as SQLite's PRAGMA integrity_check: every checksum of every file (segments, tables, blobs, hints, manifest), every record decodes under the stored schema, and every index, uniqueness, back-reference, link and asset entry agrees with the records (none missing, none extra, no dangling reference).",
+        summary:
+            "A full check, as SQLite's PRAGMA integrity_check: every checksum of every file (segments, tables, blobs, hints, manifest), every record decodes under the stored schema, and every index, uniqueness, back-reference, link and asset entry agrees with the records (none missing, none extra, no dangling reference).",
         positionals: ["STORE"],
-        flags: ["json": "print one JSON object (docs/tool.md lists its fields)", "progress": "draw the progress line even when standard error is not a terminal"],
+        flags: [
+            "json": "print one JSON object (docs/tool.md lists its fields)",
+            "progress": "draw the progress line even when standard error is not a terminal",
+        ],
         options: ["limit": "report at most N record problems (default 1000; all are counted)"],
-        details: "Changes no byte of the store: it runs on a copy-on-write view of the files. Exit 0 when nothing is wrong, 1 when problems are found (walstore salvage repairs damaged files).")
+        details:
+            "Changes no byte of the store: it runs on a copy-on-write view of the files. Exit 0 when nothing is wrong, 1 when problems are found (walstore salvage repairs damaged files)."
+    )
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
         let path = arguments.positionals[0]
@@ -56,26 +62,48 @@ enum VerifyCommand {
                 ("path", .string(path)),
                 ("ok", .bool(problemCount == 0)),
                 ("problemCount", .int(problemCount)),
-                ("files", .object([
-                    ("checked", .int(checkedFiles)),
-                    ("damage", .array(salvage.quarantined.map {
-                        .object([("file", .string($0.file)), ("offset", .uint($0.range.lowerBound)),
-                                 ("length", .uint($0.range.upperBound - $0.range.lowerBound)), ("reason", .string($0.reason))])
-                    })),
-                    ("lastIntactSequence", .uint(salvage.lastKeptSequence)),
-                    ("lostSequences", salvage.lostSequences.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) } ?? .null),
-                    ("lostKeys", .array(salvage.lostKeys.prefix(limit).map { .string(KeyText.escaped($0)) })),
-                    ("lostKeyCount", .int(salvage.lostKeys.count)),
-                ])),
-                ("records", records.map { report in
+                (
+                    "files",
                     .object([
-                        ("records", .int(report.records)), ("entries", .int(report.entries)),
-                        ("problemCount", .int(report.problemCount)), ("indexesChecked", .bool(!report.skippedIndexes)),
-                        ("problems", .array(report.problems.map {
-                            .object([("kind", .string($0.kind.rawValue)), ("key", .string(KeyText.escaped($0.key))), ("message", .string($0.message))])
-                        })),
+                        ("checked", .int(checkedFiles)),
+                        (
+                            "damage",
+                            .array(
+                                salvage.quarantined.map {
+                                    .object([
+                                        ("file", .string($0.file)), ("offset", .uint($0.range.lowerBound)),
+                                        ("length", .uint($0.range.upperBound - $0.range.lowerBound)), ("reason", .string($0.reason)),
+                                    ])
+                                })
+                        ),
+                        ("lastIntactSequence", .uint(salvage.lastKeptSequence)),
+                        (
+                            "lostSequences",
+                            salvage.lostSequences.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) } ?? .null
+                        ),
+                        ("lostKeys", .array(salvage.lostKeys.prefix(limit).map { .string(KeyText.escaped($0)) })),
+                        ("lostKeyCount", .int(salvage.lostKeys.count)),
                     ])
-                } ?? .null),
+                ),
+                (
+                    "records",
+                    records.map { report in
+                        .object([
+                            ("records", .int(report.records)), ("entries", .int(report.entries)),
+                            ("problemCount", .int(report.problemCount)), ("indexesChecked", .bool(!report.skippedIndexes)),
+                            (
+                                "problems",
+                                .array(
+                                    report.problems.map {
+                                        .object([
+                                            ("kind", .string($0.kind.rawValue)), ("key", .string(KeyText.escaped($0.key))),
+                                            ("message", .string($0.message)),
+                                        ])
+                                    })
+                            ),
+                        ])
+                    } ?? .null
+                ),
                 ("recordsSkipped", .optional(recordsSkipped)),
             ])
             output.line(value.text)
@@ -89,7 +117,9 @@ enum VerifyCommand {
                 }
                 if let lost = salvage.lostSequences { output.line("  commits \(lost.lowerBound)...\(lost.upperBound) are past the damage") }
                 if !salvage.lostKeys.isEmpty {
-                    output.line("  \(salvage.lostKeys.count) keys lost: " + salvage.lostKeys.prefix(10).map(KeyText.escaped).joined(separator: ", ") + (salvage.lostKeys.count > 10 ? ", …" : ""))
+                    output.line(
+                        "  \(salvage.lostKeys.count) keys lost: " + salvage.lostKeys.prefix(10).map(KeyText.escaped).joined(separator: ", ")
+                            + (salvage.lostKeys.count > 10 ? ", …" : ""))
                 }
                 output.line("  walstore salvage \(path) keeps every intact commit and moves the damaged bytes to quarantine/")
             }
@@ -100,7 +130,9 @@ enum VerifyCommand {
                 } else {
                     output.line("records: \(records.problemCount) problem\(records.problemCount == 1 ? "" : "s") in \(checked)")
                     for p in records.problems { output.line("  \(p.kind.rawValue) \(KeyText.escaped(p.key)): \(p.message)") }
-                    if records.problemCount > records.problems.count { output.line("  … and \(records.problemCount - records.problems.count) more (--limit)") }
+                    if records.problemCount > records.problems.count {
+                        output.line("  … and \(records.problemCount - records.problems.count) more (--limit)")
+                    }
                 }
             } else if let recordsSkipped {
                 output.line("records: \(recordsSkipped)")

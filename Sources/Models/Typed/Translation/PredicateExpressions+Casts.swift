@@ -41,7 +41,8 @@ extension PredicateExpressions.ConditionalCast: StoreTranslatableExpression {
 /// The model type a cast or type test names.
 private func castModel(_ type: Any.Type, in expression: Any) throws -> any EntityModel.Type {
     guard let model = type as? any EntityModel.Type else {
-        throw PredicateTranslator.unsupported(expression, "`is` and `as?` test for a model type (\(type) is not a model type: a PersistentModel or InheritableModel)")
+        throw PredicateTranslator.unsupported(
+            expression, "`is` and `as?` test for a model type (\(type) is not a model type: a PersistentModel or InheritableModel)")
     }
     return model
 }

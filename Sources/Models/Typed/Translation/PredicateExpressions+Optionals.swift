@@ -7,11 +7,14 @@ extension PredicateExpressions.OptionalFlatMap: StoreTranslatableExpression {
     func translate(with translator: inout PredicateTranslator) throws -> StoreTerm {
         guard case .path(let wrappedPath) = try translator.term(of: wrapped), case .object = wrappedPath.target else {
             throw PredicateTranslator.unsupported(
-                self, "optional chaining (?.) is supported through to-one relationships held as model references; for an optional attribute use ?? or == nil")
+                self,
+                "optional chaining (?.) is supported through to-one relationships held as model references; for an optional attribute use ?? or == nil"
+            )
         }
         let result = try translator.binding(variable.key, to: wrappedPath) { try $0.term(of: transform) }
         guard case .path = result else {
-            throw PredicateTranslator.unsupported(self, "after ?. the store can read a property, not compute a value; compare the property outside the chain")
+            throw PredicateTranslator.unsupported(
+                self, "after ?. the store can read a property, not compute a value; compare the property outside the chain")
         }
         return result
     }

@@ -46,7 +46,8 @@ extension PredicateExpressions.SequenceContains: StoreTranslatableExpression {
                     self, "contains(_:) on \(path.dotted) needs a to-many relationship; the store cannot look inside an array attribute")
             }
         default:
-            throw PredicateTranslator.unsupported(self, "contains(_:) is supported between a constant list and a property, or a to-many relationship and a constant")
+            throw PredicateTranslator.unsupported(
+                self, "contains(_:) is supported between a constant list and a property, or a to-many relationship and a constant")
         }
     }
 }

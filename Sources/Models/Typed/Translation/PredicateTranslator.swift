@@ -24,7 +24,8 @@ struct PredicateTranslator {
         guard let translatable = expression as? any StoreTranslatableExpression else {
             throw Self.unsupported(
                 expression,
-                "the store's predicates cannot express it. Supported: ==, !=, <, <=, >, >=, &&, ||, !, String.contains(_:), starts(with:), Sequence.contains(_:), contains(where:), allSatisfy(_:), isEmpty, ??, optional chaining through to-one relationships, and `is` / `as?` with a model type")
+                "the store's predicates cannot express it. Supported: ==, !=, <, <=, >, >=, &&, ||, !, String.contains(_:), starts(with:), Sequence.contains(_:), contains(where:), allSatisfy(_:), isEmpty, ??, optional chaining through to-one relationships, and `is` / `as?` with a model type"
+            )
         }
         return try translatable.translate(with: &self)
     }
@@ -94,7 +95,8 @@ struct PredicateTranslator {
         guard guarded || path.casts.isEmpty else {
             throw Self.unsupported(
                 expression,
-                "after `as?`, the store can compare an attribute or to-one of the cast object with a constant (`($0 as? Photo)?.width ?? 0 > 1000`, `($0 as? Photo)?.width == 1200`); test the type with `is` for anything else")
+                "after `as?`, the store can compare an attribute or to-one of the cast object with a constant (`($0 as? Photo)?.width ?? 0 > 1000`, `($0 as? Photo)?.width == 1200`); test the type with `is` for anything else"
+            )
         }
         return path.propertyPath
     }
@@ -115,7 +117,8 @@ struct PredicateTranslator {
         guard path.scope == scope else {
             throw Self.unsupported(
                 expression,
-                "inside contains(where:) or allSatisfy, a condition may only read the element's properties, not the outer object's; test the outer object outside the closure")
+                "inside contains(where:) or allSatisfy, a condition may only read the element's properties, not the outer object's; test the outer object outside the closure"
+            )
         }
     }
 
@@ -218,7 +221,8 @@ struct PredicateTranslator {
             guard let bool = constant as? Bool else { throw Self.unsupported(expression, "a condition compared with a non-Boolean") }
             return bool ? condition : .not(condition)
         default:
-            throw Self.unsupported(expression, "the store compares a property with a constant, not two properties (or two computed values) with each other")
+            throw Self.unsupported(
+                expression, "the store compares a property with a constant, not two properties (or two computed values) with each other")
         }
     }
 
@@ -238,7 +242,8 @@ struct PredicateTranslator {
             let leafPath = try leaf(path, in: expression, guarded: true)
             return guarded(path, value.isNull ? .isNull(path: leafPath) : .compare(path: leafPath, .equal, value: value), whenAbsent: value.isNull)
         case .objects, .references:
-            throw Self.unsupported(expression, "a to-many relationship (\(path.dotted)) cannot be compared as a whole; use contains(_:), contains(where:) or isEmpty")
+            throw Self.unsupported(
+                expression, "a to-many relationship (\(path.dotted)) cannot be compared as a whole; use contains(_:), contains(where:) or isEmpty")
         }
     }
 
@@ -261,7 +266,8 @@ struct PredicateTranslator {
                 StorePath(components: ["value"], scope: scope, target: .attribute(.string)), x, in: expression, constantOnly: true
             ) { .compare(path: $0, op, value: y) }
         default:
-            throw Self.unsupported(expression, "the store compares a property with a constant, not two properties (or two computed values) with each other")
+            throw Self.unsupported(
+                expression, "the store compares a property with a constant, not two properties (or two computed values) with each other")
         }
     }
 
@@ -283,7 +289,8 @@ struct PredicateTranslator {
     }
 
     /// The string at `base` matched against the constant `needle` by `operation`.
-    func stringMatch(_ base: StoreTerm, _ operation: FetchPredicate.StringOperation, _ needle: StoreTerm, in expression: Any) throws -> FetchPredicate {
+    func stringMatch(_ base: StoreTerm, _ operation: FetchPredicate.StringOperation, _ needle: StoreTerm, in expression: Any) throws -> FetchPredicate
+    {
         guard case .constant(let constant) = needle, let string = constant as? String else {
             throw Self.unsupported(expression, "the text to look for must be a constant String (captured from outside the predicate)")
         }
@@ -292,7 +299,8 @@ struct PredicateTranslator {
             guard case .attribute(.string) = path.target else {
                 throw Self.unsupported(expression, "\(path.dotted) is not a String attribute")
             }
-            return guarded(path, .string(path: try leaf(path, in: expression, guarded: true), operation, needle: string, options: []), whenAbsent: false)
+            return guarded(
+                path, .string(path: try leaf(path, in: expression, guarded: true), operation, needle: string, options: []), whenAbsent: false)
         case let .coalesced(path, fallback):
             return try coalescing(path, fallback, in: expression) { .string(path: $0, operation, needle: string, options: []) }
         case .constant(let value):
@@ -317,7 +325,8 @@ struct PredicateTranslator {
         let whenNull = try PredicateEvaluator(resolve: { _ in nil }).evaluate(make("value"), on: probe)
         if constantOnly { return .constant(whenNull) }
         let leafPath = try leaf(path, in: expression, guarded: true)
-        let condition: FetchPredicate = whenNull ? .or([.isNull(path: leafPath), make(leafPath)]) : .and([.not(.isNull(path: leafPath)), make(leafPath)])
+        let condition: FetchPredicate =
+            whenNull ? .or([.isNull(path: leafPath), make(leafPath)]) : .and([.not(.isNull(path: leafPath)), make(leafPath)])
         return guarded(path, condition, whenAbsent: whenNull)
     }
 
