@@ -15,7 +15,7 @@ struct RootScan {
         let prefix = RecordKeys.recordPrefix(root: root)
         let keyLength = prefix.count + 16
         var rootCount = 0
-        var cursor = try mapper.engine.scan(prefix: prefix)
+        var cursor = try mapper.records.scan(prefix: prefix)
         while true {
             let step = try cursor.withNext { key, entry throws(EngineError) -> Step in
                 guard key.count == keyLength else { return .failed(RecordDecodingError("a record key of the wrong length", key: Array(key))) }
@@ -72,7 +72,7 @@ struct IndexWalk {
         var recordKey = RecordKeys.record(root: root, primaryKey: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         let pkStart = recordKey.count - 16
         for range in plan.reverse ? plan.ranges.reversed() : plan.ranges {
-            var cursor = try mapper.engine.scan(range, reverse: plan.reverse)
+            var cursor = try mapper.records.scan(range, reverse: plan.reverse)
             while true {
                 let stopAt = boundaryKey
                 // The entry's primary key, when it names an object of an entity the fetch selects.
@@ -97,7 +97,7 @@ struct IndexWalk {
                 withUnsafeBytes(of: pk.uuid) { source in
                     recordKey.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: pkStart).copyMemory(from: source.baseAddress!, byteCount: 16) }
                 }
-                let outcome = try mapper.engine.withValue(forKey: recordKey) { bytes in
+                let outcome = try mapper.records.withValue(forKey: recordKey) { bytes in
                     try recordKey.withUnsafeBytes { key in try filter.candidate(bytes, key: key, primaryKey: pk) }
                 }
                 guard let outcome else { throw RecordDecodingError("an index entry of a record that is missing", key: recordKey) }

@@ -89,7 +89,7 @@ final class FetchRunner {
         let prefix = RecordKeys.recordPrefix(root: root)
         var ids: [PersistentIdentifier] = []
         let needed = descriptor.fetchLimit.map { (descriptor.fetchOffset ?? 0) + $0 }
-        var cursor = try mapper.engine.scan(.prefix(prefix), limit: needed)
+        var cursor = try mapper.records.scan(.prefix(prefix), limit: needed)
         while let entry = try cursor.next() {
             guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
             ids.append(try mapper.identifier(entity: root, primaryKey: RecordKeys.uuid(from: Array(entry.key.suffix(16)))))

@@ -43,14 +43,14 @@ struct GenerationRewriter {
 
     var oldMapper: RecordMapper {
         RecordMapper(
-            layout: RecordLayout(schema: mapping.old), engine: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+            layout: RecordLayout(schema: mapping.old), records: source, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
             countRecordRead: {},
             format: sourceFormat)
     }
 
     var newMapper: RecordMapper {
         RecordMapper(
-            layout: RecordLayout(schema: mapping.new), engine: destination ?? source, storeIdentifier: storeIdentifier,
+            layout: RecordLayout(schema: mapping.new), records: destination ?? source, storeIdentifier: storeIdentifier,
             assetThreshold: assetThreshold, countRecordRead: {})
     }
 

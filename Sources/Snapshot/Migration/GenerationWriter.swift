@@ -24,7 +24,7 @@ struct GenerationWriter: Sendable {
     /// Commits every entry of `objects`, then the count key of each of `counts` (the last group's).
     func write(_ objects: [Object], counts: [(entity: String, count: UInt64)]) throws {
         let mapper = RecordMapper(
-            layout: layout, engine: destination, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {})
+            layout: layout, records: destination, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold, countRecordRead: {})
         var batch = WriteBatch()
         var bytes = 0
         for object in objects {

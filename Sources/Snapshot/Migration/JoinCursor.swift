@@ -24,7 +24,7 @@ struct JoinCursor {
         let prefix = mapper.format == .format1 ? relationshipPrefix + Array("\(entity)_".utf8) : relationshipPrefix
         self.mapper = mapper
         prefixCount = relationshipPrefix.count
-        scan = try mapper.engine.scan(prefix: prefix)
+        scan = try mapper.records.scan(prefix: prefix)
         try advance()
     }
 

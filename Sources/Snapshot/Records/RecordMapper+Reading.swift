@@ -5,7 +5,7 @@ extension RecordMapper {
     /// The record bytes of `root`/`pk`, or `nil` when there is none. Counts as one record read.
     func readRecord(root: String, primaryKey pk: UUID) throws -> [UInt8]? {
         let key = RecordKeys.record(root: root, primaryKey: pk)
-        guard let bytes = try engine.value(forKey: key) else { return nil }
+        guard let bytes = try records.value(forKey: key) else { return nil }
         countRecordRead()
         return bytes
     }
@@ -22,10 +22,10 @@ extension RecordMapper {
     /// The to-many arrays of the objects found are read in one sorted pass per relationship
     /// (``targets(of:through:entity:)``), not one scan per object.
     func loadAll(_ ids: [PersistentIdentifier], toMany: Bool) throws -> [(PersistentIdentifier, DefaultSnapshot?)] {
-        let records = ids.map(record(of:))
-        let found = try engine.values(forKeys: records.compactMap { $0?.key })
+        let places = ids.map(record(of:))
+        let found = try records.values(forKeys: places.compactMap { $0?.key })
         var next = found.makeIterator()
-        var loaded = try zip(ids, records).map { id, record in
+        var loaded = try zip(ids, places).map { id, record in
             guard let record, let bytes = next.next() ?? nil else { return (id, DefaultSnapshot?.none) }
             countRecordRead()
             return (id, try snapshot(of: id, fromRecord: bytes, record, toMany: toMany && format != .format2))
@@ -122,11 +122,11 @@ extension RecordMapper {
 
     func readAsset(_ key: [UInt8], type: Schema.Attribute.ValueType, record: [UInt8]) throws -> PropertyValue {
         // An asset a shared commit's earlier save put, not yet committed, is read from there.
-        if !engine.pending.isEmpty, engine.pending.value(forKey: engine.engineKey(key)) != nil {
-            guard let bytes = try engine.value(forKey: key) else { throw RecordDecodingError("the asset it names is missing", key: record) }
+        if !records.pending.isEmpty, records.pending.value(forKey: records.engineKey(key)) != nil {
+            guard let bytes = try records.value(forKey: key) else { throw RecordDecodingError("the asset it names is missing", key: record) }
             return try Self.assetValue(bytes, type: type, key: key)
         }
-        guard let buffer = try engine.engine.valueBuffer(forKey: engine.engineKey(key)) else {
+        guard let buffer = try records.engine.valueBuffer(forKey: records.engineKey(key)) else {
             throw RecordDecodingError("the asset it names is missing", key: record)
         }
         // The engine's buffer becomes the Data's storage, without a copy (its base is never nil).
@@ -156,7 +156,7 @@ extension RecordMapper {
             let prefix = RecordKeys.backReferencePrefix(
                 destinationRoot: layout.root(of: id.entityName), destination: pk,
                 relationship: layout.qualifiedName(inverse, in: relationship.destination))
-            var cursor = try engine.scan(prefix: prefix)
+            var cursor = try records.scan(prefix: prefix)
             while let entry = try cursor.next() {
                 let (entity, source) = try RecordKeys.parseBackReferenceSuffix(entry.key, prefixLength: prefix.count)
                 result.append(try identifier(entity: entity, primaryKey: source))
@@ -165,7 +165,7 @@ extension RecordMapper {
             let join = layout.join(relationship, of: id.entityName)
             for mirror in [false, true] where join.isSymmetric || join.isSideA != mirror {
                 let prefix = joinPrefix(mirror: mirror, join, id)
-                var cursor = try engine.scan(prefix: prefix)
+                var cursor = try records.scan(prefix: prefix)
                 while let entry = try cursor.next() {
                     let (entity, other) = try joinTarget(entry.key, objectPrefixLength: prefix.count)
                     // A link of an object to itself is both keys of a relationship that is its
@@ -190,7 +190,7 @@ extension RecordMapper {
                 let join = layout.join(relationship, of: entity.name)
                 // The far end is listed first in the mirror keys when the source is side A.
                 let prefix = joinPrefix(mirror: join.isSideA, join, id)
-                var cursor = try engine.scan(prefix: prefix)
+                var cursor = try records.scan(prefix: prefix)
                 while let entry = try cursor.next() {
                     let (sourceEntity, source) = try joinTarget(entry.key, objectPrefixLength: prefix.count)
                     result.append((relationship.name, try identifier(entity: sourceEntity, primaryKey: source)))
@@ -245,7 +245,7 @@ extension RecordMapper {
         guard let pk = Self.primaryKey(of: id) else { return [] }
         let prefix = RecordKeys.backReferencePrefix(destinationRoot: layout.root(of: id.entityName), destination: pk)
         var result: [(String, PersistentIdentifier)] = []
-        var cursor = try engine.scan(prefix: prefix)
+        var cursor = try records.scan(prefix: prefix)
         while let entry = try cursor.next() {
             let rest = entry.key.dropFirst(prefix.count)
             guard let zero = rest.firstIndex(of: 0), let relationship = String(validating: entry.key[prefix.count..<zero], as: UTF8.self) else {

@@ -67,7 +67,7 @@ extension RecordMapper {
                     guard scannedJoins.insert(prefix).inserted else { continue }
                     var found = table.removeValue(forKey: r.name) ?? Dictionary(minimumCapacity: snapshots.count)
                     defer { table[r.name] = found }
-                    var cursor = try engine.scan(prefix: prefix)
+                    var cursor = try records.scan(prefix: prefix)
                     while let entry = try cursor.next() {
                         let (here, otherEntity, other) = try joinComponents(entry.key, prefixLength: prefix.count)
                         // A link of an object to itself (own inverse): listed once.
@@ -81,7 +81,7 @@ extension RecordMapper {
             var found: [String: [UUID: [PersistentIdentifier]]] = [:]
             defer { for (name, targets) in found { table[name, default: [:]].merge(targets) { $0 + $1 } } }
             let prefix = RecordKeys.backReferenceRootPrefix(destinationRoot: root)
-            var cursor = try engine.scan(prefix: prefix)
+            var cursor = try records.scan(prefix: prefix)
             while let entry = try cursor.next() {
                 let rest = entry.key[prefix.count...]
                 guard rest.count > 16 else { throw RecordDecodingError("a malformed back reference key", key: entry.key) }
@@ -124,7 +124,7 @@ extension RecordMapper {
             prefixes.sort { $0.prefix.lexicographicallyPrecedes($1.prefix) }
             let range = LogStore.KeyRange(
                 lower: .inclusive(prefixes[0].prefix), upper: LogStore.KeyRange.prefix(prefixes[prefixes.count - 1].prefix).upper)
-            var cursor = try engine.scan(range)
+            var cursor = try records.scan(range)
             for (position, prefix) in prefixes {
                 try cursor.seek(to: prefix)
                 while let entry = try cursor.next() {

@@ -19,7 +19,8 @@ enum RecordsFormat: Sendable {
 /// Snapshot layer)").
 struct RecordMapper {
     let layout: RecordLayout
-    let engine: RecordSpace
+    /// The generation's records in the engine's key space.
+    let records: RecordSpace
     let storeIdentifier: String
     /// Values whose record encoding is longer than this go to an asset, as
     /// externalStorage ones do: the engine's blob threshold.

@@ -26,7 +26,7 @@ struct StringKeyUpgrade {
     init(schema: Schema, space: RecordSpace, storeIdentifier: String, assetThreshold: Int) {
         // Only stores of records format 1 have header versions 1 and 2.
         mapper = RecordMapper(
-            layout: RecordLayout(schema: schema), engine: space, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
+            layout: RecordLayout(schema: schema), records: space, storeIdentifier: storeIdentifier, assetThreshold: assetThreshold,
             countRecordRead: {},
             format: .format1)
     }
@@ -45,7 +45,7 @@ struct StringKeyUpgrade {
         var batch = WriteBatch()
         func flushIfFull() throws {
             if batch.count >= Self.chunkOperations {
-                try mapper.engine.commit(batch)
+                try mapper.records.commit(batch)
                 batch = WriteBatch()
             }
         }
@@ -59,7 +59,7 @@ struct StringKeyUpgrade {
             try flushIfFull()
         }
         batch.put(RecordKeys.meta, header)
-        try mapper.engine.commit(batch)
+        try mapper.records.commit(batch)
     }
 
     /// The properties whose values may encode differently: attributes of an index or uniqueness
@@ -94,7 +94,7 @@ struct StringKeyUpgrade {
         var claimed: [[UInt8]: PersistentIdentifier] = [:]
         for root in roots.sorted() {
             let prefix = RecordKeys.recordPrefix(root: root)
-            var cursor = try mapper.engine.scan(prefix: prefix)
+            var cursor = try mapper.records.scan(prefix: prefix)
             while let entry = try cursor.next() {
                 guard entry.key.count == prefix.count + 16 else { throw RecordDecodingError("a record key of the wrong length", key: entry.key) }
                 let pk = RecordKeys.uuid(from: Array(entry.key.suffix(16)))
@@ -119,7 +119,7 @@ struct StringKeyUpgrade {
         }
         // A key taken now that another object holds and keeps: two objects, one value.
         for (key, id) in claimed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) where !released.contains(key) {
-            guard let bytes = try mapper.engine.value(forKey: key) else { continue }
+            guard let bytes = try mapper.records.value(forKey: key) else { continue }
             guard bytes.count > 16, let entity = String(validating: bytes[16...], as: UTF8.self) else {
                 throw RecordDecodingError("a malformed uniqueness entry", key: key)
             }

@@ -147,7 +147,7 @@ extension SavePlanner {
 
     /// The object a stored uniqueness entry names, when it exists.
     func uniqueOwner(_ key: [UInt8]) throws -> PersistentIdentifier? {
-        guard let bytes = try mapper.engine.value(forKey: key) else { return nil }
+        guard let bytes = try mapper.records.value(forKey: key) else { return nil }
         guard bytes.count > 16, let entity = String(validating: bytes[16...], as: UTF8.self) else {
             throw RecordDecodingError("a malformed uniqueness entry", key: key)
         }

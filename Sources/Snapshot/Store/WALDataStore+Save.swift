@@ -8,7 +8,7 @@ extension WALDataStore {
         var space = space
         space.pending = pending
         return RecordMapper(
-            layout: layout, engine: space, storeIdentifier: identifier,
+            layout: layout, records: space, storeIdentifier: identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: { [self] in countRecordRead() })
     }
 

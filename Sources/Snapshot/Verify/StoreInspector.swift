@@ -54,7 +54,7 @@ package struct StoreInspector {
         self.layout = RecordLayout(schema: schema)
         self.space = RecordSpace(engine: engine, generation: header.generation)
         var mapper = RecordMapper(
-            layout: layout, engine: space, storeIdentifier: header.identifier,
+            layout: layout, records: space, storeIdentifier: header.identifier,
             assetThreshold: engine.options.blobThreshold, countRecordRead: {})
         // Headers before version 4 hold records format 1 (FORMAT.md §18): read as such.
         mapper.format = header.formatVersion < 4 ? .format1 : .format2
