@@ -31,9 +31,28 @@ enum RecordTarget {
         ])
     }()
 
-    /// Decodes `bytes`; true when every field decoded.
+    /// Decodes `bytes`; true when every field decoded. The header is also read in place
+    /// (``RecordView``, what a fetch matches on): both readers must accept the same records and
+    /// find the same fields, or the target traps. (The view leaves the entity's name as bytes,
+    /// unvalidated: a record whose name is not UTF-8 is refused by ``RecordReader`` alone.)
     static func run(_ bytes: [UInt8]) -> Bool {
         guard let schema else { return false }
+        let inPlace: (fields: [(UInt64, [UInt8])], nameIsUTF8: Bool)? = bytes.withUnsafeBytes { raw in
+            let key: [UInt8] = [0x52]
+            return key.withUnsafeBytes { key in
+                guard let view = try? RecordView(raw, key: key, buffer: RecordSlotBuffer(capacity: 64)) else { return nil }
+                let fields = (0..<view.fieldCount).map { (view.serialType($0), Array(view.body($0))) }
+                return (fields, String(validating: view.entityName, as: UTF8.self) != nil)
+            }
+        }
+        let copied = (try? RecordReader(bytes, key: [0x52])).map { reader in
+            (0..<reader.fieldCount).map { (reader.serialType($0), Array(reader.body($0))) }
+        }
+        if let copied, copied.count <= 64 {
+            precondition(inPlace.map { $0.fields.elementsEqual(copied, by: ==) } ?? false, "the in-place reader disagrees with RecordReader")
+        } else if copied == nil, let inPlace {
+            precondition(!inPlace.nameIsUTF8, "the in-place reader accepts a record RecordReader refuses")
+        }
         do {
             let reader = try RecordReader(bytes, key: [0x52])
             let entity = schema.entity(named: reader.entityName) == nil ? "Thing" : reader.entityName

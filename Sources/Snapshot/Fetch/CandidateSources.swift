@@ -4,13 +4,12 @@ import Foundation
 /// A candidate source that reads every record of a root, in record key order: one scan of the
 /// root's `R` prefix, each record's bytes lent to the filter in place.
 struct RootScan {
-    let records: RecordMapper
+    let mapper: RecordMapper
 
     /// Hands each record of the filter's root to `filter`, and each candidate it selects to
     /// `take` (which returns whether to stop); returns how many records the root holds, or `nil`
     /// when `take` stopped the scan.
     func run(_ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws -> Int? {
-        let mapper = records
         let root = filter.root
         let prefix = RecordKeys.recordPrefix(root: root)
         let keyLength = prefix.count + 16
@@ -54,12 +53,11 @@ struct RootScan {
 /// a top-k sort stops once the window is full and an entry's value is past its last.
 struct IndexWalk {
     let plan: FetchPlan
-    let records: RecordMapper
+    let mapper: RecordMapper
 
     /// Hands each object the plan's ranges name to `filter`, and each candidate it selects to
     /// `take` (found in index order: its result does not stop the walk).
     func run(_ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws {
-        let mapper = records
         let root = filter.root
         // Index entries name the object's concrete entity: read only when the root has
         // sub-entities to tell apart.

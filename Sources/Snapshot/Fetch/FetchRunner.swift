@@ -274,10 +274,10 @@ final class FetchRunner {
     /// when an index chose the candidates or the scan stopped early).
     private func scanCandidates(_ descriptor: FetchDescriptor, _ filter: RecordFilter, take: (RecordFilter.Candidate) throws -> Bool) throws -> Int? {
         if let plan = FetchPlan.make(for: descriptor, layout: mapper.layout) {
-            try IndexWalk(plan: plan, records: mapper).run(filter, take: take)
+            try IndexWalk(plan: plan, mapper: mapper).run(filter, take: take)
             return nil
         }
-        return try RootScan(records: mapper).run(filter, take: take)
+        return try RootScan(mapper: mapper).run(filter, take: take)
     }
 
 }

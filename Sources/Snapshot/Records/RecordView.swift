@@ -11,14 +11,14 @@ import Foundation
 /// for the caller to compare with the names it expects rather than validate as UTF-8.
 ///
 /// Valid only while its bytes are lent and its slot buffer is not reused: never store one.
-struct RecordView: StoredRecord {
+package struct RecordView: StoredRecord {
     /// The record's bytes.
-    let bytes: UnsafeRawBufferPointer
+    package let bytes: UnsafeRawBufferPointer
     /// The key the record is stored under (copied only for an error).
-    let key: UnsafeRawBufferPointer
+    package let key: UnsafeRawBufferPointer
     /// The concrete entity's name, as stored (not validated).
-    let entityName: UnsafeRawBufferPointer
-    let fieldCount: Int
+    package let entityName: UnsafeRawBufferPointer
+    package let fieldCount: Int
     /// The slots parsed, held so that they live as long as the view.
     private let buffer: RecordSlotBuffer
 
@@ -26,7 +26,7 @@ struct RecordView: StoredRecord {
     ///
     /// - Throws: ``RecordDecodingError`` for a malformed header, or one of more fields than
     ///   `buffer` holds (more than any entity of the records read has).
-    init(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, buffer: RecordSlotBuffer) throws(RecordDecodingError) {
+    package init(_ bytes: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, buffer: RecordSlotBuffer) throws(RecordDecodingError) {
         var parser: RecordHeaderParser
         do { parser = try RecordHeaderParser(bytes) } catch { throw error.naming(Array(key)) }
         var count = 0
@@ -49,18 +49,20 @@ struct RecordView: StoredRecord {
         self.buffer = buffer
     }
 
-    func serialType(_ i: Int) -> UInt64 { buffer.slots[i].serialType }
+    package func serialType(_ i: Int) -> UInt64 { buffer.slots[i].serialType }
 
-    func withBody<Result>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws(RecordDecodingError) -> Result) throws(RecordDecodingError) -> Result {
+    package func withBody<Result>(
+        _ i: Int, _ body: (UnsafeRawBufferPointer) throws(RecordDecodingError) -> Result
+    ) throws(RecordDecodingError) -> Result {
         try body(self.body(i))
     }
 
     /// Field `i`'s body (`0 ..< fieldCount`), in place.
-    func body(_ i: Int) -> UnsafeRawBufferPointer {
+    package func body(_ i: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[buffer.slots[i].start..<buffer.slots[i].end])
     }
 
-    var errorKey: [UInt8] { Array(key) }
+    package var errorKey: [UInt8] { Array(key) }
 
     /// The entity's name as a `String` (for an error or a record of an entity not expected).
     var entityNameString: String { String(decoding: entityName, as: UTF8.self) }
@@ -68,11 +70,11 @@ struct RecordView: StoredRecord {
 
 /// The slots a ``RecordView`` parses a header into: one allocation, made once per fetch for the
 /// most fields any entity read has, reused for every record.
-final class RecordSlotBuffer {
+package final class RecordSlotBuffer {
     let capacity: Int
     let slots: UnsafeMutablePointer<RecordSlot>
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         slots = UnsafeMutablePointer<RecordSlot>.allocate(capacity: max(capacity, 1))
     }
