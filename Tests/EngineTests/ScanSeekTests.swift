@@ -68,6 +68,30 @@ import Testing
         #expect(try Self.take(&scan, 5) == ["k1080=old"])
     }
 
+    @Test func aSeekRepositionsTheOverlayOfWritesNotYetCommittedToo() throws {
+        let store = try store()
+        defer { try? store.close() }
+        let overlay: [LogStore.Scan.OverlayEntry] = [
+            .init(key: Self.key(3), value: bytes("pending")),
+            .init(key: Self.key(12), value: nil),
+            .init(key: Self.key(31), value: bytes("pending")),
+            .init(key: Self.key(80), value: bytes("pending")),
+        ]
+        var scan = try store.scan(.all, overlay: overlay)
+        #expect(try Self.take(&scan, 3) == ["k1000=old", "k1002=old", "k1003=pending"])
+        // Ahead, over the overlay's deletion of key 12 and onto its put of 31.
+        try scan.seek(to: Self.key(11))
+        #expect(try Self.take(&scan, 1) == ["k1014=new"])
+        try scan.seek(to: Self.key(29))
+        #expect(try Self.take(&scan, 3) == ["k1030=old", "k1031=pending", "k1032=old"])
+        // Behind: the overlay's earlier entries are met again.
+        try scan.seek(to: Self.key(2))
+        #expect(try Self.take(&scan, 2) == ["k1002=old", "k1003=pending"])
+        // Onto the overlay's put of a key the store holds: the overlay wins.
+        try scan.seek(to: Self.key(80))
+        #expect(try Self.take(&scan, 2) == ["k1080=pending", "k1082=old"])
+    }
+
     @Test func aReverseScanRefusesASeek() throws {
         let store = try store()
         defer { try? store.close() }

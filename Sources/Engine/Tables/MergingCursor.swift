@@ -65,6 +65,20 @@ struct OverlayCursor: Sendable {
     }
 
     mutating func next() { position += 1 }
+
+    /// Moves to the first entry, in the scan's order, that `bound` admits: at or above a lower
+    /// bound (ascending), at or below an upper one (`reverse`). A binary search: the entries are
+    /// sorted in that order.
+    mutating func seek(to bound: LogStore.KeyRange.Bound, reverse: Bool) {
+        let range = reverse ? LogStore.KeyRange(lower: .unbounded, upper: bound) : LogStore.KeyRange(lower: bound, upper: .unbounded)
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if reverse ? range.isBelowUpper(keys[middle]) : range.isAboveLower(keys[middle]) { high = middle } else { low = middle + 1 }
+        }
+        position = low
+    }
 }
 
 /// Merges sorted sources into one order, newest version first: optional uncommitted writes laid
@@ -121,9 +135,10 @@ struct MergingCursor: @unchecked Sendable {
         moving.reserveCapacity(tables.count + 2)
     }
 
-    /// Positions the tail and every table at `range`'s start in the cursor's direction (the
-    /// overlay is positioned already) and orders the sources.
+    /// Positions the overlay, the tail and every table at `range`'s start in the cursor's
+    /// direction, wherever they were, and orders the sources.
     mutating func seek(_ range: LogStore.KeyRange) throws(EngineError) {
+        overlay?.seek(to: reverse ? range.upper : range.lower, reverse: reverse)
         if tail != nil {
             if reverse { try tail!.seekReverse(to: range.upper) } else { try tail!.seek(to: range.lower) }
             if tail!.tableGeneration != tableGeneration { adoptTailTables() }
