@@ -71,8 +71,7 @@ final class FetchRunner {
             let (sum, overflow) = total.addingReportingOverflow(Int(clamping: try counts.count(of: entity)))
             total = overflow ? Int.max : sum
         }
-        let available = max(0, total - (descriptor.fetchOffset ?? 0))
-        return descriptor.fetchLimit.map { min($0, available) } ?? available
+        return Self.windowed(total, descriptor)
     }
 
     func identifiers(_ descriptor: FetchDescriptor) throws -> [PersistentIdentifier] {
@@ -115,10 +114,6 @@ final class FetchRunner {
         }
         // The predicate, sort and prefetch paths against the schema, before anything is read.
         try PredicateEvaluator.check(descriptor, against: schema)
-    }
-
-    private func isFetched(_ entity: String, _ descriptor: FetchDescriptor) -> Bool {
-        entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
     }
 
     /// The store's own order (record key order), as a scan would find them: what the evaluator's
@@ -173,16 +168,6 @@ final class FetchRunner {
         return names
     }
 
-    /// What a fetch keeps of each record it selects.
-    private enum Keeping {
-        /// Nothing: only how many there are.
-        case count
-        /// The identifiers.
-        case identifiers
-        /// The snapshots, decoded whole from the bytes.
-        case snapshots
-    }
-
     /// The window, and how many records the root holds when they were all read to find it
     /// (`nil` when an index or identifiers chose the candidates).
     private func candidatesWindow(_ descriptor: FetchDescriptor, toMany: Bool, whole: Bool) throws -> ([DefaultSnapshot], Int?) {
@@ -196,7 +181,7 @@ final class FetchRunner {
             var candidates: [DefaultSnapshot] = []
             for (_, snapshot) in try mapper.loadAll(Array(wanted), toMany: toMany) {
                 guard let snapshot else { continue }
-                guard isFetched(snapshot.persistentIdentifier.entityName, descriptor),
+                guard RecordFilter.isFetched(snapshot.persistentIdentifier.entityName, by: descriptor, in: schema),
                     try evaluator.evaluate(descriptor.predicate!, on: snapshot)
                 else { continue }
                 candidates.append(snapshot)
@@ -250,9 +235,10 @@ final class FetchRunner {
         if Self.identifierSet(in: descriptor.predicate) != nil {
             return Self.windowed(try candidatesWindow(unordered, toMany: needsToMany(unordered), whole: false).0.count, descriptor)
         }
+        let toMany = needsToMany(unordered)
         let filter = try RecordFilter(
             unordered, root: mapper.layout.root(of: descriptor.entityName), mapper: mapper, evaluator: evaluator,
-            properties: needsToMany(unordered) ? nil : propertiesRead(by: unordered), toMany: needsToMany(unordered), keepsBytes: false)
+            properties: toMany ? nil : propertiesRead(by: unordered), toMany: toMany, keepsBytes: false)
         var matched = 0
         _ = try scanCandidates(unordered, filter) { _ in
             matched += 1

@@ -71,9 +71,7 @@ struct RecordFilter {
         for entity in [root] + schema.subentities(of: root).map(\.name) {
             let fields = mapper.layout.recordFields(of: entity)
             mostFields = max(mostFields, fields.count)
-            let fetched =
-                entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
-            let selected = try fetched && Self.passesEntityTests(entity, descriptor.predicate, evaluator)
+            let selected = try Self.isFetched(entity, by: descriptor, in: schema) && Self.passesEntityTests(entity, descriptor.predicate, evaluator)
             let sortFields = descriptor.sortBy.map { sort -> RecordField? in
                 sort.path.components.count == 1 ? fields.field(named: sort.path.components[0]) : nil
             }
@@ -95,6 +93,12 @@ struct RecordFilter {
         self.toMany = toMany
         self.keepsBytes = keepsBytes
         slots = RecordSlotBuffer(capacity: mostFields)
+    }
+
+    /// Whether `descriptor` fetches objects of the concrete entity `entity`: it is the entity
+    /// fetched, or a sub-entity of it when the fetch includes those.
+    static func isFetched(_ entity: String, by descriptor: FetchDescriptor, in schema: Schema) -> Bool {
+        entity == descriptor.entityName || (descriptor.includesSubentities && schema.isEntity(entity, kindOf: descriptor.entityName))
     }
 
     /// Whether an object of the concrete entity `entity` passes the entity tests among the

@@ -46,8 +46,11 @@ struct RecordSpace: Sendable {
     }
 
     /// `key` as the engine stores it in this generation.
-    func engineKey(_ key: [UInt8]) -> [UInt8] {
-        prefix.isEmpty || !Self.isRecordKey(key) ? key : prefix + key
+    func engineKey(_ key: [UInt8]) -> [UInt8] { Self.engineKey(key, prefix: prefix) }
+
+    /// `key` as the engine stores it under the generation prefix `prefix`.
+    static func engineKey(_ key: [UInt8], prefix: [UInt8]) -> [UInt8] {
+        prefix.isEmpty || !isRecordKey(key) ? key : prefix + key
     }
 
     func value(forKey key: [UInt8]) throws(EngineError) -> [UInt8]? {
@@ -119,7 +122,7 @@ struct RecordSpace: Sendable {
                 }
             }
         return Scan(
-            base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), prefixLength: prefix.count, generationPrefix: prefix)
+            base: try engine.scan(mapped, limit: limit, reverse: reverse, overlay: overlay), generationPrefix: prefix)
     }
 
     /// `range` (of unprefixed record keys) as the engine's keys of this generation.
@@ -141,9 +144,9 @@ struct RecordSpace: Sendable {
     /// what the engine's does).
     struct Scan {
         var base: LogStore.Scan
-        let prefixLength: Int
         /// The generation's prefix (empty for generation 0).
-        var generationPrefix: [UInt8] = []
+        let generationPrefix: [UInt8]
+        private var prefixLength: Int { generationPrefix.count }
 
         mutating func next() throws(EngineError) -> Entry? {
             guard let raw = try base.next() else { return nil }
@@ -165,7 +168,7 @@ struct RecordSpace: Sendable {
         /// Moves the (forward) scan to its first key at or above `key` (without the generation
         /// prefix): ``LogStore/Scan/seek(to:)``.
         mutating func seek(to key: [UInt8]) throws(EngineError) {
-            try base.seek(to: prefixLength == 0 || !RecordSpace.isRecordKey(key) ? key : generationPrefix + key)
+            try base.seek(to: RecordSpace.engineKey(key, prefix: generationPrefix))
         }
 
         /// One key of the scan, without the generation prefix.
