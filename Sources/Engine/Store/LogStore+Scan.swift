@@ -208,7 +208,8 @@ extension LogStore {
             if let failure { throw failure }
             store.scanSeeks.add(1, ordering: .relaxed)
             var target = range
-            target.lower = Self.higherLower(range.lower, key)
+            // The higher of the range's lower bound and the key.
+            if range.isAboveLower(key) { target.lower = .inclusive(key) }
             do {
                 merge.tail?.wanted = Swift.min(limit - returned, Self.seekBatchSize)
                 try merge.seek(target)
@@ -221,15 +222,6 @@ extension LogStore {
 
         /// The most tail keys the read after a ``seek(to:)`` takes.
         public static let seekBatchSize = 16
-
-        /// The higher of the lower bound `lower` and `key` (inclusive).
-        private static func higherLower(_ lower: KeyRange.Bound, _ key: [UInt8]) -> KeyRange.Bound {
-            switch lower {
-            case .unbounded: return .inclusive(key)
-            case .inclusive(let bound): return compareBytes(bound, key) >= 0 ? lower : .inclusive(key)
-            case .exclusive(let bound): return compareBytes(bound, key) >= 0 ? lower : .inclusive(key)
-            }
-        }
 
         /// The keys of the tail's current batch (tests: a scan's first read is bounded by its
         /// limit).
