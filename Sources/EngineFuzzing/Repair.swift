@@ -79,13 +79,15 @@ enum Repair {
         if bytes.count > 32 { blocks(&bytes, in: 32..<bytes.count) }
     }
 
-    /// A blob file: each chunk's XXH64 in the table, the table's crc32, (with `content`) the
-    /// content checksum in the header, and the header's crc32.
+    /// A blob file: each chunk's hash in the table (by the version its header names), the
+    /// table's crc32, (with `content`) the content checksum in the header, and the header's
+    /// crc32.
     static func blob(_ bytes: inout [UInt8], content: Bool) {
         let headerSize = 44
         let chunkSize: UInt64 = 1 << 20
         guard bytes.count >= headerSize + 4 else { return }
         let length = load64(bytes, 24)
+        let version = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
         let chunks = length / chunkSize + (length % chunkSize == 0 ? 0 : 1)
         if chunks <= UInt64(bytes.count - headerSize - 4) / 12 {
             let tableOffset = bytes.count - Int(chunks) * 12 - 4
@@ -99,12 +101,12 @@ enum Repair {
                 remaining -= UInt64(raw)
                 guard stored <= tableOffset - offset else { break }
                 let chunk = bytes[offset..<offset + stored]
-                let hash = DecoderHooks.xxh64(chunk)
+                let hash = DecoderHooks.blobChunkHash(chunk, version: version)
                 store64(&bytes, entry + 4, hash)
                 if stored == raw {
                     hashes.append(hash)
                 } else if let inflated = DecoderHooks.inflate(chunk, rawLength: raw) {
-                    hashes.append(DecoderHooks.xxh64(inflated[...]))
+                    hashes.append(DecoderHooks.blobChunkHash(inflated[...], version: version))
                 }
                 offset += stored
             }

@@ -7,14 +7,13 @@ enum BlobSource: Sendable {
 
 /// Writing and reading blob files (FORMAT.md, "Blob files"): a 44-byte header, the content in
 /// chunks of 1 MiB (each compressed on its own, or stored raw), a table of the chunks' stored
-/// lengths and XXH64 hashes, and the table's crc32.
+/// lengths and hashes (``BlobChunkHash``), and the table's crc32.
 enum BlobFile {
     /// `00000000000000a1.blob`: 16 lower-case hex digits of the id.
     static func name(_ id: UInt64) -> String { hex16(id) + LogFormat.blobSuffix }
 
-    static func temporaryName(_ id: UInt64) -> String { hex16(id) + LogFormat.blobTemporarySuffix }
-
-    /// The id a blob file's name encodes (finished or temporary), or nil for any other file.
+    /// The id a blob file's name encodes (a blob, or an earlier build's temporary blob file), or
+    /// nil for any other file.
     static func id(fromName name: String) -> UInt64? {
         for suffix in [LogFormat.blobSuffix, LogFormat.blobTemporarySuffix] where name.hasSuffix(suffix) {
             guard name.count == 16 + suffix.count else { return nil }
@@ -23,14 +22,25 @@ enum BlobFile {
         return nil
     }
 
-    /// Writes `source` as blob `id` in `directory`: under a temporary name, synced, then renamed
-    /// into place. The caller syncs `directory` before any commit names the blob.
+    /// Creates blob `id`'s file in `directory` under its final name, empty. Until a commit names
+    /// the blob it is unreferenced: a crash before then leaves a file that the collection after
+    /// open removes.
+    static func create(id: UInt64, directory: String, fileSystem: any FileSystem) throws(EngineError) -> any StoreFile {
+        let file = try fileSystem.openFile(directory + "/" + name(id), create: true)
+        try file.truncate(to: 0)
+        return file
+    }
+
+    /// Writes `source` into `file`, the blob `id` made by ``create(id:directory:fileSystem:)``,
+    /// its chunks hashed with `hash` (which names the file's version), and syncs it. The caller
+    /// syncs the blob directory before any commit names the blob.
     ///
     /// The encoding is chosen by compressing the first 8 KiB at `level` (about 0.1 ms): unless
     /// that saves 10%, the blob is stored raw (already-compressed media cost nothing more to
     /// store).
     static func write(
-        id: UInt64, source: BlobSource, directory: String, level: Int, fileSystem: any FileSystem
+        _ file: any StoreFile, id: UInt64, source: BlobSource, level: Int, hash: BlobChunkHash = .current,
+        fileSystem: any FileSystem
     ) throws(EngineError) -> BlobReference {
         let input: BlobInput
         switch source {
@@ -46,33 +56,31 @@ enum BlobFile {
         }
         let sample = try input.read(at: 0, count: Int(min(length, UInt64(LogFormat.blobSampleSize))))
         let encoding = chooseEncoding(sample: sample, level: level)
-
-        let temporary = directory + "/" + temporaryName(id)
-        let file = try fileSystem.openFile(temporary, create: true)
-        try file.truncate(to: 0)
-        if encoding == LogFormat.blobEncodingRaw, case .bytes(let value) = input, value.count > LogFormat.blobChunkSize {
-            // A large raw value goes out as it is, in one write without a copy; only the chunk
-            // hashes are computed, and the content's is made from them.
+        if encoding == LogFormat.blobEncodingRaw, case .bytes(let value) = input, value.count >= Self.directWriteBytes {
+            // A large raw value goes out as it is, without a copy: the header, the value and the
+            // table in three writes; only the chunk hashes are computed, and the content's is
+            // made from them.
             var table = ByteWriter(capacity: BlobFile.chunkCount(length: length) * LogFormat.blobChunkEntrySize + 4)
             var content = ContentDigest()
             for start in stride(from: 0, to: value.count, by: LogFormat.blobChunkSize) {
                 let chunk = value[start..<min(start + LogFormat.blobChunkSize, value.count)]
-                let hash = XXHash64.hash(chunk)
+                let chunkHash = hash(chunk)
                 table.append(UInt32(chunk.count))
-                table.append(hash)
-                content.add(hash)
+                table.append(chunkHash)
+                content.add(chunkHash)
             }
             table.append(checksum(table.bytes[...]))
             let reference = BlobReference(
                 id: id, length: length, fileLength: UInt64(LogFormat.blobHeaderSize + value.count + table.bytes.count),
                 checksum: content.value, encoding: encoding)
+            try file.write(header(for: reference, version: hash.version), at: 0)
             try file.write(value, at: UInt64(LogFormat.blobHeaderSize))
             try file.write(table.bytes, at: UInt64(LogFormat.blobHeaderSize + value.count))
-            try file.write(header(for: reference), at: 0)
-            return try finish(file, temporary: temporary, id: id, directory: directory, reference: reference, fileSystem: fileSystem)
+            try file.sync()
+            return reference
         }
-        // Small blobs go out in one write: header, chunks and table are gathered here, and flushed
-        // early only past 4 MiB.
+        // Other blobs go out in one write when small: header, chunks and table are gathered here,
+        // and flushed early only past 4 MiB.
         var pending = [UInt8](repeating: 0, count: LogFormat.blobHeaderSize)
         var pendingOffset: UInt64 = 0
         var table = ByteWriter()
@@ -93,9 +101,9 @@ enum BlobFile {
             }
             let stored = encoding == LogFormat.blobEncodingZlib ? Self.compress(chunks, level: level) : chunks
             for (chunk, bytes) in zip(chunks, stored) {
-                let storedHash = XXHash64.hash(bytes[...])
+                let storedHash = hash(bytes[...])
                 // A chunk kept as it is has one hash for both.
-                content.add(bytes.count == chunk.count ? storedHash : XXHash64.hash(chunk[...]))
+                content.add(bytes.count == chunk.count ? storedHash : hash(chunk[...]))
                 table.append(UInt32(bytes.count))
                 table.append(storedHash)
                 pending += bytes
@@ -111,7 +119,7 @@ enum BlobFile {
         let fileLength = pendingOffset + UInt64(pending.count)
         let reference = BlobReference(
             id: id, length: length, fileLength: fileLength, checksum: content.value, encoding: encoding)
-        let headerBytes = header(for: reference)
+        let headerBytes = header(for: reference, version: hash.version)
         if pendingOffset == 0 {
             pending.replaceSubrange(0..<LogFormat.blobHeaderSize, with: headerBytes)
             try file.write(pending, at: 0)
@@ -119,18 +127,14 @@ enum BlobFile {
             try file.write(pending, at: pendingOffset)
             try file.write(headerBytes, at: 0)
         }
-        return try finish(file, temporary: temporary, id: id, directory: directory, reference: reference, fileSystem: fileSystem)
-    }
-
-    /// Syncs the written blob and renames it into place.
-    private static func finish(
-        _ file: any StoreFile, temporary: String, id: UInt64, directory: String, reference: BlobReference,
-        fileSystem: any FileSystem
-    ) throws(EngineError) -> BlobReference {
         try file.sync()
-        try fileSystem.rename(temporary, to: directory + "/" + name(id))
         return reference
     }
+
+    /// Raw values of at least this many bytes are written from the caller's array rather than
+    /// gathered with their header and table into one buffer: the copy costs more than two more
+    /// writes.
+    static let directWriteBytes = 64 << 10
 
     /// How many chunks are compressed at once, in parallel.
     static let parallelChunks = 4
@@ -150,11 +154,12 @@ enum BlobFile {
         return worthIt ? LogFormat.blobEncodingZlib : LogFormat.blobEncodingRaw
     }
 
-    /// The 44-byte header: it repeats the reference, so a file swapped for another is caught.
-    static func header(for reference: BlobReference) -> [UInt8] {
+    /// The 44-byte header of a blob file of `version`: it repeats the reference, so a file
+    /// swapped for another is caught.
+    static func header(for reference: BlobReference, version: UInt16 = LogFormat.blobVersion) -> [UInt8] {
         var writer = ByteWriter(capacity: LogFormat.blobHeaderSize)
         writer.append(contentsOf: LogFormat.blobMagic)
-        writer.append(LogFormat.formatVersion)
+        writer.append(version)
         writer.append(reference.encoding)
         writer.append(UInt8(0))
         writer.append(UInt32(LogFormat.blobChunkSize))

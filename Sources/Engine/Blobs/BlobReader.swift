@@ -7,13 +7,15 @@ struct BlobReader: Sendable {
         var offset: UInt64
         var storedLength: Int
         var rawLength: Int
-        /// XXH64 of the stored bytes.
+        /// The hash of the stored bytes.
         var hash: UInt64
     }
 
     let file: any StoreFile
     let reference: BlobReference
     let chunks: [Chunk]
+    /// The chunks' hash, by the file's version.
+    let hash: BlobChunkHash
 
     /// Opens blob `reference.id` in `directory` and checks its size, header and chunk table.
     ///
@@ -49,8 +51,14 @@ struct BlobReader: Sendable {
         guard header.count == LogFormat.blobHeaderSize,
             checksum(header[0..<covered]) == loadUInt32(header[...], at: covered)
         else { throw .corruption("blob header checksum mismatch", path: path, offset: 0) }
-        try LogFormat.checkVersion(loadUInt16(header[...], at: 8), of: "blob", path: path)
-        guard header[0..<covered].elementsEqual(BlobFile.header(for: reference)[0..<covered]) else {
+        let version = loadUInt16(header[...], at: 8)
+        guard let hash = BlobChunkHash(version: version) else {
+            throw EngineError(
+                .unsupportedFormat,
+                "blob format version \(version) is not supported (this build reads 3 and \(LogFormat.blobVersion)); open the store with the build that wrote it",
+                path: path, offset: 8)
+        }
+        guard header[0..<covered].elementsEqual(BlobFile.header(for: reference, version: version)[0..<covered]) else {
             throw .corruption("blob header does not match the reference (another blob's file?)", path: path, offset: 0)
         }
         let tableOffset = size - tableSize
@@ -85,13 +93,14 @@ struct BlobReader: Sendable {
         self.file = file
         self.reference = reference
         self.chunks = chunks
+        self.hash = hash
     }
 
     /// Chunk `index`'s content, verified (and inflated when it was stored compressed).
     func chunk(_ index: Int) throws(EngineError) -> [UInt8] {
         let chunk = chunks[index]
         let stored = try file.read(at: chunk.offset, count: chunk.storedLength)
-        guard stored.count == chunk.storedLength, XXHash64.hash(stored[...]) == chunk.hash else {
+        guard stored.count == chunk.storedLength, hash(stored[...]) == chunk.hash else {
             throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
         }
         if chunk.storedLength == chunk.rawLength { return stored }
@@ -129,15 +138,8 @@ struct BlobReader: Sendable {
         guard bytes.count == length else {
             throw .corruption("blob content ends after \(bytes.count) of \(length) bytes", path: file.path, offset: start + UInt64(bytes.count))
         }
-        var digest = ContentDigest()
-        for (index, chunk) in chunks.enumerated() {
-            let from = Int(chunk.offset - start)
-            guard XXHash64.hash(bytes[from..<from + chunk.storedLength]) == chunk.hash else {
-                throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
-            }
-            digest.add(chunk.hash)
-        }
-        try verifyContent(digest)
+        // `withUnsafeBytes` rethrows untyped; carry the typed error out in a `Result`.
+        try bytes.withUnsafeBytes { content in Result { () throws(EngineError) in try verifyRaw(content) } }.get()
         return bytes
     }
 
@@ -149,42 +151,65 @@ struct BlobReader: Sendable {
         let length = chunks.reduce(0) { $0 + $1.rawLength }
         let buffer = ValueBuffer(count: length)
         let target = buffer.fill
-        var digest = ContentDigest()
         if reference.encoding == LogFormat.blobEncodingRaw {
             let start = UInt64(LogFormat.blobHeaderSize)
             let count = try file.read(at: start, into: target)
             guard count == length else {
                 throw .corruption("blob content ends after \(count) of \(length) bytes", path: file.path, offset: start + UInt64(count))
             }
-            for (index, chunk) in chunks.enumerated() {
-                let from = Int(chunk.offset - start)
-                let stored = UnsafeRawBufferPointer(rebasing: target[from..<from + chunk.storedLength])
-                guard XXHash64.hash(stored) == chunk.hash else {
-                    throw .corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
-                }
-                digest.add(chunk.hash)
+            try verifyRaw(buffer.bytes)
+            return buffer
+        }
+        var digest = ContentDigest()
+        var position = 0
+        for index in chunks.indices {
+            let content = try chunk(index)
+            addContent(of: index, content, to: &digest)
+            guard content.count <= length - position else {
+                throw .corruption("blob chunk \(index) holds more than the value's length", path: file.path, offset: chunks[index].offset)
             }
-        } else {
-            var position = 0
-            for index in chunks.indices {
-                let content = try chunk(index)
-                addContent(of: index, content, to: &digest)
-                guard content.count <= length - position else {
-                    throw .corruption("blob chunk \(index) holds more than the value's length", path: file.path, offset: chunks[index].offset)
-                }
-                content.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: target[position..<position + content.count]).copyMemory(from: $0) }
-                position += content.count
-            }
+            content.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: target[position..<position + content.count]).copyMemory(from: $0) }
+            position += content.count
         }
         try verifyContent(digest)
         return buffer
+    }
+
+    /// Checks a raw blob's `content` (every chunk, back to back, as in the file) in place: each
+    /// chunk's hash, on all cores when there are several, then the content checksum.
+    private func verifyRaw(_ content: UnsafeRawBufferPointer) throws(EngineError) {
+        let start = LogFormat.blobHeaderSize
+        let intact: [Bool]
+        if chunks.count == 1 {
+            intact = [hash(content) == chunks[0].hash]
+        } else {
+            // A read from the page cache is otherwise bound by hashing on one core.
+            let results = Locked([Bool](repeating: false, count: chunks.count))
+            let shared = MappedBytes(bytes: content)
+            let (chunks, hash) = (chunks, hash)
+            DispatchQueue.concurrentPerform(iterations: chunks.count) { index in
+                let chunk = chunks[index]
+                let from = Int(chunk.offset) - start
+                let ok = hash(UnsafeRawBufferPointer(rebasing: shared.bytes[from..<from + chunk.storedLength])) == chunk.hash
+                results.withLock { $0[index] = ok }
+            }
+            intact = results.withLock { $0 }
+        }
+        var digest = ContentDigest()
+        for index in chunks.indices {
+            guard intact[index] else {
+                throw EngineError.corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunks[index].offset)
+            }
+            digest.add(chunks[index].hash)
+        }
+        try verifyContent(digest)
     }
 
     /// Adds chunk `index`, whose verified content is `content`, to `digest`. A raw chunk's stored
     /// hash (already verified) is its content's hash; only an inflated chunk is hashed again.
     func addContent(of index: Int, _ content: [UInt8], to digest: inout ContentDigest) {
         let chunk = chunks[index]
-        digest.add(chunk.storedLength == chunk.rawLength ? chunk.hash : XXHash64.hash(content[...]))
+        digest.add(chunk.storedLength == chunk.rawLength ? chunk.hash : hash(content[...]))
     }
 
     /// Checks the content checksum of the whole value against the reference's.
@@ -201,27 +226,9 @@ struct BlobReader: Sendable {
         let mapping = try file.map()
         let start = LogFormat.blobHeaderSize
         let range = start..<start + Int(reference.length)
-        let content = UnsafeRawBufferPointer(rebasing: mapping.bytes[range])
-        // The chunks are hashed in parallel: a mapped read is otherwise bound by hashing on one
-        // core.
-        let intact = Locked([Bool](repeating: false, count: chunks.count))
-        let mapped = MappedBytes(bytes: content)
-        let chunks = chunks
-        let verify = { @Sendable (index: Int) in
-            let chunk = chunks[index]
-            let from = Int(chunk.offset) - start
-            let ok = XXHash64.hash(UnsafeRawBufferPointer(rebasing: mapped.bytes[from..<from + chunk.storedLength])) == chunk.hash
-            intact.withLock { $0[index] = ok }
+        try withExtendedLifetime(mapping) { () throws(EngineError) in
+            try verifyRaw(UnsafeRawBufferPointer(rebasing: mapping.bytes[range]))
         }
-        withExtendedLifetime(mapping) { DispatchQueue.concurrentPerform(iterations: chunks.count, execute: verify) }
-        var digest = ContentDigest()
-        for (index, chunk) in chunks.enumerated() {
-            guard intact.withLock({ $0[index] }) else {
-                throw EngineError.corruption("blob chunk \(index) checksum mismatch", path: file.path, offset: chunk.offset)
-            }
-            digest.add(chunk.hash)
-        }
-        try verifyContent(digest)
         return .mapped(mapping, range)
     }
 }
@@ -244,11 +251,12 @@ enum BlobContent {
     }
 }
 
-/// A mapped blob's bytes, shared read-only with the threads that verify its chunks.
+/// A blob's bytes, shared read-only with the threads that verify its chunks.
 ///
-/// `@unchecked Sendable` because the pointer is not: the memory is a read-only mapping
-/// that nobody writes, and it stays mapped until `content()` returns, after
-/// `concurrentPerform` (which returns only when every thread is done with it).
+/// `@unchecked Sendable` because the pointer is not: nobody writes the memory while the chunks
+/// are verified (a read-only mapping, or a buffer already filled), and it stays valid until
+/// `verifyRaw(_:)` returns, after `concurrentPerform` (which returns only when every thread is
+/// done with it).
 private struct MappedBytes: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
 }

@@ -1,45 +1,67 @@
+import Dispatch
+
 extension LogStore {
     /// Writes the blobs of `operations` (values over ``LogStore/Options/blobThreshold`` and
-    /// ``WriteBatch/putExternal(_:_:)`` values), each synced and renamed into place, then syncs the
-    /// blob directory once: after this, every blob the batch will reference is durable
-    /// (FORMAT.md, "Blob before reference"). Returns the operations with references in place of
-    /// the blobs, and the ids written, which stay pending until ``releaseBlobs(_:)``.
+    /// ``WriteBatch/putExternal(_:_:)`` values), each under its final name and synced, and syncs
+    /// the blob directory once: after this, every blob the batch will reference is durable
+    /// (FORMAT.md, "Writing a blob"). Returns the operations with references in place of the
+    /// blobs, and the ids written, which stay pending until ``releaseBlobs(_:)``.
+    ///
+    /// Every file is created first; then the directory's sync (which makes their names durable)
+    /// and each blob's write and sync run at once, on the machine's cores, since none of them
+    /// needs another done first. The commit that names the blobs waits for all of them.
     ///
     /// On failure every blob written here is removed (best effort) and its id released.
     func writeBlobs(_ operations: [WriteBatch.Operation]) throws(EngineError) -> ([WriteBatch.Operation], [UInt64]) {
-        let threshold = options.blobThreshold
-        var operations = operations
+        var blobs: [(index: Int, key: [UInt8], source: BlobSource)] = []
+        for (index, operation) in zip(operations.indices, operations) {
+            switch operation {
+            case .put(let key, let value) where value.count > options.blobThreshold: blobs.append((index, key, .bytes(value)))
+            case .putBlob(let key, let source): blobs.append((index, key, source))
+            default: continue
+            }
+        }
+        guard !blobs.isEmpty else { return (operations, []) }
+        try checkWritable()
         var ids: [UInt64] = []
+        for _ in blobs { ids.append(reserveBlobID()) }
         do throws(EngineError) {
-            for index in operations.indices {
-                let key: [UInt8]
-                let source: BlobSource
-                switch operations[index] {
-                case .put(let k, let value) where value.count > threshold:
-                    (key, source) = (k, .bytes(value))
-                case .putBlob(let k, let s):
-                    (key, source) = (k, s)
-                default:
-                    continue
-                }
-                if ids.isEmpty { try checkWritable() }
-                let id = reserveBlobID()
-                ids.append(id)
-                let reference = try BlobFile.write(
-                    id: id, source: source, directory: blobDirectory, level: min(options.compressionLevel, 1),
-                    fileSystem: fileSystem)
-                operations[index] = .blob(key: key, reference: reference)
+            var files: [any StoreFile] = []
+            for id in ids { files.append(try BlobFile.create(id: id, directory: blobDirectory, fileSystem: fileSystem)) }
+            let references = try writeConcurrently(files: files, ids: ids, sources: blobs.map(\.source))
+            var operations = operations
+            for (blob, reference) in zip(blobs, references) {
+                operations[blob.index] = .blob(key: blob.key, reference: reference)
             }
-            if !ids.isEmpty { try fileSystem.syncDirectory(blobDirectory) }
+            return (operations, ids)
         } catch {
-            for id in ids {
-                try? fileSystem.removeFile(blobDirectory + "/" + BlobFile.temporaryName(id))
-                try? fileSystem.removeFile(blobDirectory + "/" + BlobFile.name(id))
-            }
+            for id in ids { try? fileSystem.removeFile(blobDirectory + "/" + BlobFile.name(id)) }
             releaseBlobs(ids)
             throw error
         }
-        return (operations, ids)
+    }
+
+    /// Writes and syncs each of `files` (created, empty) with its source, and syncs the blob
+    /// directory, all at once; returns the references once every one of them is done, or throws
+    /// the first failure (by blob, then the directory's).
+    private func writeConcurrently(
+        files: [any StoreFile], ids: [UInt64], sources: [BlobSource]
+    ) throws(EngineError) -> [BlobReference] {
+        let job = BlobWriteJob(
+            files: files, ids: ids, sources: sources, level: min(options.compressionLevel, 1),
+            hash: testHooks.blobVersion.flatMap(BlobChunkHash.init(version:)) ?? .current, directory: blobDirectory,
+            fileSystem: fileSystem)
+        if files.count == 1 {
+            // The common case, a save with one asset: its write on another thread, the
+            // directory's sync on this one.
+            let done = DispatchGroup()
+            DispatchQueue.global().async(group: done) { job.run(1) }
+            job.run(0)
+            done.wait()
+        } else {
+            DispatchQueue.concurrentPerform(iterations: files.count + 1) { job.run($0) }
+        }
+        return try job.outcome()
     }
 
     /// Ends the pending state of blobs whose commit has returned. A blob of a failed commit is
@@ -86,5 +108,54 @@ extension RecoveredLog {
             if name.hasSuffix(LogFormat.blobTemporarySuffix) || !referenced.contains(id) { unreferencedBlobs.append(name) }
         }
         nextBlobID = highest + 1
+    }
+}
+
+/// The tasks of one batch's blob writes: task 0 syncs the blob directory, task *i* writes and
+/// syncs blob *i* − 1. Each task records its result; ``outcome()`` reads them once all have run.
+private struct BlobWriteJob: Sendable {
+    let files: [any StoreFile]
+    let ids: [UInt64]
+    let sources: [BlobSource]
+    let level: Int
+    let hash: BlobChunkHash
+    let directory: String
+    let fileSystem: any FileSystem
+    let results: Locked<[Result<BlobReference?, EngineError>]>
+
+    init(
+        files: [any StoreFile], ids: [UInt64], sources: [BlobSource], level: Int, hash: BlobChunkHash, directory: String,
+        fileSystem: any FileSystem
+    ) {
+        (self.files, self.ids, self.sources, self.level, self.hash) = (files, ids, sources, level, hash)
+        (self.directory, self.fileSystem) = (directory, fileSystem)
+        results = Locked(Array(repeating: .success(nil), count: files.count + 1))
+    }
+
+    func run(_ task: Int) {
+        let result: Result<BlobReference?, EngineError>
+        do throws(EngineError) {
+            if task == 0 {
+                try fileSystem.syncDirectory(directory)
+                result = .success(nil)
+            } else {
+                let blob = task - 1
+                result = .success(
+                    try BlobFile.write(files[blob], id: ids[blob], source: sources[blob], level: level, hash: hash, fileSystem: fileSystem))
+            }
+        } catch {
+            result = .failure(error)
+        }
+        results.withLock { $0[task] = result }
+    }
+
+    /// The blobs' references in order, or the first failure.
+    func outcome() throws(EngineError) -> [BlobReference] {
+        let results = results.withLock { $0 }
+        var references: [BlobReference] = []
+        for result in results.dropFirst() + results.prefix(1) {
+            if let reference = try result.get() { references.append(reference) }
+        }
+        return references
     }
 }

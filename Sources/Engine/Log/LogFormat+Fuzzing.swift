@@ -8,6 +8,11 @@ package enum DecoderHooks {
 
     package static func crc32(_ bytes: ArraySlice<UInt8>, seed: UInt32 = 0) -> UInt32 { checksum(bytes, seed: seed) }
     package static func xxh64(_ bytes: ArraySlice<UInt8>) -> UInt64 { XXHash64.hash(bytes) }
+    /// The chunk hash of a blob file of `version` (XXH3-64 for any version but 3, which uses
+    /// XXH64), so that a fuzzed blob's table can be repaired for the version its header names.
+    package static func blobChunkHash(_ bytes: ArraySlice<UInt8>, version: UInt16) -> UInt64 {
+        (BlobChunkHash(version: version) ?? .current)(bytes)
+    }
 
     /// The content checksum of a blob whose chunks' contents hash to `chunkHashes`.
     package static func contentChecksum(chunkHashes: [UInt64]) -> UInt64 {
@@ -165,7 +170,8 @@ package enum DecoderHooks {
             try blob.verifyContent(digest)
         } catch {}
         let all = (try? blob.readAll())?.count ?? 0
+        let buffered = (try? blob.readAllIntoBuffer())?.bytes.count ?? 0
         let content = try blob.content()
-        return content.withBytes { $0.count } + all + streamed
+        return content.withBytes { $0.count } + all + buffered + streamed
     }
 }

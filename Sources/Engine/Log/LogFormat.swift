@@ -109,8 +109,13 @@ enum LogFormat {
     static let blobDirectoryName = "blobs"
     /// Blob file names: 16 lower-case hex digits of the blob's id, then this suffix.
     static let blobSuffix = ".blob"
-    /// A blob being written; never referenced, removed on open.
+    /// A blob being written by builds before blob version 4 (renamed into place once synced);
+    /// never referenced, removed on open. This build writes blobs under their final name.
     static let blobTemporarySuffix = ".blob-tmp"
+    /// The blob file version this build writes: 4, chunks hashed with XXH3-64. It reads 3 (XXH64)
+    /// and 4; any other version is ``EngineError/Code/unsupportedFormat`` (FORMAT.md, "Blob
+    /// files").
+    static let blobVersion: UInt16 = 4
     /// "WALSBLOB": bytes 0..<8 of every blob file.
     static let blobMagic: [UInt8] = Array("WALSBLOB".utf8)
     /// magic(8) version(2) encoding(1) reserved(1) chunk size(4) id(8) length(8) content
@@ -118,7 +123,7 @@ enum LogFormat {
     static let blobHeaderSize = 44
     /// Every chunk but the last holds this many content bytes.
     static let blobChunkSize = 1 << 20
-    /// stored length(4) XXH64 of the stored bytes(8), one per chunk, after the chunks.
+    /// stored length(4) hash of the stored bytes(8), one per chunk, after the chunks.
     static let blobChunkEntrySize = 12
     static let blobEncodingRaw: UInt8 = 0
     static let blobEncodingZlib: UInt8 = 1

@@ -42,11 +42,15 @@ extension LogStore {
         /// The most log-tail keys a scan reads from the index at once, in place of
         /// ``LogStore/Scan/batchSize``: a test crosses the tail's batch boundaries with a few keys.
         package var scanBatchSize: Int?
+        /// The version of the blob files commits write, in place of ``LogFormat/blobVersion``: 3
+        /// makes the blobs (XXH64 chunk hashes) an earlier build wrote.
+        package var blobVersion: UInt16?
 
         package init(
             startsBlobCollection: Bool = true, willRemoveBlob: (@Sendable (_ name: String) -> Void)? = nil,
             flushWindowBytes: Int? = nil, afterFlushWindow: (@Sendable () -> Void)? = nil,
-            tablePartitionBytes: Int? = nil, tableSpillBytes: Int? = nil, tableCopyBytes: Int? = nil, scanBatchSize: Int? = nil
+            tablePartitionBytes: Int? = nil, tableSpillBytes: Int? = nil, tableCopyBytes: Int? = nil, scanBatchSize: Int? = nil,
+            blobVersion: UInt16? = nil
         ) {
             self.startsBlobCollection = startsBlobCollection
             self.willRemoveBlob = willRemoveBlob
@@ -56,6 +60,7 @@ extension LogStore {
             self.tableSpillBytes = tableSpillBytes
             self.tableCopyBytes = tableCopyBytes
             self.scanBatchSize = scanBatchSize
+            self.blobVersion = blobVersion
         }
     }
 }
