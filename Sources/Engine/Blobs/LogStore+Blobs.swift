@@ -8,8 +8,10 @@ extension LogStore {
     /// blobs, and the ids written, which stay pending until ``releaseBlobs(_:)``.
     ///
     /// Every file is created first; then the directory's sync (which makes their names durable)
-    /// and each blob's write and sync run at once, on the machine's cores, since none of them
-    /// needs another done first. The commit that names the blobs waits for all of them.
+    /// and each blob's write and sync run at once, since none of them needs another done first.
+    /// The commit that names the blobs waits for all of them. They run on Dispatch's threads, not
+    /// on the engine's I/O threads: a commit may itself be running on one of those, and waiting
+    /// for work queued behind it there could wait forever.
     ///
     /// On failure every blob written here is removed (best effort) and its id released.
     func writeBlobs(_ operations: [WriteBatch.Operation]) throws(EngineError) -> ([WriteBatch.Operation], [UInt64]) {
