@@ -48,7 +48,9 @@ extension LogStore {
     /// Starts a flush (and the merges it makes due) in the background when
     /// ``LogStore/CompactionPolicy/isAutomatic`` and the sealed segments of the tail hold at
     /// least ``LogStore/CompactionPolicy/flushBytes``, or a merge is due (tables a flush at close
-    /// added). Called after each rollover and at open.
+    /// added). Called after each rollover, at open, and by the background job itself when it ends:
+    /// segments sealed while it ran (their rollover found it busy) start the next flush at once,
+    /// rather than waiting for a rollover that a quiet store may not make.
     func scheduleFlushIfDue() {
         let policy = options.compaction
         guard policy.isAutomatic else { return }
@@ -80,6 +82,9 @@ extension LogStore {
                 // Do not retry on every commit: automatic flushing waits for a reopen.
                 if let failure, failure.code != .closed { c.automaticFailure = failure }
             }
+            // A failure or close stops here (the guard above refuses); otherwise the tail sealed
+            // meanwhile is looked at again.
+            if failure == nil { self.scheduleFlushIfDue() }
         }
     }
 
