@@ -162,6 +162,27 @@ import Testing
         #expect(try table.entries().map(\.key) == [bytes("b"), bytes("c")])
     }
 
+    /// A table entry's sequence is a commit's: below 2^62, as the log's frames and the manifest's
+    /// last sequence. The builder refuses 2^62 and the decoder reads an entry that holds it as
+    /// damaged; 2^62 − 1 is taken and read back.
+    @Test func tableSequencesHaveTheCommitsLimit() throws {
+        var builder = TableBuilder()
+        #expect(throws: EngineError.self) { try builder.add(TableEntry(key: bytes("a"), sequence: LogFormat.maxSequence, value: .tombstone)) }
+        try builder.add(TableEntry(key: bytes("a"), sequence: LogFormat.maxSequence - 1, value: .value([7])))
+        let table = try Self.reader(builder.takeBytes() + builder.finish())
+        #expect(try table.entries().map(\.sequence) == [LogFormat.maxSequence - 1])
+
+        func encoded(_ sequence: UInt64) -> [UInt8] {
+            var writer = ByteWriter()
+            writer.append(TableFormat.kindValue)
+            writer.appendVarint64(sequence)
+            writer.append(contentsOf: [7])
+            return writer.bytes
+        }
+        #expect(TableEntry.decode(key: bytes("a"), value: encoded(LogFormat.maxSequence - 1)[...])?.sequence == LogFormat.maxSequence - 1)
+        #expect(TableEntry.decode(key: bytes("a"), value: encoded(LogFormat.maxSequence)[...]) == nil, "2^62 decodes")
+    }
+
     @Test func separatorsAreShortAndBetweenTheBlocks() {
         #expect(TableBuilder.separator(after: bytes("abcdef"), before: bytes("abzz")) == bytes("abd"))
         #expect(TableBuilder.separator(after: bytes("abc"), before: bytes("abd")) == bytes("abc"))

@@ -75,7 +75,7 @@ struct TableBuilder {
     /// Adds `entry`, whose key must be above every key added before.
     ///
     /// - Throws: ``EngineError/Code/invalidArgument`` for a key out of order, empty or longer
-    ///   than 65,535 bytes, a value over 256 MiB, or a sequence over 2^62; the table is unchanged.
+    ///   than 65,535 bytes, a value over 256 MiB, or a sequence of 2^62 or more; the table is unchanged.
     mutating func add(_ entry: TableEntry) throws(EngineError) {
         precondition(!finished, "a finished table takes no more entries")
         let key = entry.key
@@ -85,8 +85,8 @@ struct TableBuilder {
         if let lastKey, compareBytes(lastKey, key) >= 0 {
             throw .invalid("table entries must be added in strictly ascending key order; this key is not above the one before")
         }
-        guard entry.sequence <= LogFormat.maxSequence else {
-            throw .invalid("a table entry's sequence is at most 2^62; this one is \(entry.sequence)")
+        guard entry.sequence < LogFormat.maxSequence else {
+            throw .invalid("a table entry's sequence is below 2^62, as every commit's; this one is \(entry.sequence)")
         }
         if case .value(let bytes) = entry.value, bytes.count > LogFormat.maxValueLength {
             throw .invalid("a table value is at most \(LogFormat.maxValueLength) bytes; store a larger one as a blob")

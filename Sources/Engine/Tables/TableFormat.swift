@@ -126,7 +126,7 @@ struct TableEntry: Sendable, Equatable {
     /// Decodes an entry's value bytes; nil when they are not a well-formed value.
     static func decode(key: [UInt8], value bytes: ArraySlice<UInt8>) -> TableEntry? {
         var reader = ByteReader(bytes)
-        guard let kind = reader.readUInt8(), let sequence = reader.readVarint64(), sequence <= LogFormat.maxSequence
+        guard let kind = reader.readUInt8(), let sequence = reader.readVarint64(), sequence < LogFormat.maxSequence
         else { return nil }
         switch kind {
         case TableFormat.kindValue:

@@ -479,7 +479,7 @@ struct TableEntryView: Sendable {
             if byte & 0x80 == 0 { break }
             shift += 7
         }
-        guard sequence <= LogFormat.maxSequence else { return nil }
+        guard sequence < LogFormat.maxSequence else { return nil }
         switch kind {
         case TableFormat.kindValue, TableFormat.kindBlob: return (kind, sequence, position)
         case TableFormat.kindTombstone: return position == bytes.count ? (kind, sequence, position) : nil
