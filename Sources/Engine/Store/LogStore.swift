@@ -186,10 +186,13 @@ public final class LogStore: Sendable {
     /// As ``open(at:options:)``, on `fileSystem`. With `collectingBlobs` false, the background
     /// removal of the blob files no key references is not started until
     /// ``scheduleBlobCollection()``: for a caller whose open may still be refused, and must then
-    /// leave the files as they were.
+    /// leave the files as they were. With `deferringBackgroundWork` true, no background work
+    /// starts at all (no segment hint written, no flush or merge, no blob removed) until
+    /// ``startBackgroundWork()``; until then, ``closeWithoutWriting()`` gives the store up
+    /// without writing a byte.
     package static func open(
         at path: String, options: Options, fileSystem: any FileSystem, collectingBlobs: Bool = true,
-        testHooks: TestHooks = TestHooks()
+        deferringBackgroundWork: Bool = false, testHooks: TestHooks = TestHooks()
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
         try checkCreation(at: path, options.creation, fileSystem: fileSystem)
@@ -212,10 +215,49 @@ public final class LogStore: Sendable {
         }
         let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log, testHooks: testHooks)
         store.startDeferredSync()
+        guard !deferringBackgroundWork else { return store }
         store.scheduleSegmentHints()
         store.scheduleFlushIfDue()
         if collectingBlobs && testHooks.startsBlobCollection { store.scheduleBlobCollection() }
         return store
+    }
+
+    /// Starts the background work an open with `deferringBackgroundWork` held back: the hint files
+    /// of the segments that lack one, a flush or merge when one is due, and the removal of the
+    /// blob files open found unreferenced. Called once, when that opener knows its open succeeds.
+    package func startBackgroundWork() {
+        scheduleSegmentHints()
+        scheduleFlushIfDue()
+        scheduleBlobCollection()
+    }
+
+    /// Gives up a store opened with `deferringBackgroundWork` that nothing was committed to:
+    /// releases its files and its directory lock and writes nothing (no flush, no segment hint,
+    /// no close frame, no manifest), so its files are as open found them (as open left them, after
+    /// the repairs of recovery: a torn tail cut off, leftovers removed). For an opener that
+    /// refuses the store it has just opened. Later calls throw ``EngineError/Code/closed``.
+    package func closeWithoutWriting() {
+        let task = deferredSync.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        catalog.withLock { c in
+            c.stopping = true
+            c.pendingSegmentHints = []
+        }
+        blobCollection.withLock { $0.stopping = true }
+        writer.withLock { $0.closed = true }
+        let wasOpen = state.withLock { s in
+            defer {
+                s.closed = true
+                s.files = [:]
+                s.cache = ValueCache(capacity: 0)
+                s.blocks = BlockCache(capacity: 0)
+            }
+            return !s.closed
+        }
+        if wasOpen { directoryLock.unlock() }
     }
 
     private init(
