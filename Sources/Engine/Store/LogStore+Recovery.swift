@@ -36,13 +36,16 @@ struct RecoveredLog {
     init(tableCache: TableBlockCache) { self.tableCache = tableCache }
 
     /// Opens the store's files (FORMAT.md, "Open"): reads the manifest (upgrading a format-3
-    /// store first), removes what an interrupted flush or merge left, opens each table (its
+    /// store first), opens each table (its
     /// length checked against the manifest, its footer read), loads each sealed
     /// segment's hint file (replaying the segment when its
     /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
-    /// header rewritten. Finally lists the blob files no key references, which the store removes
-    /// in the background once open has returned.
+    /// header rewritten. Then lists the blob files no key references, which the store removes
+    /// in the background once open has returned. Only then, when nothing is left that could
+    /// refuse the open, removes what an interrupted flush or merge left: a refused open has
+    /// removed no file (it may have cut a torn tail, which only the newest segment's replay
+    /// does, once every earlier check passed).
     static func recover(
         directory: String, blobDirectory: String, fileSystem: any FileSystem, options: LogStore.Options,
         tableCache: TableBlockCache
@@ -61,12 +64,14 @@ struct RecoveredLog {
             names = try fileSystem.listDirectory(directory)
         }
         try log.checkManifestFiles(names: names, directory: directory, manifestPresent: manifestPresent)
-        log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         try log.openTables(directory: directory, fileSystem: fileSystem)
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
         log.applyHintTombstones()
         log.index.finishLoading()
         try log.findUnreferencedBlobs(directory: blobDirectory, fileSystem: fileSystem)
+        // Last, once nothing can refuse the open: a manifest that open refuses (a log start past
+        // where the log really starts, say) must not cost the segments and tables it disowns.
+        log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         return log
     }
 
