@@ -91,6 +91,27 @@ import Testing
         #expect(try home.files() == before)
     }
 
+    @Test func aRefusedOpenRemovesNoLeftoverOfAnInterruptedFlushAndAnOpenThatGoesAheadDoes() throws {
+        let home = WALHome()
+        defer { home.temporary.remove() }
+        let engine = try LogStore.open(at: home.path)
+        _ = try engine.write { $0.put(Array("user:1".utf8), Array("Ada".utf8)) }
+        try engine.close()
+        // What a flush a crash interrupted leaves: a temporary manifest and a table no manifest
+        // lists. Any open of the engine removes them, once it knows it succeeds.
+        let leftovers = ["MANIFEST-tmp", "00000000000000ff.sst"]
+        for name in leftovers { try Data("left by a crash".utf8).write(to: URL(fileURLWithPath: home.path + "/" + name)) }
+        let before = try home.files()
+        let error = try #require(storeError { _ = try home.open() })
+        #expect(error.code == .notAStore, "\(error)")
+        #expect(try home.files() == before)
+        var configuration = home.configuration
+        configuration.missingHeader = .createStore
+        let store = try WALDataStore(configuration)
+        try store.close()
+        for name in leftovers { #expect(!FileManager.default.fileExists(atPath: home.path + "/" + name), "\(name) is removed") }
+    }
+
     @Test func theMissingHeaderOptionStartsANewStoreWhereTheHeaderWasLost() throws {
         let home = WALHome()
         defer { home.temporary.remove() }

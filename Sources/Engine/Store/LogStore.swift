@@ -58,6 +58,9 @@ public final class LogStore: Sendable {
     /// Held for the whole of a compaction, so that only one runs at a time; ``close()`` takes it
     /// to wait for a running one to stop.
     let compactionGate = Locked<Void>(())
+    /// The leftovers an open that defers its background work found, removed by
+    /// ``startBackgroundWork()`` (empty for any other open: it removed them).
+    let deferredLeftovers: Locked<[String]>
     /// Held by the job writing segment hints for its whole run; ``close()`` takes it to wait for
     /// the hint in hand to be installed. Lock order: `hintJob`, then `compactionGate`.
     let hintJob = Locked<Void>(())
@@ -187,7 +190,8 @@ public final class LogStore: Sendable {
     /// removal of the blob files no key references is not started until
     /// ``scheduleBlobCollection()``: for a caller whose open may still be refused, and must then
     /// leave the files as they were. With `deferringBackgroundWork` true, no background work
-    /// starts at all (no segment hint written, no flush or merge, no blob removed) until
+    /// starts at all (no segment hint written, no flush or merge, no blob removed), and the
+    /// leftovers of an interrupted flush or merge are not removed, until
     /// ``startBackgroundWork()``; until then, ``closeWithoutWriting()`` gives the store up
     /// without writing a byte.
     package static func open(
@@ -208,7 +212,7 @@ public final class LogStore: Sendable {
             if try fileSystem.createDirectory(blobDirectory) { try fileSystem.syncDirectory(path) }
             log = try RecoveredLog.recover(
                 directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem, options: options,
-                tableCache: TableBlockCache(capacity: options.tableCacheCapacity))
+                tableCache: TableBlockCache(capacity: options.tableCacheCapacity), deferringLeftovers: deferringBackgroundWork)
         } catch {
             lock.unlock()
             throw error
@@ -222,10 +226,24 @@ public final class LogStore: Sendable {
         return store
     }
 
-    /// Starts the background work an open with `deferringBackgroundWork` held back: the hint files
-    /// of the segments that lack one, a flush or merge when one is due, and the removal of the
-    /// blob files open found unreferenced. Called once, when that opener knows its open succeeds.
+    /// Does what an open with `deferringBackgroundWork` held back: removes the leftovers recovery
+    /// found (on the calling thread, with no hint being written and no flush or merge running,
+    /// since one of those may have started meanwhile), then starts the hint files of the segments
+    /// that lack one, a flush or merge when one is due, and the removal of the blob files open
+    /// found unreferenced. Called once, when that opener knows its open succeeds.
     package func startBackgroundWork() {
+        let leftovers = deferredLeftovers.withLock { names in
+            defer { names = [] }
+            return names
+        }
+        if !leftovers.isEmpty {
+            hintJob.withLock { _ in
+                compactionGate.withLock { _ in
+                    let removed = RecoveredLog.removeLeftovers(leftovers, directory: path, fileSystem: fileSystem)
+                    state.withLock { $0.recovery.removedLeftovers = removed }
+                }
+            }
+        }
         scheduleSegmentHints()
         scheduleFlushIfDue()
         scheduleBlobCollection()
@@ -233,9 +251,10 @@ public final class LogStore: Sendable {
 
     /// Gives up a store opened with `deferringBackgroundWork` that nothing was committed to:
     /// releases its files and its directory lock and writes nothing (no flush, no segment hint,
-    /// no close frame, no manifest), so its files are as open found them (as open left them, after
-    /// the repairs of recovery: a torn tail cut off, leftovers removed). For an opener that
-    /// refuses the store it has just opened. Later calls throw ``EngineError/Code/closed``.
+    /// no close frame, no manifest, no leftover removed), so its files are as open found them, but
+    /// for the repairs recovery makes before it can read a key: a torn tail cut off, a torn newest
+    /// segment header rewritten, a format-3 store upgraded. For an opener that refuses the store
+    /// it has just opened. Later calls throw ``EngineError/Code/closed``.
     package func closeWithoutWriting() {
         let task = deferredSync.withLock { task in
             defer { task = nil }
@@ -267,6 +286,7 @@ public final class LogStore: Sendable {
         self.path = path
         self.testHooks = testHooks
         self.blobCollection = Locked(BlobCollectionState(remaining: log.unreferencedBlobs))
+        self.deferredLeftovers = Locked(log.leftovers)
         self.options = options
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))

@@ -94,8 +94,8 @@ public final class WALDataStore: DataStoreBatching {
     /// A refused open (a schema no migration can reach, a store version the plan does not
     /// list, data a migration step cannot bring into the new schema, a damaged header or
     /// history state, a missing header) writes nothing: the store's files are byte-identical
-    /// afterwards (but for what the engine's recovery repairs on any open of a store a crash
-    /// left behind: a torn tail cut off, the leftovers of an interrupted flush removed); what an
+    /// afterwards (but for what the engine's recovery repairs, as on any open, before a key can be
+    /// read: a torn tail a crash left cut off, a format-3 store upgraded); what an
     /// open cleans up (the leftovers of an interrupted migration) it removes only once it is
     /// known to succeed.
     ///
