@@ -52,6 +52,16 @@ enum StoreAccess {
         return try LogStore.open(at: path, options: options)
     }
 
+    /// The key of a `WALDataStore`'s header record (FORMAT.md, "Records (the Snapshot layer)").
+    static let headerKey: [UInt8] = [0x00] + Array("store".utf8)
+
+    /// Whether the store's directory holds the `quarantine/` folder a salvage makes.
+    static func holdsQuarantine(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path + "/" + LogStore.quarantineDirectoryName, isDirectory: &isDirectory)
+            && isDirectory.boolValue
+    }
+
     /// The `WALDataStore` view of `store`, or a failure saying it is a plain engine store.
     static func inspector(_ store: LogStore) throws -> StoreInspector {
         do {

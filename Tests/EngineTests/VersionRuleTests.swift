@@ -102,6 +102,23 @@ import Testing
         }
     }
 
+    /// A manifest with a flag this build does not know (bytes 10..<12, resealed) is refused as
+    /// `unsupportedFormat`, as a version would be, and nothing in the store changes.
+    @Test(arguments: [(10, 0x01), (11, 0x80)])
+    func aManifestWithAnUnknownFlagIsRefusedAndNothingChanges(byte: Int, bit: UInt8) throws {
+        let fs = try Self.store()
+        let path = Self.dir + "/MANIFEST"
+        var bytes = try #require(fs.contents(of: path))
+        #expect(bytes[10] == 0 && bytes[11] == 0, "no flag is written")
+        bytes[byte] |= bit
+        fs.setContents(Self.resealed(bytes, checksumAt: nil), of: path)
+        let before = Self.snapshot(fs)
+        let error = Self.openAndRead(fs)
+        #expect(error?.code == .unsupportedFormat, "\(String(describing: error))")
+        #expect(error?.path == path && error?.offset == 10, "\(String(describing: error))")
+        #expect(Self.snapshot(fs) == before, "the store's files changed")
+    }
+
     /// A table of a later version (its footer's version field, the footer resealed) is refused the
     /// same way. (A table's footer is checked crc32 first: a foreign file under a table's name,
     /// or a damaged magic, is corruption; TableCorruptionTests covers those.)

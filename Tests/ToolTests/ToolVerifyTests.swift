@@ -123,6 +123,26 @@ import Testing
         #expect(try Tool.run("salvage", path).status == 0, "a second salvage finds nothing")
     }
 
+    @Test func aSalvagedStoreThatLostItsHeaderDoesNotVerify() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        // The first commit, the one that wrote the header: salvage keeps no commit.
+        let segment = try #require(try Self.files(path, suffix: ".wal").first)
+        var bytes = try #require(FileManager.default.contents(atPath: segment))
+        bytes[FormatTesting.segmentHeaderSize + FormatTesting.frameHeaderSize + 4] ^= 0x5A
+        try bytes.write(to: URL(fileURLWithPath: segment))
+        #expect(try Tool.run("salvage", path).status == 1)
+        let (status, report) = try Self.verify(path)
+        #expect(status == 1, "\(report)")
+        #expect(report["ok"] as? Bool == false && report["headerLost"] as? Bool == true, "\(report)")
+        let human = try Tool.run("verify", path)
+        #expect(human.status == 1 && !human.output.contains("verify: ok"), "\(human.output)")
+        #expect(human.output.contains("lost its WALDataStore header"), "\(human.output)")
+        let info = try Tool.run("info", path)
+        #expect(info.status == 0 && info.output.contains("lost its header"), "\(info.output)")
+    }
+
     /// Opens the engine store under the tool model's store and applies `change`.
     static func edit(_ path: String, _ change: (LogStore) throws -> WriteBatch) throws {
         let engine = try LogStore.open(at: path)

@@ -87,9 +87,17 @@ struct Manifest: Sendable, Equatable {
             throw Self.versionError(version, path: path)
         }
         var reader = ByteReader(bytes.dropLast(4))
-        _ = reader.readBytes(12)
+        _ = reader.readBytes(10)
+        // A flag this build does not know means a format it cannot read, as a version would.
+        let flags = reader.readUInt16()!
+        guard flags == 0 else {
+            throw EngineError(
+                .unsupportedFormat,
+                "manifest flags are \(String(flags, radix: 16)) (hex), and this build knows none; open the store with the build that wrote it",
+                path: path, offset: 10)
+        }
         guard reader.readUInt32()! == 0 else {
-            throw EngineError(.unsupportedFormat, "manifest flags or reserved bytes are not zero", path: path, offset: 10)
+            throw EngineError(.unsupportedFormat, "manifest reserved bytes are not zero", path: path, offset: 12)
         }
         guard reader.remaining >= Self.headerSize - 16 else {
             throw .corruption("manifest is shorter than its header", path: path, offset: 16)

@@ -14,6 +14,9 @@ struct RecoveredLog {
     /// The names of the blob files in `blobs/` that no live key references, and of temporary
     /// blob files: all with ids below ``nextBlobID``. Removed after open returns.
     var unreferencedBlobs: [String] = []
+    /// The leftovers found (``findLeftovers(names:)``) and not removed yet: those of an open that
+    /// defers their removal, else none.
+    var leftovers: [String] = []
 
     /// The manifest open found (an empty one before the first flush).
     var manifest = Manifest()
@@ -36,16 +39,21 @@ struct RecoveredLog {
     init(tableCache: TableBlockCache) { self.tableCache = tableCache }
 
     /// Opens the store's files (FORMAT.md, "Open"): reads the manifest (upgrading a format-3
-    /// store first), removes what an interrupted flush or merge left, opens each table (its
+    /// store first), opens each table (its
     /// length checked against the manifest, its footer read), loads each sealed
     /// segment's hint file (replaying the segment when its
     /// hint is missing or fails a check), replays the newest segment, and leaves
     /// the newest segment ready for appends: a torn tail cut off (and the cut synced), a torn
-    /// header rewritten. Finally lists the blob files no key references, which the store removes
-    /// in the background once open has returned.
+    /// header rewritten. Then lists the blob files no key references, which the store removes
+    /// in the background once open has returned. Only then, when nothing is left that could
+    /// refuse the open, removes what an interrupted flush or merge left: a refused open has
+    /// removed no file (it may have cut a torn tail, which only the newest segment's replay
+    /// does, once every earlier check passed).
+    /// With `deferringLeftovers`, the leftovers are only listed (``leftovers``), for the store to
+    /// remove once its opener knows its own open succeeds.
     static func recover(
         directory: String, blobDirectory: String, fileSystem: any FileSystem, options: LogStore.Options,
-        tableCache: TableBlockCache
+        tableCache: TableBlockCache, deferringLeftovers: Bool = false
     ) throws(EngineError) -> RecoveredLog {
         var log = RecoveredLog(tableCache: tableCache)
         var names = try fileSystem.listDirectory(directory)
@@ -61,12 +69,18 @@ struct RecoveredLog {
             names = try fileSystem.listDirectory(directory)
         }
         try log.checkManifestFiles(names: names, directory: directory, manifestPresent: manifestPresent)
-        log.removeLeftovers(names: names, directory: directory, fileSystem: fileSystem)
         try log.openTables(directory: directory, fileSystem: fileSystem)
         try log.replaySegments(names: names, directory: directory, fileSystem: fileSystem)
         log.applyHintTombstones()
         log.index.finishLoading()
         try log.findUnreferencedBlobs(directory: blobDirectory, fileSystem: fileSystem)
+        // Last, once nothing can refuse the open: a manifest that open refuses (a log start past
+        // where the log really starts, say) must not cost the segments and tables it disowns.
+        log.findLeftovers(names: names)
+        if !deferringLeftovers {
+            log.recovery.removedLeftovers = removeLeftovers(log.leftovers, directory: directory, fileSystem: fileSystem)
+            log.leftovers = []
+        }
         return log
     }
 
@@ -109,17 +123,15 @@ struct RecoveredLog {
         }
     }
 
-    /// Removes the temporary manifest, temporary tables, tables the manifest does not list
+    /// Lists as ``leftovers`` the temporary manifest, temporary tables, tables the manifest does not list
     /// (written by a flush or merge that did not finish, or replaced by one that did), the packs
     /// and pack hints of a format-3 store already upgraded, segments older than the manifest's
     /// log start (flushed into its tables), and segment hints that are temporary or describe no
-    /// segment of the log. Best effort: a file that cannot be removed is ignored by open all the
-    /// same, and tried again next time.
-    private mutating func removeLeftovers(names: [String], directory: String, fileSystem: any FileSystem) {
+    /// segment of the log; and sets ``nextTableNumber`` past every table number present.
+    private mutating func findLeftovers(names: [String]) {
         let tables = Set(manifest.tables.map(\.number))
         let segments = Set(names.compactMap(SegmentFile.number(fromName:)))
         nextTableNumber = (manifest.tables.map(\.number).max() ?? 0) + 1
-        var removed = 0
         for name in names {
             var leftover = name == LogFormat.manifestTemporaryName
             if let number = SegmentHint.number(fromName: name) {
@@ -135,11 +147,17 @@ struct RecoveredLog {
             } else if let number = SegmentFile.number(fromName: name) {
                 leftover = number < manifest.logStart
             }
-            guard leftover, (try? fileSystem.removeFile(directory + "/" + name)) != nil else { continue }
-            removed += 1
+            if leftover { leftovers.append(name) }
         }
+    }
+
+    /// Removes the leftovers `names` from `directory` and returns how many went. Best effort: a
+    /// file that cannot be removed is ignored by open all the same, and tried again next time.
+    static func removeLeftovers(_ names: [String], directory: String, fileSystem: any FileSystem) -> Int {
+        var removed = 0
+        for name in names where (try? fileSystem.removeFile(directory + "/" + name)) != nil { removed += 1 }
         if removed > 0 { try? fileSystem.syncDirectory(directory) }
-        recovery.removedLeftovers = removed
+        return removed
     }
 
     /// Opens every table the manifest lists: its length checked against the manifest's (a cut

@@ -35,6 +35,10 @@ extension LogStore {
         public var isClean: Bool { quarantined.isEmpty && lostKeys.isEmpty }
     }
 
+    /// The name of the folder, inside a store's directory, that ``salvage(at:options:)`` moves
+    /// damaged and dropped bytes into. Its presence says the store was salvaged with damage.
+    public static let quarantineDirectoryName = "quarantine"
+
     /// Repairs a store that ``open(at:options:)`` refuses as ``EngineError/Code/corruption``,
     /// keeping everything intact and moving every damaged or dropped byte range into the store's
     /// `quarantine/` folder (nothing is deleted), and returns what it kept and lost. Then open the
@@ -130,7 +134,7 @@ private struct Salvage {
         self.fileSystem = fileSystem
     }
 
-    static let quarantineName = "quarantine"
+    static let quarantineName = LogStore.quarantineDirectoryName
     var quarantine: String { directory + "/" + Self.quarantineName }
 
     // MARK: Moving bytes aside

@@ -58,6 +58,9 @@ public final class LogStore: Sendable {
     /// Held for the whole of a compaction, so that only one runs at a time; ``close()`` takes it
     /// to wait for a running one to stop.
     let compactionGate = Locked<Void>(())
+    /// The leftovers an open that defers its background work found, removed by
+    /// ``startBackgroundWork()`` (empty for any other open: it removed them).
+    let deferredLeftovers: Locked<[String]>
     /// Held by the job writing segment hints for its whole run; ``close()`` takes it to wait for
     /// the hint in hand to be installed. Lock order: `hintJob`, then `compactionGate`.
     let hintJob = Locked<Void>(())
@@ -186,10 +189,14 @@ public final class LogStore: Sendable {
     /// As ``open(at:options:)``, on `fileSystem`. With `collectingBlobs` false, the background
     /// removal of the blob files no key references is not started until
     /// ``scheduleBlobCollection()``: for a caller whose open may still be refused, and must then
-    /// leave the files as they were.
+    /// leave the files as they were. With `deferringBackgroundWork` true, no background work
+    /// starts at all (no segment hint written, no flush or merge, no blob removed), and the
+    /// leftovers of an interrupted flush or merge are not removed, until
+    /// ``startBackgroundWork()``; until then, ``closeWithoutWriting()`` gives the store up
+    /// without writing a byte.
     package static func open(
         at path: String, options: Options, fileSystem: any FileSystem, collectingBlobs: Bool = true,
-        testHooks: TestHooks = TestHooks()
+        deferringBackgroundWork: Bool = false, testHooks: TestHooks = TestHooks()
     ) throws(EngineError) -> LogStore {
         let options = try options.validated()
         try checkCreation(at: path, options.creation, fileSystem: fileSystem)
@@ -205,17 +212,71 @@ public final class LogStore: Sendable {
             if try fileSystem.createDirectory(blobDirectory) { try fileSystem.syncDirectory(path) }
             log = try RecoveredLog.recover(
                 directory: path, blobDirectory: blobDirectory, fileSystem: fileSystem, options: options,
-                tableCache: TableBlockCache(capacity: options.tableCacheCapacity))
+                tableCache: TableBlockCache(capacity: options.tableCacheCapacity), deferringLeftovers: deferringBackgroundWork)
         } catch {
             lock.unlock()
             throw error
         }
         let store = LogStore(path: path, options: options, fileSystem: fileSystem, lock: lock, log: log, testHooks: testHooks)
         store.startDeferredSync()
+        guard !deferringBackgroundWork else { return store }
         store.scheduleSegmentHints()
         store.scheduleFlushIfDue()
         if collectingBlobs && testHooks.startsBlobCollection { store.scheduleBlobCollection() }
         return store
+    }
+
+    /// Does what an open with `deferringBackgroundWork` held back: removes the leftovers recovery
+    /// found (on the calling thread, with no hint being written and no flush or merge running,
+    /// since one of those may have started meanwhile), then starts the hint files of the segments
+    /// that lack one, a flush or merge when one is due, and the removal of the blob files open
+    /// found unreferenced. Called once, when that opener knows its open succeeds.
+    package func startBackgroundWork() {
+        let leftovers = deferredLeftovers.withLock { names in
+            defer { names = [] }
+            return names
+        }
+        if !leftovers.isEmpty {
+            hintJob.withLock { _ in
+                compactionGate.withLock { _ in
+                    let removed = RecoveredLog.removeLeftovers(leftovers, directory: path, fileSystem: fileSystem)
+                    state.withLock { $0.recovery.removedLeftovers = removed }
+                }
+            }
+        }
+        scheduleSegmentHints()
+        scheduleFlushIfDue()
+        scheduleBlobCollection()
+    }
+
+    /// Gives up a store opened with `deferringBackgroundWork` that nothing was committed to:
+    /// releases its files and its directory lock and writes nothing (no flush, no segment hint,
+    /// no close frame, no manifest, no leftover removed), so its files are as open found them, but
+    /// for the repairs recovery makes before it can read a key: a torn tail cut off, a torn newest
+    /// segment header rewritten, a format-3 store upgraded. For an opener that refuses the store
+    /// it has just opened. Later calls throw ``EngineError/Code/closed``.
+    package func closeWithoutWriting() {
+        let task = deferredSync.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        catalog.withLock { c in
+            c.stopping = true
+            c.pendingSegmentHints = []
+        }
+        blobCollection.withLock { $0.stopping = true }
+        writer.withLock { $0.closed = true }
+        let wasOpen = state.withLock { s in
+            defer {
+                s.closed = true
+                s.files = [:]
+                s.cache = ValueCache(capacity: 0)
+                s.blocks = BlockCache(capacity: 0)
+            }
+            return !s.closed
+        }
+        if wasOpen { directoryLock.unlock() }
     }
 
     private init(
@@ -225,6 +286,7 @@ public final class LogStore: Sendable {
         self.path = path
         self.testHooks = testHooks
         self.blobCollection = Locked(BlobCollectionState(remaining: log.unreferencedBlobs))
+        self.deferredLeftovers = Locked(log.leftovers)
         self.options = options
         self.blobDirectory = path + "/" + LogFormat.blobDirectoryName
         self.blobIDs = Locked(BlobIDs(next: log.nextBlobID))

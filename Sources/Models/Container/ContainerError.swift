@@ -5,14 +5,15 @@ import Snapshot
 /// a save or fetch (a missing value, a denied delete, an engine failure) is rethrown as the
 /// store's ``DataStoreError``, unchanged; a store that cannot be opened is reported as a
 /// ``ContainerError`` naming its configuration (``Code/locked``, ``Code/notAStore``,
-/// ``Code/permissionDenied``, ``Code/corrupted``), with the store's error as its cause.
+/// ``Code/permissionDenied``, ``Code/corrupted``, ``Code/headerLost``), with the store's error as
+/// its cause.
 public struct ContainerError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added; switch with a `default` case.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: Hashable, Sendable {
             case entityInNoConfiguration, entityInSeveralConfigurations, unknownEntity, crossStoreRelationship
             case duplicateConfiguration, foreignIdentifier, interruptedSave, unresolvedTransaction
-            case locked, notAStore, permissionDenied, closed, corrupted, saveNotAllowed
+            case locked, notAStore, permissionDenied, closed, corrupted, saveNotAllowed, headerLost
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -59,6 +60,13 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
         /// A save that touches a configuration opened with `allowsSave: false`: nothing was
         /// written to any store.
         public static let saveNotAllowed = Code(.saveNotAllowed)
+        /// A configuration's directory holds the `quarantine/` folder of a salvage but no
+        /// `WALDataStore` header (``DataStoreError/Code/headerLost``): the store lost its
+        /// header, and opening it as usual would start a new, empty store there. No store was
+        /// opened and nothing was written. Run `walstore verify` on the directory, restore the
+        /// store from a copy, or start a new store there on purpose with the configuration's
+        /// ``StoreContainer/Configuration/missingHeader``.
+        public static let headerLost = Code(.headerLost)
 
         public var description: String {
             switch value {
@@ -76,6 +84,7 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
             case .closed: "closed"
             case .corrupted: "corrupted"
             case .saveNotAllowed: "saveNotAllowed"
+            case .headerLost: "headerLost"
             }
         }
     }

@@ -32,6 +32,10 @@ extension StoreContainer {
         /// sync mode says; a save across several stores is durable when it returns, whatever
         /// the mode (see ``StoreContainer/save(_:)``).
         public var options: LogStore.Options
+        /// What opening does in a directory without a `WALDataStore` header that shows a store
+        /// was there (a salvage's `quarantine/` folder, engine keys): refuse it (the default), or
+        /// start a new store there (``WALStoreConfiguration/MissingHeader``).
+        public var missingHeader: WALStoreConfiguration.MissingHeader = .refuse
 
         /// A configuration holding `entityNames` in the directory at `path`.
         public init(name: String, entityNames: [String]?, path: String, allowsSave: Bool = true, options: LogStore.Options = LogStore.Options()) {
@@ -58,10 +62,11 @@ extension StoreContainer {
             self.isStoredInMemoryOnly = isStoredInMemoryOnly
         }
 
-        /// Equal when name, entities, path, storage, `allowsSave` and options are.
+        /// Equal when name, entities, path, storage, `allowsSave`, options and `missingHeader` are.
         public static func == (lhs: Configuration, rhs: Configuration) -> Bool {
             lhs.name == rhs.name && lhs.entityNames == rhs.entityNames && lhs.path == rhs.path && lhs.options == rhs.options
                 && lhs.isStoredInMemoryOnly == rhs.isStoredInMemoryOnly && lhs.allowsSave == rhs.allowsSave
+                && lhs.missingHeader == rhs.missingHeader
         }
 
         /// Hashes the name, entities and path.

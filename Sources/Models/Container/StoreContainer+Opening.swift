@@ -35,6 +35,7 @@ extension StoreContainer {
             }
             var configuration = WALStoreConfiguration(name: c.name, schema: layout.schemas[i], path: path, options: options)
             configuration.history = history
+            configuration.missingHeader = c.missingHeader
             return configuration
         }
         var created: [String] = []
@@ -92,6 +93,11 @@ extension StoreContainer {
                     )
                 case .corrupted:
                     (.corrupted, "\(place) is damaged; salvage it (LogStore.salvage(at:)) or restore it from a copy.")
+                case .headerLost:
+                    (
+                        .headerLost,
+                        "\(place) holds a quarantine/ folder, where salvage set damaged bytes aside, but no WALDataStore header: the store lost it, and opening would start a new, empty store there; nothing was written. Run `walstore verify` on the directory, restore the store from a copy, or set the configuration's missingHeader to .createStore to start a new store there on purpose."
+                    )
                 default:
                     nil
                 }

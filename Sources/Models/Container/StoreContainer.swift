@@ -54,12 +54,14 @@ public final class StoreContainer: Sendable {
     /// far are closed (as they were, unless opening one migrated it: a migration is not undone),
     /// and the directories this call made (a new store's, missing parents) are removed again.
     /// Missing parent directories of a configuration's path are made (unless its engine options
-    /// say ``LogStore/Creation/never``). A directory that holds other files, or an engine store
-    /// that no `WALDataStore` wrote, is refused and left untouched.
+    /// say ``LogStore/Creation/never``). A directory that holds other files, an engine store
+    /// that no `WALDataStore` wrote, or a store that lost its header (a salvage's `quarantine/`
+    /// folder and no header) is refused and left untouched, unless the configuration's
+    /// ``Configuration/missingHeader`` asks for a new store there.
     ///
     /// - Throws: ``ContainerError`` (`entityInNoConfiguration`, `entityInSeveralConfigurations`,
     ///   `unknownEntity`, `crossStoreRelationship`, `duplicateConfiguration`,
-    ///   `unresolvedTransaction`; `locked`, `notAStore`, `permissionDenied`, `corrupted` naming
+    ///   `unresolvedTransaction`; `locked`, `notAStore`, `headerLost`, `permissionDenied`, `corrupted` naming
     ///   the configuration whose store was refused, the store's ``DataStoreError`` as the
     ///   cause); a store's other ``DataStoreError``s as they are (`schemaMismatch`,
     ///   `migrationFailed`, …; ``WALDataStore/init(_:migrationPlan:)``); `invalidSchema` for a

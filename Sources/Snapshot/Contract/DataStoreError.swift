@@ -14,7 +14,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case foreignIdentifier, temporaryIdentifierInUpdate, cardinality, deleteDenied
             case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
             case historyTokenExpired, conflictingChanges
-            case locked, notAStore, permissionDenied, closed, corrupted
+            case locked, notAStore, permissionDenied, closed, corrupted, headerLost
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -109,6 +109,13 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// record that does not decode): ``DataStoreError/underlying`` names the file and
         /// offset. Salvage the store (`LogStore.salvage(at:)`) or restore it from a copy.
         public static let corrupted = Code(.corrupted)
+        /// The directory holds what is left of a store but no `WALDataStore` header: a
+        /// `quarantine/` folder, where salvage set damaged bytes aside (it dropped the commit
+        /// that held the header, say), and perhaps records. Opening it as usual would start a
+        /// new, empty store over them, so nothing was written. Run `walstore verify` and
+        /// `walstore info` on it, restore the store from a copy, or start a new store there on
+        /// purpose with ``WALStoreConfiguration/MissingHeader/createStore``.
+        public static let headerLost = Code(.headerLost)
 
         public var description: String {
             switch value {
@@ -138,6 +145,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .permissionDenied: "permissionDenied"
             case .closed: "closed"
             case .corrupted: "corrupted"
+            case .headerLost: "headerLost"
             }
         }
     }

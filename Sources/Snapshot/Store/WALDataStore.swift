@@ -86,9 +86,16 @@ public final class WALDataStore: DataStoreBatching {
     /// in the background, while the store serves calls; ``close()`` stops that, and the next
     /// open goes on with it.
     ///
+    /// A new store is made only in an empty or missing directory, or where
+    /// ``WALStoreConfiguration/missingHeader`` says so: a directory without a header that holds
+    /// keys, or the `quarantine/` folder of a salvage, is refused, so a store that lost its
+    /// header never reopens as a new, empty one.
+    ///
     /// A refused open (a schema no migration can reach, a store version the plan does not
     /// list, data a migration step cannot bring into the new schema, a damaged header or
-    /// history state) writes nothing: the store's files are byte-identical afterwards; what an
+    /// history state, a missing header) writes nothing: the store's files are byte-identical
+    /// afterwards (but for what the engine's recovery repairs, as on any open, before a key can be
+    /// read: a torn tail a crash left cut off, a format-3 store upgraded); what an
     /// open cleans up (the leftovers of an interrupted migration) it removes only once it is
     /// known to succeed.
     ///
@@ -112,6 +119,9 @@ public final class WALDataStore: DataStoreBatching {
     ///   ``DataStoreError/Code/locked`` when another opener has the store open;
     ///   ``DataStoreError/Code/notAStore`` for a directory of other files, or an engine store
     ///   with keys but no header (nothing is written to it);
+    ///   ``DataStoreError/Code/headerLost`` for a directory without a header that holds the
+    ///   `quarantine/` folder of a salvage (nothing is written to it; both refusals give way to
+    ///   ``WALStoreConfiguration/MissingHeader/createStore``);
     ///   ``DataStoreError/Code/permissionDenied`` when the system refuses access;
     ///   ``DataStoreError/Code/corrupted`` for damaged files or a header that does not decode;
     ///   ``DataStoreError/Code/engine`` for any other engine failure. Each keeps the engine's
@@ -131,18 +141,29 @@ public final class WALDataStore: DataStoreBatching {
             throw DataStoreError(.invalidRequest, "A WALDataStore needs a schema; pass one in its configuration.")
         }
         try configuration.history.validate()
+        // Looked for before the engine opens: the engine's open leaves the folder alone.
+        let salvaged = Self.holdsQuarantine(configuration.path, fileSystem: fileSystem)
         let engine = try Self.engineCall("Opening the store") {
-            // Unreferenced blob files are collected only once the open is known to succeed.
-            try LogStore.open(at: configuration.path, options: configuration.options, fileSystem: fileSystem, collectingBlobs: false)
+            // No background work (hint files, flushes, the collection of unreferenced blob
+            // files) starts until the open is known to succeed: a refused open writes nothing.
+            try LogStore.open(
+                at: configuration.path, options: configuration.options, fileSystem: fileSystem, collectingBlobs: false,
+                deferringBackgroundWork: true)
         }
-        let header: StoreHeader
         do {
-            try Self.refuseForeignKeys(in: engine, at: configuration.path)
+            try Self.refuseMissingHeader(in: engine, configuration: configuration, salvaged: salvaged)
             // The history's state must decode before the open writes anything: a refused open
             // leaves the files byte-identical.
             _ = try Self.engineCall("Reading the store's history") {
                 try engine.value(forKey: RecordKeys.historyMeta).map { bytes throws(RecordDecodingError) in try HistoryState(decoding: bytes) }
             }
+        } catch {
+            // Nothing was committed: the store is given up without a close frame or hint file.
+            engine.closeWithoutWriting()
+            throw error
+        }
+        let header: StoreHeader
+        do {
             header = try Self.engineCall("Reading the store's header") {
                 try StoreMigrator(engine: engine, configuration: configuration, target: schema, plan: migrationPlan).open()
             }
@@ -171,7 +192,7 @@ public final class WALDataStore: DataStoreBatching {
             try? engine.close()
             throw error
         }
-        engine.scheduleBlobCollection()
+        engine.startBackgroundWork()
     }
 
     /// A custom migration stage's store: `schema` over the generation `space` of `engine`. Its
@@ -250,17 +271,36 @@ public final class WALDataStore: DataStoreBatching {
         return try result.get()
     }
 
-    /// Refuses an engine store that holds keys but no header record: its keys were written by
-    /// something else (the engine directly, another program), and opening would write a header
-    /// beside them and read them as records. From the in-memory index: no I/O.
-    static func refuseForeignKeys(in engine: LogStore, at path: String) throws {
+    /// Whether the directory at `path` holds the `quarantine/` folder salvage makes: a store
+    /// was there and lost bytes. False when it cannot be listed (the engine's open says why).
+    static func holdsQuarantine(_ path: String, fileSystem: any FileSystem) -> Bool {
+        ((try? fileSystem.listDirectory(path)) ?? []).contains(LogStore.quarantineDirectoryName)
+    }
+
+    /// Refuses an engine store without a header record that shows a store was there, unless
+    /// the configuration asks for a new store (``WALStoreConfiguration/MissingHeader``): one that
+    /// holds a `quarantine/` folder (`salvaged`: salvage dropped the header's commit, say) is
+    /// ``DataStoreError/Code/headerLost``; one that holds keys is
+    /// ``DataStoreError/Code/notAStore`` (written through the engine directly or by another
+    /// program: opening would write a header beside them and read them as records). From the
+    /// in-memory index: no I/O.
+    static func refuseMissingHeader(in engine: LogStore, configuration: WALStoreConfiguration, salvaged: Bool) throws {
+        let path = configuration.path
         try engineCall("Opening the store") {
-            guard try !engine.contains(RecordKeys.meta) else { return }
+            guard try !engine.contains(RecordKeys.meta), configuration.missingHeader == .refuse else { return }
             var cursor = try engine.scan(limit: 1)
-            guard let first = try cursor.next() else { return }
+            let first = try cursor.next()?.key
+            if salvaged {
+                let holds = first == nil ? "no key at all" : "keys (what salvage kept of its records, perhaps) but not the header"
+                throw DataStoreError(
+                    .headerLost,
+                    "The store at \(path) holds a quarantine/ folder, where salvage set damaged bytes aside, and \(holds): the store lost its WALDataStore header, and opening it would start a new, empty store there. Nothing was changed. Run `walstore verify \(path)` and `walstore info \(path)` to see what is left, restore the store from a copy, or start a new store there on purpose with the configuration's missingHeader = .createStore."
+                )
+            }
+            guard let first else { return }
             throw DataStoreError(
                 .notAStore,
-                "The engine store at \(path) holds keys (the first is \(first.key.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))) but no WALDataStore header: it was written through the engine directly or by another program. Nothing was changed; open it with LogStore, or give the WALDataStore an empty or new directory."
+                "The engine store at \(path) holds keys (the first is \(first.prefix(16).map { String($0, radix: 16) }.joined(separator: " "))) but no WALDataStore header: it was written through the engine directly or by another program. Nothing was changed; open it with LogStore, give the WALDataStore an empty or new directory, or start a store beside those keys on purpose with the configuration's missingHeader = .createStore."
             )
         }
     }

@@ -43,6 +43,7 @@ enum InfoCommand {
                 ("blobBytes", .uint(statistics.blobBytes)),
                 ("files", .array(files.map { .object([("name", .string($0.name)), ("bytes", .uint($0.bytes)), ("files", .int($0.count))]) })),
                 ("dataStore", dataStore?.json ?? .null),
+                ("quarantine", .bool(StoreAccess.holdsQuarantine(path))),
             ])
             output.line(value.text)
             return .ok
@@ -63,7 +64,10 @@ enum InfoCommand {
         if let dataStore {
             dataStore.printHuman(output)
         } else {
-            output.line("records      none: a plain engine store (no WALDataStore header)")
+            output.line(
+                StoreAccess.holdsQuarantine(path)
+                    ? "records      none: no WALDataStore header, but \(LogStore.quarantineDirectoryName)/ holds what a salvage set aside: the store lost its header (walstore verify)"
+                    : "records      none: a plain engine store (no WALDataStore header)")
         }
         return .ok
     }

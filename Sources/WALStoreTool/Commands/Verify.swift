@@ -15,7 +15,7 @@ enum VerifyCommand {
         ],
         options: ["limit": "report at most N record problems (default 1000; all are counted)"],
         details:
-            "Changes no byte of the store: it runs on a copy-on-write view of the files. Exit 0 when nothing is wrong, 1 when problems are found (walstore salvage repairs damaged files)."
+            "Changes no byte of the store: it runs on a copy-on-write view of the files. Exit 0 when nothing is wrong, 1 when problems are found (walstore salvage repairs damaged files). A store with a quarantine/ folder (a salvage set damaged bytes aside) but no WALDataStore header lost its header: that is a problem, not a plain engine store."
     )
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
@@ -41,11 +41,19 @@ enum VerifyCommand {
         var records: RecordCheckReport?
         var recordsSkipped: String?
         var headerDamaged = false
+        // Salvage's folder (or damage salvage would set aside) beside no header: a WALDataStore
+        // lost its header (not a plain engine store), and a WALDataStore refuses to open it
+        // (DataStoreError.headerLost).
+        let headerLost =
+            (StoreAccess.holdsQuarantine(path) || !salvage.quarantined.isEmpty) && (try? store.contains(StoreAccess.headerKey)) == false
         do {
             let inspector = try StoreInspector(engine: store)
             records = try inspector.checkRecords(limit: limit) { done, total in progress.update(done, of: total) }
         } catch let error as StoreInspectionError {
             switch error.code {
+            case .noHeader where headerLost:
+                recordsSkipped =
+                    "the store lost its WALDataStore header: no header is left beside the damaged bytes that \(LogStore.quarantineDirectoryName)/ holds (or salvage would set aside), and a WALDataStore refuses to open it (headerLost)"
             case .noHeader: recordsSkipped = "a plain engine store: no records to check"
             case .noSchema, .olderRecordsFormat: recordsSkipped = error.message
             case .damagedHeader:
@@ -56,7 +64,7 @@ enum VerifyCommand {
         progress.finish()
         // Damage salvage found: each range it set aside, or the lost keys alone (a missing blob).
         let fileProblems = salvage.quarantined.count + (salvage.quarantined.isEmpty && !salvage.lostKeys.isEmpty ? 1 : 0)
-        let problemCount = fileProblems + (records?.problemCount ?? 0) + (headerDamaged ? 1 : 0)
+        let problemCount = fileProblems + (records?.problemCount ?? 0) + (headerDamaged || headerLost ? 1 : 0)
         if arguments.has("json") {
             let value = JSONValue.object([
                 ("path", .string(path)),
@@ -105,6 +113,7 @@ enum VerifyCommand {
                     } ?? .null
                 ),
                 ("recordsSkipped", .optional(recordsSkipped)),
+                ("headerLost", .bool(headerLost)),
             ])
             output.line(value.text)
         } else {
@@ -136,6 +145,11 @@ enum VerifyCommand {
                 }
             } else if let recordsSkipped {
                 output.line("records: \(recordsSkipped)")
+            }
+            if headerLost {
+                output.line(
+                    "  what is left: walstore info \(path) and walstore keys \(path) show the keys it still holds; restore the store from a copy, or open it with WALStoreConfiguration.missingHeader = .createStore to start a new store there"
+                )
             }
             output.line(problemCount == 0 ? "verify: ok" : "verify: \(problemCount) problem\(problemCount == 1 ? "" : "s") found")
         }
