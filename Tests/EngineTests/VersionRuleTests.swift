@@ -89,9 +89,9 @@ import Testing
             let fs = base.clone()
             let path = try #require(Self.path(fs, suffix: kind.suffix), "a \(kind.suffix) file")
             var bytes = try #require(fs.contents(of: path))
-            // A version this build does not write: segments and their hints are at 3, the manifest
-            // (the store's format) at 4.
-            bytes[8] = kind.suffix == "MANIFEST" ? 5 : 4
+            // A version this build does not read: segments and their hints are at 3, the manifest
+            // (the store's format) at 4, blobs at 3 or 4.
+            bytes[8] = kind.suffix == "MANIFEST" || kind.suffix == ".blob" ? 5 : 4
             fs.setContents(Self.resealed(bytes, checksumAt: kind.checksumAt), of: path)
             let before = Self.snapshot(fs)
             let error = Self.openAndRead(fs)

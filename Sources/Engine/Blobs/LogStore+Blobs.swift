@@ -8,10 +8,11 @@ extension LogStore {
     /// blobs, and the ids written, which stay pending until ``releaseBlobs(_:)``.
     ///
     /// Every file is created first; then the directory's sync (which makes their names durable)
-    /// and each blob's write and sync run at once, since none of them needs another done first.
-    /// The commit that names the blobs waits for all of them. They run on Dispatch's threads, not
-    /// on the engine's I/O threads: a commit may itself be running on one of those, and waiting
-    /// for work queued behind it there could wait forever.
+    /// and each blob's write and sync run at once, since none of them needs another done first:
+    /// the blobs on the engine's blob-writing threads (``IOThreads/blobWrites``), the directory's
+    /// sync on the calling thread, which then waits for the blobs. A commit may itself be running
+    /// on one of the engine's I/O threads; the blob threads are a pool of their own, whose jobs
+    /// wait for nothing, so that wait always ends.
     ///
     /// On failure every blob written here is removed (best effort) and its id released.
     func writeBlobs(_ operations: [WriteBatch.Operation]) throws(EngineError) -> ([WriteBatch.Operation], [UInt64]) {
@@ -53,16 +54,16 @@ extension LogStore {
             files: files, ids: ids, sources: sources, level: min(options.compressionLevel, 1),
             hash: testHooks.blobVersion.flatMap(BlobChunkHash.init(version:)) ?? .current, directory: blobDirectory,
             fileSystem: fileSystem)
-        if files.count == 1 {
-            // The common case, a save with one asset: its write on another thread, the
-            // directory's sync on this one.
-            let done = DispatchGroup()
-            DispatchQueue.global().async(group: done) { job.run(1) }
-            job.run(0)
-            done.wait()
-        } else {
-            DispatchQueue.concurrentPerform(iterations: files.count + 1) { job.run($0) }
+        let done = DispatchGroup()
+        for task in 1...files.count {
+            done.enter()
+            IOThreads.blobWrites.submit {
+                job.run(task)
+                done.leave()
+            }
         }
+        job.run(0)
+        done.wait()
         return try job.outcome()
     }
 

@@ -21,12 +21,18 @@ import Dispatch
 /// submitted, on whichever thread is free. A job may block (in a system call, or on one of the
 /// store's locks) but never waits for another job of this pool, so the pool cannot deadlock on
 /// itself: a commit that has to wait for the group-commit leader does not hold a thread while it
-/// waits (see `CommitTicket`).
+/// waits (see `CommitTicket`). A commit does wait for its blobs' writes, which run on a second
+/// pool (``blobWrites``) whose jobs wait for nothing.
 final class IOThreads: Sendable {
     typealias Job = @Sendable () -> Void
 
     /// The process-wide pool every store uses.
     static let shared = IOThreads(threads: defaultThreadCount)
+    /// The pool that writes and syncs a commit's blob files while the commit (on its caller's
+    /// thread or on one of ``shared``'s) syncs the blob directory and waits for them. A job of this
+    /// pool waits for nothing, so a ``shared`` job that waits for it cannot deadlock: the waits
+    /// run one way, from ``shared`` to this pool, never back.
+    static let blobWrites = IOThreads(threads: defaultThreadCount)
     /// Two threads: one can write and sync a group of commits while the other prepares the next
     /// commits (writing their blobs, compressing them) or serves reads.
     static let defaultThreadCount = 2
