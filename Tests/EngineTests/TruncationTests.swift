@@ -183,6 +183,46 @@ import Testing
         }
     }
 
+    /// Without segment hints, a frame of the newest segment before the log end a clean close
+    /// recorded that fails its checks — its length forged to run past the file's end with the
+    /// header's crc32 recomputed (a write cut short, to the reader), or a byte of its payload
+    /// flipped — is corruption with every file unchanged, not a torn tail cut off with the
+    /// commits after it.
+    @Test func withoutSegmentHintsADamagedFrameBeforeTheRecordedLogEndIsCorruption() throws {
+        var options = Self.options()
+        options.writesSegmentHints = false
+        let (base, _) = try Self.store(options: options)
+        let newest = Self.dir + "/" + (try #require(base.names(in: Self.dir).sorted().last { $0.hasSuffix(".wal") }))
+        let file = try #require(base.contents(of: newest))
+        var frames: [Int] = []
+        var offset = FormatTesting.segmentHeaderSize
+        while offset + FormatTesting.frameHeaderSize <= file.count, file[offset + 20] == 1 {
+            frames.append(offset)
+            offset += FormatTesting.frameHeaderSize + Self.u32(file, offset + 8)
+        }
+        #expect(frames.count >= 2, "the newest segment holds \(frames.count) commit frames")
+        for frame in [frames[frames.count / 2], frames.last!] {
+            var forged = file
+            // Past the end of the file: the frame reads as a write cut short.
+            let length = UInt32(file.count - frame)
+            for i in 0..<4 { forged[frame + 8 + i] = UInt8(truncatingIfNeeded: length >> (8 * UInt32(i))) }
+            let headerCRC = checksum(forged[(frame + 8)..<(frame + 32)])
+            for i in 0..<4 { forged[frame + 4 + i] = UInt8(truncatingIfNeeded: headerCRC >> (8 * UInt32(i))) }
+            var flipped = file
+            flipped[frame + FormatTesting.frameHeaderSize + 3] ^= 0x40
+            for (label, bytes) in [("forged length", forged), ("flipped payload byte", flipped)] {
+                let fs = base.clone()
+                fs.setContents(bytes, of: newest)
+                let before = VersionRuleTests.snapshot(fs, dir: Self.dir)
+                let error = BlobTests.engineError { _ = try LogStore.open(at: Self.dir, options: options, fileSystem: fs) }
+                #expect(error?.code == .corruption, "\(label) at \(frame): \(String(describing: error))")
+                #expect(error?.path == newest && error?.offset == UInt64(frame), "\(label) at \(frame)")
+                let unchanged = VersionRuleTests.snapshot(fs, dir: Self.dir) == before
+                #expect(unchanged, "\(label) at \(frame): files changed")
+            }
+        }
+    }
+
     /// Without segment hints, a clean close records in the manifest where the log ends (the newest
     /// segment and the end of its last commit): a newest segment cut short of that after a clean
     /// close is corruption with every file unchanged, and a cut inside the close frame loses

@@ -269,6 +269,15 @@ struct RecoveredLog {
             }
             allocatedEnd = reader.fileSize
             if let torn = reader.tornTail {
+                // A clean close recorded where this segment's last commit ended, and every frame
+                // before that was durable: one there that fails its checks is damage, which no
+                // crash can tear (a commit after the reopen starts at that end, over the close
+                // frame). Refused before anything is cut.
+                if number == manifest.closedSegment, torn.offset < manifest.closedLength {
+                    throw .corruption(
+                        "a frame fails its checks (\(torn.reason)) before where the last clean close recorded the log's end (\(manifest.closedLength) in \(LogFormat.manifestName)): durable commits are damaged",
+                        path: path, offset: torn.offset)
+                }
                 recovery.truncatedBytes = reader.fileSize - torn.offset
                 recovery.reason = torn.reason
                 recovery.discardedFrames = torn.discardedFrames
