@@ -40,10 +40,10 @@ import Testing
 
     /// A store of several segments, cleanly closed; with `compacted`, the first commits are in
     /// a table (named by the manifest) and later ones in segments.
-    static func store(compacted: Bool = false) throws -> (FaultInjectingFileSystem, History) {
+    static func store(compacted: Bool = false, options: LogStore.Options = options()) throws -> (FaultInjectingFileSystem, History) {
         let fs = FaultInjectingFileSystem()
         var history: History = [[:]]
-        let store = try LogStore.open(at: dir, options: options(), fileSystem: fs)
+        let store = try LogStore.open(at: dir, options: options, fileSystem: fs)
         try commit(store, rounds: 0..<40, tag: "a", into: &history)
         if compacted { try store.compact() }
         try commit(store, rounds: 40..<80, tag: "b", into: &history)
@@ -104,10 +104,14 @@ import Testing
         return files
     }
 
-    @Test func aStoreWithoutDamageIsLeftAsItIs() throws {
-        let (fs, history) = try Self.store(compacted: true)
-        let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+    @Test(arguments: [true, false])
+    func aStoreWithoutDamageIsLeftAsItIs(segmentHints: Bool) throws {
+        var options = Self.options()
+        options.writesSegmentHints = segmentHints
+        let (fs, history) = try Self.store(compacted: true, options: options)
+        let report = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
         #expect(report.isClean)
+        #expect(report.lostSequences == nil, "the hints and the recorded log end name no commit the log lacks")
         #expect(report.lastKeptSequence == UInt64(history.count - 1))
         #expect(try Self.contents(fs) == history.last!)
     }
@@ -358,6 +362,35 @@ import Testing
         #expect(report.lostSequences == UInt64(kept + 1)...UInt64(history.count - 1))
         let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
         #expect(try reopened.contents() == history[kept])
+        try reopened.close()
+    }
+
+    /// A damaged last commit frame of the newest segment (a flipped payload byte, which open reads
+    /// as a torn write and cuts): with segment hints, the hint written at the clean close records
+    /// that frame; without, the manifest's recorded log end does. Either way salvage reports the
+    /// last commit as lost, not a clean prefix.
+    @Test(arguments: [true, false])
+    func aDamagedLastCommitIsReportedLost(segmentHints: Bool) throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.writesSegmentHints = segmentHints
+        var history: History = [[:]]
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try Self.commit(store, rounds: 0..<6, tag: "d", into: &history)
+        store.writePendingSegmentHints()
+        try store.close()
+        let path = Self.dir + "/" + Self.segments(fs).last!
+        var segment = try #require(fs.contents(of: path))
+        let last = try #require(Self.frameOffsets(segment).last { segment[$0 + 20] == 1 }, "a commit frame")
+        segment[last + 32 + 5] ^= 0x08
+        fs.setContents(segment, of: path)
+
+        let report = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
+        let lastCommit = UInt64(history.count - 1)
+        #expect(report.lastKeptSequence == lastCommit - 1)
+        #expect(report.lostSequences == lastCommit...lastCommit, "\(String(describing: report.lostSequences))")
+        let reopened = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        #expect(try reopened.contents() == history[Int(lastCommit) - 1])
         try reopened.close()
     }
 

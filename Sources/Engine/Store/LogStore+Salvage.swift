@@ -19,8 +19,11 @@ extension LogStore {
         public var quarantined: [Quarantined] = []
         /// The last commit of the prefix of the commit order that the store now holds.
         public var lastKeptSequence: UInt64 = 0
-        /// Commits known to be lost: from the first one dropped to the highest seen in the bytes
-        /// set aside (nil when no commit was dropped). Damage can hide later ones.
+        /// Commits known to be lost: from the first one the kept prefix lacks to the highest known
+        /// to have been durable — seen in the bytes set aside, recorded by a segment hint (a
+        /// sealed segment's, or the newest one's at a clean close), or by the manifest's recorded
+        /// log end (nil when none is missing). A damaged last commit of a cleanly closed store is
+        /// reported so, though open would cut it like a torn write. Damage can hide later ones.
         public var lostSequences: ClosedRange<UInt64>?
         /// Keys whose latest version salvage knows it lost (from verified frames in the bytes set
         /// aside, from hint files that list what a damaged file held, and from values that could
@@ -100,7 +103,7 @@ extension LogStore {
             salvage.report.lastKeptSequence = kept
             // The first commit dropped is the one after the prefix, even when its frame was too
             // damaged to read.
-            if let highest = salvage.highestLostSequence, highest > kept { salvage.report.lostSequences = kept + 1...highest }
+            if let highest = salvage.highestKnownSequence, highest > kept { salvage.report.lostSequences = kept + 1...highest }
         } catch {
             lock.unlock()
             throw error
@@ -125,8 +128,10 @@ private struct Salvage {
     let fileSystem: any FileSystem
     var report = LogStore.SalvageReport()
     var lostKeys: [[UInt8]] = []
-    /// The highest commit seen in the frames set aside.
-    var highestLostSequence: UInt64?
+    /// The highest commit known to have been durable: seen in the frames set aside, or recorded
+    /// by a segment hint or by the manifest's log end. Those the kept prefix does not reach are
+    /// reported lost.
+    var highestKnownSequence: UInt64?
     private var quarantineReady = false
 
     init(directory: String, fileSystem: any FileSystem) {
@@ -204,7 +209,7 @@ private struct Salvage {
         let file = try fileSystem.openFile(path, create: false)
         var reader = try LogReader(file: file, segmentNumber: number, isNewest: true)
         for frame in try reader.verifiedFrames(from: max(offset, UInt64(LogFormat.segmentHeaderSize))) where !frame.isClose {
-            highestLostSequence = max(highestLostSequence ?? 0, frame.sequence)
+            highestKnownSequence = max(highestKnownSequence ?? 0, frame.sequence)
             if let records = try? CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: path) {
                 lostKeys += records.map(\.key)
             }
@@ -231,6 +236,9 @@ private struct Salvage {
                 guard let file = try? fileSystem.openFile(directory + "/" + name, create: false) else { continue }
                 let hint = try SegmentHint.load(file, number: number, fileSize: size, isNewest: number == newest, firstSequence: nil)
                 try hint.checkLastFrame(in: segment)
+                // The frames a hint records were durable: a damaged one is a lost commit, not a
+                // torn write, even where recovery cannot tell the two apart.
+                noteRecorded(by: hint)
             } catch {
                 switch error {
                 case .unsupportedVersion(let version):
@@ -248,12 +256,19 @@ private struct Salvage {
         try fileSystem.syncDirectory(directory)
     }
 
+    /// Notes the last commit `hint` records as known durable.
+    private mutating func noteRecorded(by hint: SegmentHint) {
+        guard hint.frameCount > 0 else { return }
+        highestKnownSequence = max(highestKnownSequence ?? 0, hint.firstSequence + hint.frameCount - 1)
+    }
+
     /// The keys of a contradicted hint's entries whose records lie past `size` bytes.
     private mutating func noteKeysPast(_ size: UInt64, inHint name: String, number: UInt64) {
         // Loaded as the newest segment's of unbounded size: the check it failed is the length.
         guard let file = try? fileSystem.openFile(directory + "/" + name, create: false),
             let hint = try? SegmentHint.load(file, number: number, fileSize: .max, isNewest: true, firstSequence: nil)
         else { return }
+        noteRecorded(by: hint)
         lostKeys += hint.puts.filter { $0.location.blockOffset + UInt64($0.location.blockLength) > size }.map(\.key)
         // Deletes carry no location: the last frame lost tells which of them went with it.
         let lastKept =
@@ -375,23 +390,15 @@ private struct Salvage {
     }
 
     /// The log end a clean close recorded in the manifest is dropped (recovery then keeps the
-    /// longest intact prefix); when the segment it names is missing or shorter than recorded, the
-    /// commits up to the recorded one are known lost past whatever the log still holds.
+    /// longest intact prefix); the commits up to the recorded one were durable, so any of them the
+    /// kept prefix does not reach (the segment missing, cut short, or a frame of it damaged) is
+    /// reported lost.
     mutating func forgetRecordedLogEnd() throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
         guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem),
             manifest.closedSegment != 0
         else { return }
-        let name = SegmentFile.name(manifest.closedSegment)
-        let cutShort: Bool
-        if names.contains(name) {
-            cutShort = try fileSystem.openFile(directory + "/" + name, create: false).size() < manifest.closedLength
-        } else {
-            cutShort = true
-        }
-        if cutShort {
-            highestLostSequence = max(highestLostSequence ?? 0, manifest.closedSequence)
-        }
+        highestKnownSequence = max(highestKnownSequence ?? 0, manifest.closedSequence)
         manifest.closedSegment = 0
         manifest.closedLength = 0
         manifest.closedSequence = 0
