@@ -15,15 +15,19 @@
 /// races.
 ///
 /// `@unchecked Sendable` (when `Value` is `Sendable`) because it holds a C mutex. Lock
-/// discipline: `value` is read and written only inside ``withLock(_:)``, between
+/// discipline: the value is read and written only inside ``withLock(_:)``, between
 /// `pthread_mutex_lock` and `pthread_mutex_unlock` on `mutex`; the mutex is never copied (it is
 /// allocated once and freed in `deinit`).
 package final class Locked<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    /// The value, beside a byte that gives it an address of its own: a zero-sized value (a
+    /// `Locked<Void>` used as a plain lock) would otherwise be accessed, for Swift's exclusivity
+    /// checks, at an address the thread sanitizer also sees read before the mutex is taken, and
+    /// be reported as a race.
+    private var storage: (value: Value, addressed: UInt8)
 
     package init(_ value: Value) {
-        self.value = value
+        self.storage = (value, 0)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         precondition(pthread_mutex_init(mutex, nil) == 0, "pthread_mutex_init failed")
@@ -42,7 +46,7 @@ package final class Locked<Value> {
     ) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage.value)
     }
 }
 
