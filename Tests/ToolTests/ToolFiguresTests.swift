@@ -46,7 +46,6 @@ import Testing
         try Self.makeStore(at: path)
         let files = Self.files(path)
         let info = try Tool.run("info", "--json", path).json()
-        print(info, files)
         #expect(info["bytesOnDisk"] as? UInt64 == files.values.reduce(0, +), "every file, blob files included")
         #expect(info["keys"] as? Int == 15 + 4 && info["tailKeys"] as? Int == 15 + 4, "live keys, not deleted ones")
         #expect(info["blobs"] as? Int == 4)
@@ -65,19 +64,16 @@ import Testing
         let before = Self.files(path)
         let compact = try Tool.run("compact", "--json", path).json()
         let after = Self.files(path)
-        print(compact, before, after)
         #expect(Self.blobFiles(path).count == 4)
         #expect(compact["blobsRemoved"] as? Int == 15 - 4, "every replaced or deleted blob's file")
         #expect(compact["bytesBefore"] as? UInt64 == before.values.reduce(0, +))
 
         let info = try Tool.run("info", "--json", path).json()
-        print(info)
         #expect(info["blobs"] as? Int == 4 && info["blobBytes"] as? UInt64 == Self.blobFiles(path).values.reduce(0, +))
         #expect(info["bytesOnDisk"] as? UInt64 == after.values.reduce(0, +))
         #expect(info["keys"] as? Int == 19 && info["tailKeys"] as? Int == 0, "the table holds every key")
 
         let again = try Tool.run("compact", "--json", path).json()
-        print(again)
         #expect(again["bytesBefore"] as? UInt64 == after.values.reduce(0, +), "nothing to do is no reason to report 0")
         #expect(again["blobsRemoved"] as? Int == 0)
     }

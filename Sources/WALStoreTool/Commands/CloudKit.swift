@@ -17,7 +17,7 @@ enum ExportCommand {
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
         guard let directory = arguments.value("cloudkit") else {
-            throw ToolError.usage("walstore export: --cloudkit DIR is required (the only export format)")
+            throw ToolError.usage("--cloudkit DIR is required (the only export format)")
         }
         let path = arguments.positionals[0]
         let (store, _) = try StoreAccess.openReadOnly(path)
@@ -60,7 +60,7 @@ enum ImportCommand {
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
         guard let directory = arguments.value("cloudkit") else {
-            throw ToolError.usage("walstore import: --cloudkit DIR is required (the only import format)")
+            throw ToolError.usage("--cloudkit DIR is required (the only import format)")
         }
         let path = arguments.positionals[0]
         let progress = ProgressLine("import \(path)", forced: arguments.has("progress"))
