@@ -73,7 +73,7 @@ struct ToolError: Error {
         case let error as CloudKitTransferError:
             let code: ExitCode =
                 switch error.code {
-                case .destinationNotEmpty, .notAnExport, .invalidRecord, .recordTooLarge: .refused
+                case .destinationNotEmpty, .notAnExport, .invalidRecord, .recordTooLarge, .unsendableValue: .refused
                 case .unreadableRecord: .corrupt
                 default: .failed
                 }

@@ -178,7 +178,8 @@ enum DumpCommand {
         switch field {
         case .string(let s): return s == text
         case .int64(let i): return Int64(text) == i
-        case .double(let d), .timestamp(let d): return Double(text) == d
+        case .double(let d): return Double(text) == d
+        case .timestamp(let ms): return Int64(text) == ms || Double(text).map { $0.rounded() == Double(ms) } == true
         case .bytes(let data): return data.base64EncodedString() == text
         case .asset(let path, _): return path == text
         default: return false
