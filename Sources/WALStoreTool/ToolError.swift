@@ -99,7 +99,8 @@ struct ToolError: Error {
     }
 
     /// What the tool says to do about damage.
-    static let salvageAdvice = "run walstore verify STORE to see the damage, then walstore salvage STORE, which keeps every intact commit and moves the damaged bytes to quarantine/"
+    static let salvageAdvice =
+        "run walstore verify STORE to see the damage, then walstore salvage STORE, which keeps every intact commit and moves the damaged bytes to quarantine/"
 
     static func from(engine error: EngineError) -> ToolError {
         let code: ExitCode

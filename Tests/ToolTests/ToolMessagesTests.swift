@@ -36,7 +36,8 @@ import Testing
 
     @Test func theToolsAdviceOnDamageNamesItsCommands() {
         let message = ToolError.shellWords(
-            "a frame's checksum does not match; LogStore.salvage(at:) opens the store with every intact commit and moves the damaged bytes to quarantine/")
+            "a frame's checksum does not match; LogStore.salvage(at:) opens the store with every intact commit and moves the damaged bytes to quarantine/"
+        )
         #expect(!message.contains("LogStore") && message.contains("walstore salvage STORE"), "\(message)")
     }
 

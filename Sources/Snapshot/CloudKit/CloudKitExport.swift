@@ -104,7 +104,7 @@ public struct CloudKitExport {
     }
 
     /// Calls `body` with every object's record and its assets' bytes (keyed by the asset's
-    /// `downloadURL`), root by root in key order, then every link record (`CDMR`).
+    /// `file`), root by root in key order, then every link record (`CDMR`).
     ///
     /// - Throws: ``CloudKitTransferError`` `.unreadableRecord` naming a record that does not
     ///   decode (`walstore verify` lists them all); `body`'s errors; engine errors.

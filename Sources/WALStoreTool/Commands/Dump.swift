@@ -19,7 +19,7 @@ enum DumpCommand {
         ],
         repeatable: ["where"],
         details:
-            "Assets are file references ({\"size\", \"downloadURL\"}, type ASSETID) naming where walstore export --cloudkit writes their bytes; dump writes no files. Reads through a copy-on-write view: the store's files stay byte-identical."
+            "Assets are file references ({\"size\", \"file\"}, type ASSETID) naming where walstore export --cloudkit writes their bytes; dump writes no files. Reads through a copy-on-write view: the store's files stay byte-identical."
     )
 
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
