@@ -62,7 +62,9 @@ import Testing
         let path = directory.path + "/store"
         try Self.makeStore(at: path)
         let before = Self.files(path)
-        let compact = try Tool.run("compact", "--json", path).json()
+        let run = try Tool.run("compact", "--json", "--progress", path)
+        #expect(run.error.contains("compact \(path): compacting 1 segment, 0 tables, 15 blob files"), "the progress line says what it compacts")
+        let compact = try run.json()
         let after = Self.files(path)
         #expect(Self.blobFiles(path).count == 4)
         #expect(compact["blobsRemoved"] as? Int == 15 - 4, "every replaced or deleted blob's file")
@@ -76,5 +78,19 @@ import Testing
         let again = try Tool.run("compact", "--json", path).json()
         #expect(again["bytesBefore"] as? UInt64 == after.values.reduce(0, +), "nothing to do is no reason to report 0")
         #expect(again["blobsRemoved"] as? Int == 0)
+
+        // Keys in the table and again in the tail, and a key the tail deletes: each live key once.
+        var options = LogStore.Options()
+        options.compaction = .manual
+        let store = try LogStore.open(at: path, options: options)
+        _ = try store.write { batch in
+            batch.put(Array("key10".utf8), Array("newer".utf8))
+            batch.put(Array("key11".utf8), Array("newer".utf8))
+            batch.delete(Array("key12".utf8))
+        }
+        try store.close()
+        let overlapping = try Tool.run("info", "--json", path).json()
+        #expect(overlapping["keys"] as? Int == 18 && overlapping["tailKeys"] as? Int == 2)
+        #expect(overlapping["bytesOnDisk"] as? UInt64 == Self.files(path).values.reduce(0, +))
     }
 }
