@@ -50,7 +50,7 @@ struct Arguments {
             i += 1
             if onlyPositionals || !word.hasPrefix("--") || word == "-" {
                 if word.hasPrefix("-") && !onlyPositionals && word != "-" {
-                    throw .usage("walstore \(spec.name): unknown flag \(word); see walstore \(spec.name) --help")
+                    throw .usage("unknown flag \(word); see walstore \(spec.name) --help")
                 }
                 result.positionals.append(word)
                 continue
@@ -66,29 +66,29 @@ struct Arguments {
                 name = String(name[..<equals])
             }
             if spec.flags[name] != nil {
-                guard inline == nil else { throw .usage("walstore \(spec.name): --\(name) takes no value") }
+                guard inline == nil else { throw .usage("--\(name) takes no value") }
                 result.flags.insert(name)
             } else if spec.options[name] != nil {
                 let value: String
                 if let inline {
                     value = inline
                 } else {
-                    guard i < words.count else { throw .usage("walstore \(spec.name): --\(name) needs a value") }
+                    guard i < words.count else { throw .usage("--\(name) needs a value") }
                     value = words[i]
                     i += 1
                 }
                 if result.options[name] != nil && !spec.repeatable.contains(name) {
-                    throw .usage("walstore \(spec.name): --\(name) is given twice")
+                    throw .usage("--\(name) is given twice")
                 }
                 result.options[name, default: []].append(value)
             } else {
-                throw .usage("walstore \(spec.name): unknown flag --\(name); see walstore \(spec.name) --help")
+                throw .usage("unknown flag --\(name); see walstore \(spec.name) --help")
             }
         }
         guard result.positionals.count == spec.positionals.count else {
             let expected = spec.positionals.joined(separator: " ")
             throw .usage(
-                "walstore \(spec.name): expected \(expected), got \(result.positionals.count) argument\(result.positionals.count == 1 ? "" : "s"); usage: walstore \(spec.usage)"
+                "expected \(expected), got \(result.positionals.count) argument\(result.positionals.count == 1 ? "" : "s"); usage: walstore \(spec.usage)"
             )
         }
         return result

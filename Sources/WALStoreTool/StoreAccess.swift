@@ -46,10 +46,12 @@ enum StoreAccess {
         return (store, fileSystem)
     }
 
-    /// The store at `path` opened for writing (compaction).
+    /// The store at `path` opened for writing (compaction). The open does not start its own
+    /// removal of unreferenced blob files: the compaction's collection removes them, and counts
+    /// them in its report.
     static func openForWriting(_ path: String) throws -> LogStore {
         try checkDirectory(path)
-        return try LogStore.open(at: path, options: options)
+        return try LogStore.open(at: path, options: options, fileSystem: PosixFileSystem(), collectingBlobs: false)
     }
 
     /// The key of a `WALDataStore`'s header record (FORMAT.md, "Records (the Snapshot layer)").

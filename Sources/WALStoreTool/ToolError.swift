@@ -1,3 +1,4 @@
+import Foundation
 import Engine
 import Snapshot
 
@@ -66,13 +67,13 @@ struct ToolError: Error {
             switch error.code {
             case .locked: return ToolError(.locked, "the store is open in another process: \(error.message)")
             case .notAStore: return ToolError(.notAStore, error.message)
-            case .corrupted: return ToolError(.corrupt, "\(error.message); walstore salvage repairs it")
-            default: return ToolError(.failed, error.description)
+            case .corrupted: return ToolError(.corrupt, shellWords("\(error.message); walstore salvage STORE repairs it"))
+            default: return ToolError(.failed, shellWords(error.message))
             }
         case let error as CloudKitTransferError:
             let code: ExitCode =
                 switch error.code {
-                case .destinationNotEmpty, .notAnExport, .invalidRecord, .recordTooLarge: .refused
+                case .destinationNotEmpty, .notAnExport, .invalidRecord, .recordTooLarge, .unsendableValue: .refused
                 case .unreadableRecord: .corrupt
                 default: .failed
                 }
@@ -86,9 +87,24 @@ struct ToolError: Error {
         }
     }
 
+    /// `message` in a shell user's words: the engine's advice, which names Swift API, replaced by
+    /// the tool's commands.
+    static func shellWords(_ message: String) -> String {
+        message
+            .replacingOccurrences(of: EngineError.salvageAdvice, with: salvageAdvice)
+            .replacingOccurrences(of: "salvage it (LogStore.salvage(at:))", with: "repair it with walstore salvage STORE")
+            .replacingOccurrences(of: "salvage the store (LogStore.salvage(at:))", with: "repair it with walstore salvage STORE")
+            .replacingOccurrences(of: "; " + EngineError.otherFilesAdvice, with: "; give the directory of a store")
+            .replacingOccurrences(of: " (creation is .never); pass .ifMissing to make one", with: "; give the directory of a store")
+    }
+
+    /// What the tool says to do about damage.
+    static let salvageAdvice =
+        "run walstore verify STORE to see the damage, then walstore salvage STORE, which keeps every intact commit and moves the damaged bytes to quarantine/"
+
     static func from(engine error: EngineError) -> ToolError {
         let code: ExitCode
-        var message = error.message
+        var message = shellWords(error.message)
         switch error.code {
         case .locked:
             code = .locked

@@ -60,7 +60,10 @@ let commands: [(spec: CommandSpec, run: (Arguments, StandardOutput) throws -> Ex
         let arguments = try Arguments.parse(rest, as: command.spec)
         return try command.run(arguments, output).rawValue
     } catch {
-        let failure = ToolError.from(error)
+        var failure = ToolError.from(error)
+        // One prefix per message: a message that already names the command keeps its own words.
+        let prefix = "walstore \(name): "
+        while failure.message.hasPrefix(prefix) { failure.message.removeFirst(prefix.count) }
         var line = "walstore \(name): \(failure.message)"
         if let path = failure.path, !failure.message.contains(path) { line += " [\(path)" + (failure.offset.map { " at offset \($0)" } ?? "") + "]" }
         writeStandardError(line + "\n")

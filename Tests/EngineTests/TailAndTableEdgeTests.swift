@@ -133,7 +133,8 @@ import Foundation
         #expect(try salvaged.contents() == contents)
         // Compacting again finds nothing to rewrite, and says so.
         let idle = try salvaged.compact()
-        #expect(idle.tablesWritten == 0 && idle.recordsWritten == 0 && idle.bytesAfter == 0)
+        #expect(idle.tablesWritten == 0 && idle.recordsWritten == 0 && idle.blobsRemoved == 0)
+        #expect(idle.bytesAfter == idle.bytesBefore && idle.bytesAfter == salvaged.statistics.bytesOnDisk, "the store's size, unchanged")
         try salvaged.close()
     }
 
@@ -179,9 +180,9 @@ import Foundation
         try again.close()
     }
 
-    /// `bytesOnDisk` counts every segment, segment hint and table file and the manifest (less the
-    /// active segment's preallocated zeros): the manifest too when it holds only the log end a
-    /// clean close recorded.
+    /// `bytesOnDisk` counts every segment, segment hint and table file, the manifest and every
+    /// file of the blob directory (less the active segment's preallocated zeros): the manifest too
+    /// when it holds only the log end a clean close recorded.
     @Test(arguments: [false, true])
     func bytesOnDiskCountsEveryFileOfTheStore(compacted: Bool) throws {
         let fs = FaultInjectingFileSystem()
@@ -192,9 +193,13 @@ import Foundation
         try store.close()
         let reopened = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
         let statistics = reopened.statistics
-        let files = fs.names(in: Self.dir).filter { $0 != LogFormat.lockFileName && $0 != LogFormat.blobDirectoryName }
-        #expect(files.contains(LogFormat.manifestName))
-        let total = files.reduce(0) { $0 + UInt64(fs.contents(of: Self.dir + "/" + $1)?.count ?? 0) }
+        let blobs = Self.dir + "/" + LogFormat.blobDirectoryName
+        let files =
+            fs.names(in: Self.dir).filter { $0 != LogFormat.lockFileName && $0 != LogFormat.blobDirectoryName }.map { Self.dir + "/" + $0 }
+            + fs.names(in: blobs).map { blobs + "/" + $0 }
+        #expect(files.contains(Self.dir + "/" + LogFormat.manifestName))
+        #expect(files.contains { $0.hasPrefix(blobs + "/") }, "the store has blob files")
+        let total = files.reduce(0) { $0 + UInt64(fs.contents(of: $1)?.count ?? 0) }
         #expect(statistics.bytesOnDisk + statistics.preallocatedBytes == total, "\(files)")
         try reopened.close()
     }

@@ -103,7 +103,77 @@ import Testing
         let run = try Tool.run("export", "--cloudkit", directory.path + "/export", directory.path + "/source")
         #expect(run.status == 6)
         #expect(run.error.contains("over CloudKit's 1000000") && run.error.contains("record Person_"))
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/export/manifest.json"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/export"), "the refused export left nothing")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["source"])
+    }
+
+    @Test func aNonFiniteDoubleIsRefusedByRecordAndFieldAndTheDirectoryIsLeftAsItWas() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try ToolModel.makeStore(at: directory.path + "/source", posts: 1)
+        _ = try store.save(
+            DataStoreSaveChangesRequest(inserted: [
+                DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Video"), values: ["caption": "loop", "seconds": .double(.infinity)])
+            ]))
+        try store.close()
+        let empty = directory.path + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        for destination in [empty, directory.path + "/missing"] {
+            let run = try Tool.run("export", "--json", "--cloudkit", destination, directory.path + "/source")
+            #expect(run.status == 6, "\(run.error)")
+            #expect(run.error.contains("CD_seconds") && run.error.contains("record Video_") && run.error.contains("not finite"), "\(run.error)")
+            let error = try #require(try run.json()["error"] as? [String: Any])
+            #expect(error["code"] as? String == "refused")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty, "the empty directory is still empty")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/missing"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["empty", "source"], "no temporary left")
+
+        let source = try Self.open(directory.path + "/source")
+        defer { try? source.close() }
+        #expect(throws: CloudKitTransferError.self) { try CloudKitExport(store: source).forEachRecord { _, _ in } }
+        do {
+            try CloudKitExport(store: source).forEachRecord { _, _ in }
+        } catch let error as CloudKitTransferError {
+            #expect(error.code == .unsendableValue && error.fieldName == "CD_seconds" && error.recordName?.hasPrefix("Video_") == true)
+        }
+    }
+
+    @Test func timestampsAreWholeMillisecondsRoundedToTheNearest() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try ToolModel.makeStore(at: directory.path + "/source", posts: 0)
+        _ = try store.save(
+            DataStoreSaveChangesRequest(inserted: [
+                DefaultSnapshot(
+                    persistentIdentifier: .temporary(entityName: "Post"),
+                    values: ["title": "late", "date": .date(Date(timeIntervalSince1970: 1_700_000_000.123_6))])
+            ]))
+        try store.close()
+        let lines = try Tool.run("dump", directory.path + "/source", "--entity", "Post").jsonLines()
+        let date = try #require((lines.first?["fields"] as? [String: [String: Any]])?["CD_date"]?["value"] as? NSNumber)
+        #expect(String(cString: date.objCType) == "q" && date.int64Value == 1_700_000_000_124)
+        #expect(try Tool.run("dump", directory.path + "/source", "--where", "date=1700000000124").jsonLines().count == 1)
+    }
+
+    @Test func theOperationTypeIsAnOptionSoARetriedUploadCanReplace() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try ToolModel.makeStore(at: directory.path + "/source", posts: 1).close()
+        for type in ["forceReplace", "forceUpdate"] {
+            let run = try Tool.run("export", "--json", "--operation", type, "--cloudkit", directory.path + "/" + type, directory.path + "/source")
+            #expect(run.status == 0, "\(run.error)")
+            #expect(try run.json()["operationType"] as? String == type)
+            let body = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory.path + "/\(type)/requests/000001.json")))
+                    as? [String: Any])
+            let operations = try #require(body["operations"] as? [[String: Any]])
+            #expect(!operations.isEmpty && operations.allSatisfy { $0["operationType"] as? String == type })
+            #expect(try Tool.run("import", "--cloudkit", directory.path + "/" + type, directory.path + "/copy-" + type).status == 0)
+        }
+        let bad = try Tool.run("export", "--operation", "delete", "--cloudkit", directory.path + "/bad", directory.path + "/source")
+        #expect(bad.status == 2 && bad.error.contains("forceReplace"))
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/bad"))
     }
 
     @Test func anExportOrImportIntoADirectoryThatIsNotEmptyIsRefused() throws {
@@ -171,8 +241,10 @@ import Testing
         let written = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/export/requests/000001.json"))
         let body = try #require(try JSONSerialization.jsonObject(with: written) as? [String: Any])
         let golden = try #require(try JSONSerialization.jsonObject(with: Data(Golden.request.utf8)) as? [String: Any])
-        // The records/modify request: operations and the zone, nothing else.
+        // The records/modify request: operations and the zone, nothing else; the keys a request
+        // may have are operations, zoneID, atomic, desiredKeys, numbersAsStrings.
         #expect(Set(body.keys) == ["operations", "zoneID"])
+        #expect(Set(body.keys).isSubset(of: ["operations", "zoneID", "atomic", "desiredKeys", "numbersAsStrings"]))
         #expect((body["zoneID"] as? [String: String]) == ["zoneName": "com.apple.coredata.cloudkit.zone"])
         let operations = try #require(body["operations"] as? [[String: Any]])
         let expected = try #require(golden["operations"] as? [[String: Any]])
@@ -183,6 +255,9 @@ import Testing
             let record = try #require(operation["record"] as? [String: Any])
             let goldenRecord = try #require(wanted["record"] as? [String: Any])
             #expect(Set(record.keys) == ["recordName", "recordType", "fields"])
+            // The record dictionary's keys (recordName, recordType, recordChangeTag, fields,
+            // created, modified, deleted, zoneID, …): those a new record sends.
+            #expect(Set(record.keys).isSubset(of: ["recordName", "recordType", "recordChangeTag", "fields", "zoneID"]))
             #expect(record["recordName"] as? String == goldenRecord["recordName"] as? String)
             #expect(record["recordType"] as? String == goldenRecord["recordType"] as? String)
             let fields = try #require(record["fields"] as? [String: [String: Any]])
@@ -196,8 +271,25 @@ import Testing
                 #expect(type == goldenFields[name]?["type"] as? String, "\(name)")
                 #expect(
                     NSDictionary(dictionary: field).isEqual(to: goldenFields[name] ?? [:]), "\(name): \(field) is not \(goldenFields[name] ?? [:])")
+                if type == "TIMESTAMP" {
+                    // Types and Dictionaries: a TIMESTAMP is a number of milliseconds, whole.
+                    let number = try #require(field["value"] as? NSNumber)
+                    #expect(String(cString: number.objCType) == "q", "\(name): \(number) is an integer in the JSON")
+                }
             }
         }
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory.path + "/export/manifest.json")))
+                as? [String: Any])
+        #expect(manifest["database"] as? String == "private" && manifest["operationType"] as? String == "create")
+        let uploads = try #require(manifest["assetUploads"] as? [[String: Any]])
+        #expect(uploads.count == 1)
+        #expect(uploads.first?["recordName"] as? String == "Attachment_22222222-2222-4222-8222-222222222222")
+        #expect(uploads.first?["recordType"] as? String == "CD_Attachment" && uploads.first?["fieldName"] as? String == "CD_imageData_ckAsset")
+        #expect(uploads.first?["file"] as? String == "assets/Attachment_22222222-2222-4222-8222-222222222222.CD_imageData_ckAsset")
+        #expect(uploads.first?["size"] as? Int == 4 && uploads.first?["request"] as? String == "requests/000001.json")
+        // sha256sum of the 4 bytes "PNG!".
+        #expect(uploads.first?["sha256"] as? String == "24501919c367725c2a5d4811c95045b78bb0a3c4529f9bd7381c800152792afe")
         let asset = try Data(
             contentsOf: URL(fileURLWithPath: directory.path + "/export/assets/Attachment_22222222-2222-4222-8222-222222222222.CD_imageData_ckAsset"))
         #expect(asset == Golden.asset)
@@ -218,7 +310,7 @@ enum Golden {
         "CD_title":{"value":"Hello","type":"STRING"}}}},\
         {"operationType":"create","record":{"recordName":"Attachment_22222222-2222-4222-8222-222222222222","recordType":"CD_Attachment","fields":{\
         "CD_entityName":{"value":"Attachment","type":"STRING"},\
-        "CD_imageData_ckAsset":{"value":{"size":4,"downloadURL":"assets/Attachment_22222222-2222-4222-8222-222222222222.CD_imageData_ckAsset"},"type":"ASSETID"},\
+        "CD_imageData_ckAsset":{"value":{"size":4,"file":"assets/Attachment_22222222-2222-4222-8222-222222222222.CD_imageData_ckAsset"},"type":"ASSETID"},\
         "CD_post":{"value":"Post_11111111-1111-4111-8111-111111111111","type":"STRING"}}}},\
         {"operationType":"create","record":{"recordName":"Tag_33333333-3333-4333-8333-333333333333","recordType":"CD_Tag","fields":{\
         "CD_entityName":{"value":"Tag","type":"STRING"},\

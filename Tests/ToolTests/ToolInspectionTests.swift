@@ -69,7 +69,7 @@ import Testing
         let asset = try #require((attachment["fields"] as? [String: [String: Any]])?["CD_imageData_ckAsset"])
         #expect(asset["type"] as? String == "ASSETID")
         #expect(
-            (asset["value"] as? [String: Any])?["downloadURL"] as? String
+            (asset["value"] as? [String: Any])?["file"] as? String
                 == "assets/\(attachment["recordName"] as? String ?? "").CD_imageData_ckAsset")
 
         let media = try Tool.run("dump", path, "--entity", "Media").jsonLines()

@@ -164,7 +164,7 @@ enum ToolModel {
                         "bool": .bool(i == 0), "int": .int(-42 - i), "int8": .int8(-8), "int16": .int16(1600), "int32": .int32(Int32.min),
                         "int64": .int64(Int64.max), "uint": .uint(UInt.max), "uint8": .uint8(255), "uint16": .uint16(65_535),
                         "uint32": .uint32(UInt32.max), "uint64": .uint64(UInt64.max - UInt64(i)), "float": .float(0.1),
-                        "double": .double(i == 0 ? -0.000001 : .infinity),
+                        "double": .double(i == 0 ? -0.000001 : 1e300),
                         "string": .string("tab\tquote\"é✓"), "date": .date(epoch),
                         "uuid": .uuid(UUID(uuidString: "6F9619FF-8B86-D011-B42D-00CF4FC964FF")!),
                         "url": .url(URL(string: "https://example.com/a?b=c")!), "data": .data(Data([0, 1, 2, 255])),

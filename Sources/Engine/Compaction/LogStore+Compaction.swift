@@ -128,22 +128,18 @@ extension LogStore {
         let clock = ContinuousClock()
         let started = clock.now
         try checkStopping()
+        let bytesBefore = statistics.bytesOnDisk
         let flush = try flushNow(sealingActive: true)
         var tablesWritten = flush.tables.count
-        var bytesBefore = flush.bytesBefore
         var recordsWritten = flush.entriesWritten
-        var bytesAfter = flush.tables.reduce(0) { $0 + $1.length }
         try checkStopping()
         if let merge = try mergeNow(everything: true) {
             tablesWritten += merge.tables.count
-            // What the flush wrote is counted once, as part of the merged table.
-            bytesBefore += merge.bytesBefore - min(merge.bytesBefore, bytesAfter)
-            bytesAfter = merge.tables.reduce(0) { $0 + $1.length }
             recordsWritten = merge.entriesWritten
         }
         let blobsRemoved = collectUnreferencedBlobs()
         let report = Statistics.Compaction(
-            duration: clock.now - started, bytesBefore: bytesBefore, bytesAfter: bytesAfter,
+            duration: clock.now - started, bytesBefore: bytesBefore, bytesAfter: statistics.bytesOnDisk,
             recordsWritten: recordsWritten, tablesWritten: tablesWritten, blobsRemoved: blobsRemoved)
         catalog.withLock { $0.last = report }
         return report

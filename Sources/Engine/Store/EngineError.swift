@@ -95,8 +95,11 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
 
 extension EngineError {
     /// What every corruption message ends with: what a user can do next.
-    static let salvageAdvice =
+    package static let salvageAdvice =
         "LogStore.salvage(at:) opens the store with every intact commit and moves the damaged bytes to quarantine/"
+
+    /// What the refusal of a directory of other files ends with: the options that open it.
+    package static let otherFilesAdvice = "choose an empty or new directory, or pass creation .evenAmongOtherFiles"
 
     /// A ``Code/corruption`` error whose message ends with ``salvageAdvice``.
     static func corruption(_ message: String, path: String, offset: UInt64) -> EngineError {

@@ -308,7 +308,10 @@ public final class LogStore: Sendable {
                 index: log.index, cache: ValueCache(capacity: options.valueCacheCapacity),
                 blocks: BlockCache(capacity: options.blockCacheCapacity), files: log.files, tables: log.tables,
                 activeSegment: log.activeNumber,
-                lastSequence: log.lastSequence, preallocatedBytes: log.allocatedEnd - log.writeOffset,
+                // Past the write offset of a log closed cleanly is its close frame (which the next
+                // commit overwrites), not preallocated zeros: it counts as the file's bytes.
+                lastSequence: log.lastSequence,
+                preallocatedBytes: log.recovery.closedCleanly ? 0 : log.allocatedEnd - log.writeOffset,
                 recovery: log.recovery))
     }
 
@@ -453,7 +456,7 @@ public final class LogStore: Sendable {
             if let foreign {
                 throw EngineError(
                     .notAStore,
-                    "the directory holds other files (\(foreign)) and no store; choose an empty or new directory, or pass creation .evenAmongOtherFiles",
+                    "the directory holds other files (\(foreign)) and no store; " + EngineError.otherFilesAdvice,
                     path: path + "/" + foreign)
             }
         }

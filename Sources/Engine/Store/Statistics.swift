@@ -72,11 +72,12 @@ extension LogStore {
         public struct Compaction: Sendable, Equatable {
             /// From start to finish, including the blob collection.
             public var duration: Duration
-            /// The size of the files it replaced: the flushed segments and their hint files, and
-            /// the tables merged.
+            /// The store's ``Statistics/bytesOnDisk`` when it began: every file, blob files
+            /// included.
             public var bytesBefore: UInt64
-            /// The size of the table it left in their place; 0 when it had nothing to flush or
-            /// merge (the store was already one table without tombstones, or empty).
+            /// The store's ``Statistics/bytesOnDisk`` when it finished, after the replaced files
+            /// and the unreferenced blob files were removed (equal to ``bytesBefore`` when there was
+            /// nothing to flush, merge or remove).
             public var bytesAfter: UInt64
             /// Entries in that table: every key of the store (when no commit ran meanwhile); 0
             /// when it had nothing to flush or merge.
@@ -121,6 +122,9 @@ extension LogStore {
         public var keyCount: Int
         /// Keys the tail's resident index holds, tombstones included: what its memory follows.
         public var tailKeyCount: Int
+        /// Keys whose latest version in the tail is a value (``tailKeyCount`` less the tail's
+        /// tombstones): the tail's live keys, never more than the store's.
+        public var tailLiveKeyCount: Int
         /// Bytes of the tail's segments, less the active segment's preallocated zeros.
         public var tailBytes: UInt64
         /// Sum of the segments' live bytes (uncompressed record sizes).
@@ -131,16 +135,23 @@ extension LogStore {
         public var segments: [Segment]
         /// The tables, newest first (the order reads consult them in).
         public var tables: [Table]
-        /// Bytes of every segment, segment hint and table file and the manifest, less the active
-        /// segment's preallocated zeros. Blob files are counted apart, in ``blobBytes``.
+        /// Bytes of every file of the store: the segments (less the active segment's preallocated
+        /// zeros), segment hints, tables and manifest, and every file in the blob directory —
+        /// referenced blobs (``blobBytes``) and those awaiting collection alike
+        /// (``blobDirectoryBytes``).
         public var bytesOnDisk: UInt64
         /// Blob files referenced: by the tail's keys, and by the tables' entries (the manifest lists
         /// them; a table may still list a blob that a newer version replaced, until a merge drops
-        /// that entry). Exact after ``LogStore/compact()``.
+        /// that entry). Exact after ``LogStore/compact()``, when it is the number of files in the
+        /// blob directory.
         public var blobCount: Int
-        /// The total size of the blob files the tail's keys reference (a table's are not counted:
-        /// the manifest lists their ids only). Replaced blobs awaiting collection are not counted.
+        /// The total size of the blob files counted in ``blobCount`` (each file's size on disk,
+        /// header and chunk table included).
         public var blobBytes: UInt64
+        /// Files in the blob directory, referenced or not (replaced blobs awaiting collection,
+        /// temporary files), and their total size: what ``bytesOnDisk`` counts for blobs.
+        public var blobDirectoryFiles: Int
+        public var blobDirectoryBytes: UInt64
         /// Table filter checks made by point reads (``LogStore/value(forKey:)``, ``LogStore/contains(_:)``,
         /// …) since open, and how many of them said the key is absent (no block read).
         public var filterChecks: Int

@@ -8,12 +8,24 @@ import Foundation
 /// ``write(to:progress:)`` makes a directory of:
 /// - `requests/000001.json`, …: one `records/modify` body each, `{"zoneID":{"zoneName":…},
 ///   "operations":[{"operationType":"create","record":{…}}, …]}`, in Core Data's zone
-///   (``coreDataZoneName``), within the service's documented limits (``Options``);
-/// - `assets/<recordName>.<field>`: the bytes of each asset field, which names its file in
-///   `downloadURL` (relative to the directory) and its `size`; an uploader sends each file with
-///   `assets/upload` and puts the receipt in the field;
-/// - `manifest.json`, written last: the schema, its version, the counts and the request files
-///   in order (``CloudKitImport`` reads the directory back into a new store).
+///   (``coreDataZoneName``) of the private database, within the service's documented limits
+///   (``Options``); the operation type is ``Options/operationType``;
+/// - `assets/<recordName>.<field>`: the bytes of each asset field. The field's value is a
+///   placeholder, `{"size", "file"}` (the file relative to the directory): CloudKit takes an
+///   asset only as the dictionary `assets/upload` returns, so a client uploads each file the
+///   manifest lists under `assetUploads` and puts what the upload returned in the field before
+///   it sends the request;
+/// - `manifest.json`, written last: the database, the schema, its version, the counts, the
+///   request files in order and the asset uploads (``CloudKitImport`` reads the directory back
+///   into a new store).
+///
+/// A `TIMESTAMP` is whole milliseconds, as the reference has it: a date's fraction of a
+/// millisecond is rounded off (so an export and import keeps dates to the millisecond). A record
+/// holding a non-finite double, which CloudKit cannot take, is refused by name
+/// (``CloudKitTransferError/Code/unsendableValue``).
+///
+/// The directory is written beside its final place, under a temporary name, and moved into
+/// place once whole: a refused or failed export leaves the destination as it found it.
 ///
 /// Limits used, from the CloudKit Web Services Reference, "Data Size Limits": at most 200
 /// operations per request, a record at most 1 MB not counting its assets, an asset file at
@@ -27,8 +39,10 @@ public struct CloudKitExport {
     public struct Options: Sendable, Equatable {
         /// The zone every request names.
         public var zoneName = CloudKitExport.coreDataZoneName
-        /// The record operation's `operationType` (`create`; `forceReplace` to overwrite).
-        public var operationType = "create"
+        /// The database the requests are for: Core Data's zone is in the user's private one.
+        public var database = "private"
+        /// Every operation's `operationType`.
+        public var operationType = OperationType.create
         /// Operations per request: the service accepts at most 200.
         public var maximumOperationsPerRequest = 200
         /// Bytes per request body.
@@ -39,6 +53,19 @@ public struct CloudKitExport {
         /// not `externalStorage`, so that records stay within ``maximumRecordBytes``.
         public var inlineDataLimit = 256 << 10
         public init() {}
+    }
+
+    /// A record operation's `operationType` (CloudKit Web Services Reference, "Modifying Records"):
+    /// those that need no `recordChangeTag`.
+    public enum OperationType: String, Sendable, CaseIterable {
+        /// Creates the record; fails (`CONFLICT`) when one of that name exists, so a retried
+        /// upload fails on the records the first attempt saved.
+        case create
+        /// Replaces the record whatever the server holds: a retried upload is safe.
+        case forceReplace
+        /// Updates the record's fields whatever the server holds, creating it when missing: a
+        /// retried upload is safe.
+        case forceUpdate
     }
 
     /// What ``write(to:progress:)`` wrote.
@@ -77,13 +104,16 @@ public struct CloudKitExport {
     }
 
     /// Calls `body` with every object's record and its assets' bytes (keyed by the asset's
-    /// `downloadURL`), root by root in key order, then every link record (`CDMR`).
+    /// `file`), root by root in key order, then every link record (`CDMR`).
     ///
     /// - Throws: ``CloudKitTransferError`` `.unreadableRecord` naming a record that does not
     ///   decode (`walstore verify` lists them all); `body`'s errors; engine errors.
+    ///   ``CloudKitTransferError/Code/unsendableValue`` naming a record and field CloudKit cannot
+    ///   take (a non-finite double).
     public func forEachRecord(_ body: (CloudKitRecord, [(path: String, bytes: Data)]) throws -> Void) throws {
         try forEachObject { snapshot in
             let (record, assets) = self.record(of: snapshot)
+            try Self.check(record)
             try body(record, assets)
         }
         try forEachLink { try body($0, []) }
@@ -130,6 +160,14 @@ public struct CloudKitExport {
             }
         }
         return result
+    }
+
+    /// Refuses a record with a field CloudKit cannot take, naming it.
+    static func check(_ record: CloudKitRecord) throws {
+        if let (field, reason) = record.unsendableField {
+            throw CloudKitTransferError(
+                .unsendableValue, "field \(field) cannot be sent: \(reason)", recordName: record.recordName, fieldName: field)
+        }
     }
 
     /// The record of one object, and the bytes of its asset fields.
@@ -196,12 +234,13 @@ public struct CloudKitExport {
     }
 
     /// Writes the export into `directory`, which must be missing or empty (it is made, with
-    /// missing parents). `progress` gets (objects done, objects in all).
+    /// missing parents). `progress` gets (objects done, objects in all). The export is written
+    /// into a temporary directory beside `directory` and moved into place when whole.
     ///
     /// - Throws: ``CloudKitTransferError``: `.destinationNotEmpty` (nothing is written),
     ///   `.recordTooLarge` naming a record over ``Options/maximumRecordBytes``,
-    ///   `.unreadableRecord`, `.io`. After a throw the directory has no `manifest.json`, so no
-    ///   import takes it for a whole export.
+    ///   `.unsendableValue` naming a record and field CloudKit cannot take, `.unreadableRecord`,
+    ///   `.io`. After a throw `directory` is as it was (missing, or empty).
     @discardableResult
     public func write(to directory: String, progress: ((Int, Int) -> Void)? = nil) throws -> Summary {
         let files = FileManager.default
@@ -209,18 +248,39 @@ public struct CloudKitExport {
             throw CloudKitTransferError(.destinationNotEmpty, "the export directory is not empty; choose a new or empty one", path: directory)
         }
         var isDirectory: ObjCBool = false
-        if files.fileExists(atPath: directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+        let existed = files.fileExists(atPath: directory, isDirectory: &isDirectory)
+        if existed, !isDirectory.boolValue {
             throw CloudKitTransferError(.destinationNotEmpty, "the export path is a file; choose a new or empty directory", path: directory)
         }
+        let url = URL(fileURLWithPath: directory).standardizedFileURL
+        let parent = url.deletingLastPathComponent().path
+        let temporary = parent + "/." + url.lastPathComponent + ".export-" + UUID().uuidString
         do {
-            try files.createDirectory(atPath: directory + "/requests", withIntermediateDirectories: true)
-            try files.createDirectory(atPath: directory + "/assets", withIntermediateDirectories: true)
+            try files.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            try files.createDirectory(atPath: temporary + "/requests", withIntermediateDirectories: true)
+            try files.createDirectory(atPath: temporary + "/assets", withIntermediateDirectories: true)
         } catch {
+            try? files.removeItem(atPath: temporary)
             throw CloudKitTransferError(.io, "cannot make the export directory: \(error.localizedDescription)", path: directory)
         }
+        do {
+            let summary = try write(into: temporary, progress: progress)
+            // rename(2) replaces an empty directory in one step.
+            guard rename(temporary, url.path) == 0 else {
+                throw CloudKitTransferError(.io, "cannot move the export into place (errno \(errno))", path: directory)
+            }
+            return summary
+        } catch {
+            try? files.removeItem(atPath: temporary)
+            throw error
+        }
+    }
+
+    private func write(into directory: String, progress: ((Int, Int) -> Void)?) throws -> Summary {
         let total = progress == nil ? 0 : try objectCount()
         var summary = Summary()
         var requestNames: [String] = []
+        var uploads = JSONWriter()
         var batch = JSONWriter()
         var operations = 0
         let opening = "{\"zoneID\":{\"zoneName\":\(Self.quoted(options.zoneName))},\"operations\":["
@@ -237,9 +297,10 @@ public struct CloudKitExport {
             operations = 0
         }
         func add(_ record: CloudKitRecord) throws {
+            try Self.check(record)
             var one = JSONWriter()
             one.raw("{\"operationType\":")
-            one.string(options.operationType)
+            one.string(options.operationType.rawValue)
             one.raw(",\"record\":")
             one.record(record)
             one.raw("}")
@@ -261,12 +322,29 @@ public struct CloudKitExport {
         }
         try forEachObject { snapshot in
             let (record, assets) = self.record(of: snapshot)
+            try add(record)
             for asset in assets {
                 try Self.writeFile(directory + "/" + asset.path, Array(asset.bytes))
                 summary.assets += 1
                 summary.assetBytes += asset.bytes.count
+                let field = record.fields.first { if case .asset(let path, _) = $0.value { path == asset.path } else { false } }?.name ?? ""
+                if summary.assets > 1 { uploads.bytes.append(0x2C) }
+                uploads.raw("{\"request\":")
+                uploads.string(String(format: "requests/%06d.json", requestNames.count + 1))
+                uploads.raw(",\"recordName\":")
+                uploads.string(record.recordName)
+                uploads.raw(",\"recordType\":")
+                uploads.string(record.recordType)
+                uploads.raw(",\"fieldName\":")
+                uploads.string(field)
+                uploads.raw(",\"file\":")
+                uploads.string(asset.path)
+                uploads.raw(",\"size\":")
+                uploads.int(asset.bytes.count)
+                uploads.raw(",\"sha256\":")
+                uploads.string(SHA256.hex(asset.bytes))
+                uploads.raw("}")
             }
-            try add(record)
             summary.records += 1
             if let progress, summary.records % 2048 == 0 { progress(summary.records, total) }
         }
@@ -276,13 +354,20 @@ public struct CloudKitExport {
         }
         try flush()
         progress?(summary.records, total)
-        try Self.writeFile(directory + "/" + CloudKitImport.manifestName, manifest(summary: summary, requests: requestNames))
+        try Self.writeFile(
+            directory + "/" + CloudKitImport.manifestName, manifest(summary: summary, requests: requestNames, uploads: uploads.bytes))
         return summary
     }
 
-    private func manifest(summary: Summary, requests: [String]) throws -> [UInt8] {
+    private func manifest(summary: Summary, requests: [String], uploads: [UInt8]) throws -> [UInt8] {
         var w = JSONWriter()
-        w.raw("{\"format\":\"walstore-cloudkit-export\",\"version\":1,\"zoneID\":{\"zoneName\":")
+        w.raw("{\"format\":\"walstore-cloudkit-export\",\"version\":1,\"database\":")
+        w.string(options.database)
+        w.raw(",\"request\":")
+        w.string("POST /database/1/<container>/<environment>/\(options.database)/records/modify")
+        w.raw(",\"operationType\":")
+        w.string(options.operationType.rawValue)
+        w.raw(",\"zoneID\":{\"zoneName\":")
         w.string(options.zoneName)
         w.raw("},\"storeIdentifier\":")
         w.string(inspector.identifier)
@@ -296,6 +381,13 @@ public struct CloudKitExport {
         w.int(summary.assets)
         w.raw(",\"requests\":")
         w.array(requests) { $0.string($1) }
+        w.raw(",\"assetUpload\":")
+        w.string(
+            "for each of assetUploads: POST /database/1/<container>/<environment>/\(options.database)/assets/upload with tokens [{recordName, recordType, fieldName}], POST the file to the url returned, and put the singleFile dictionary returned as the field's value in the request named"
+        )
+        w.raw(",\"assetUploads\":[")
+        w.bytes.append(contentsOf: uploads)
+        w.raw("]")
         w.raw(",\"schema\":")
         w.bytes.append(contentsOf: try StoreHeader.json(inspector.schema))
         w.raw("}\n")
@@ -333,6 +425,8 @@ public struct CloudKitTransferError: Error, Sendable, CustomStringConvertible {
         /// type, entity or field, a value of the wrong type, a missing required value, a
         /// reference to a record the export does not hold, two records sharing a unique value).
         public static let invalidRecord = Code("invalidRecord")
+        /// A record has a field CloudKit cannot take (a non-finite double); ``fieldName`` names it.
+        public static let unsendableValue = Code("unsendableValue")
         /// A file could not be read or written.
         public static let io = Code("io")
         public var description: String { name }
@@ -343,14 +437,19 @@ public struct CloudKitTransferError: Error, Sendable, CustomStringConvertible {
     public var path: String?
     /// The record concerned, when one is.
     public var recordName: String?
+    /// The field concerned, when one is.
+    public var fieldName: String?
     /// The engine key concerned (a stored record that does not decode).
     public var key: [UInt8]?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, recordName: String? = nil, key: [UInt8]? = nil) {
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, recordName: String? = nil, fieldName: String? = nil, key: [UInt8]? = nil
+    ) {
         self.code = code
         self.message = message
         self.path = path
         self.recordName = recordName
+        self.fieldName = fieldName
         self.key = key
     }
 

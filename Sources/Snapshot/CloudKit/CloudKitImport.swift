@@ -159,9 +159,11 @@ public enum CloudKitImport {
         var field: CloudKitField
 
         enum Keys: String, CodingKey { case value, type }
+        /// `{"size", "file"}` (`downloadURL` in exports before the upload placeholder).
         struct Asset: Decodable {
             var size: Int?
-            var downloadURL: String
+            var file: String?
+            var downloadURL: String?
         }
         struct Reference: Decodable {
             var recordName: String
@@ -194,6 +196,15 @@ public enum CloudKitImport {
             }
         }
 
+        /// A `TIMESTAMP`'s milliseconds: whole, as CloudKit writes them (an older export's
+        /// fraction is rounded off).
+        static func milliseconds(_ value: Double) throws -> Int64 {
+            guard let ms = Int64(exactly: value.rounded()) else {
+                throw CloudKitTransferError(.invalidRecord, "a TIMESTAMP of \(value), which is no date")
+            }
+            return ms
+        }
+
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: Keys.self)
             let type = try c.decode(String.self, forKey: .type)
@@ -201,19 +212,22 @@ public enum CloudKitImport {
             case "STRING": field = .string(try c.decode(String.self, forKey: .value))
             case "INT64": field = .int64(try c.decode(Int64.self, forKey: .value))
             case "DOUBLE": field = .double(try c.decode(Number.self, forKey: .value).value)
-            case "TIMESTAMP": field = .timestamp(try c.decode(Number.self, forKey: .value).value)
+            case "TIMESTAMP": field = .timestamp(try Self.milliseconds(c.decode(Number.self, forKey: .value).value))
             case "BYTES": field = .bytes(try c.decode(Bytes.self, forKey: .value).value)
             case "REFERENCE": field = .string(try c.decode(Reference.self, forKey: .value).recordName)
             case "ASSETID", "ASSET":
                 let asset = try c.decode(Asset.self, forKey: .value)
-                guard CloudKitImport.isSafeRelativePath(asset.downloadURL) else {
-                    throw CloudKitTransferError(.notAnExport, "an asset's downloadURL names a file outside the directory: \(asset.downloadURL)")
+                guard let file = asset.file ?? asset.downloadURL else {
+                    throw CloudKitTransferError(.notAnExport, "an asset field names no file")
                 }
-                field = .asset(path: asset.downloadURL, size: asset.size ?? -1)
+                guard CloudKitImport.isSafeRelativePath(file) else {
+                    throw CloudKitTransferError(.notAnExport, "an asset's file is outside the directory: \(file)")
+                }
+                field = .asset(path: file, size: asset.size ?? -1)
             case "STRING_LIST": field = .stringList(try c.decode([String].self, forKey: .value))
             case "INT64_LIST": field = .int64List(try c.decode([Int64].self, forKey: .value))
             case "DOUBLE_LIST": field = .doubleList(try c.decode([Number].self, forKey: .value).map(\.value))
-            case "TIMESTAMP_LIST": field = .timestampList(try c.decode([Number].self, forKey: .value).map(\.value))
+            case "TIMESTAMP_LIST": field = .timestampList(try c.decode([Number].self, forKey: .value).map { try Self.milliseconds($0.value) })
             case "BYTES_LIST": field = .bytesList(try c.decode([Bytes].self, forKey: .value).map(\.value))
             default:
                 throw CloudKitTransferError(.invalidRecord, "a field of type \(type), which no attribute is written as")

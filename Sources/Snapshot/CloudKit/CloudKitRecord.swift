@@ -31,6 +31,22 @@ public struct CloudKitRecord: Sendable, Equatable {
     /// The field named `name`.
     public subscript(name: String) -> CloudKitField? { fields.first { $0.name == name }?.value }
 
+    /// The first field whose value CloudKit cannot take, with why: a non-finite `DOUBLE` (JSON
+    /// has no number for it, and CloudKit refuses the strings), or a `TIMESTAMP` that is not a
+    /// finite date. Nil when every field can be sent.
+    public var unsendableField: (name: String, reason: String)? {
+        for (name, value) in fields {
+            switch value {
+            case .double(let d) where !d.isFinite:
+                return (name, "the DOUBLE \(d) is not finite, and CloudKit takes finite numbers only")
+            case .doubleList(let list) where list.contains(where: { !$0.isFinite }):
+                return (name, "a DOUBLE_LIST holds \(list.first { !$0.isFinite }!), and CloudKit takes finite numbers only")
+            default: continue
+            }
+        }
+        return nil
+    }
+
     /// The record type of links (Core Data's many-to-many join records).
     public static let linkRecordType = "CDMR"
 }
@@ -41,16 +57,19 @@ public enum CloudKitField: Sendable, Equatable {
     case string(String)
     case int64(Int64)
     case double(Double)
-    /// Milliseconds since 1970-01-01 00:00 UTC (fractional: the store keeps a `Date`'s double).
-    case timestamp(Double)
+    /// Whole milliseconds since 1970-01-01 00:00 UTC, as the reference's `TIMESTAMP` is: a
+    /// `Date`'s fraction of a millisecond is rounded off (to the nearest).
+    case timestamp(Int64)
     case bytes(Data)
     /// An asset: its bytes are the file `path` (relative to the export's directory), `size`
-    /// bytes long. An uploader replaces the value with the receipt of `assets/upload`.
+    /// bytes long. Written as `{"size", "file"}`, a placeholder: before it sends the request, a
+    /// client uploads the file (`assets/upload`) and puts the dictionary the upload returns
+    /// (`receipt`, `fileChecksum`, `size`, …) in its place.
     case asset(path: String, size: Int)
     case stringList([String])
     case int64List([Int64])
     case doubleList([Double])
-    case timestampList([Double])
+    case timestampList([Int64])
     case bytesList([Data])
 
     /// The field dictionary's `type`.
@@ -72,8 +91,8 @@ public enum CloudKitField: Sendable, Equatable {
 }
 
 /// Writes JSON by hand, fast, in one buffer: strings escaped as RFC 8259 says, doubles in their
-/// shortest round-trip form (a non-finite double is written as the string `"NaN"`,
-/// `"Infinity"` or `"-Infinity"`).
+/// shortest round-trip form (a non-finite double, which JSON has no number for, as the string
+/// `"NaN"`, `"Infinity"` or `"-Infinity"`: `dump` prints it so, an export refuses it).
 package struct JSONWriter {
     package var bytes: [UInt8] = []
     package init() { bytes.reserveCapacity(1 << 16) }
@@ -132,17 +151,19 @@ package struct JSONWriter {
         switch value {
         case .string(let s): string(s)
         case .int64(let i): int(i)
-        case .double(let d), .timestamp(let d): double(d)
+        case .double(let d): double(d)
+        case .timestamp(let ms): int(ms)
         case .bytes(let data): string(data.base64EncodedString())
         case .asset(let path, let size):
             raw("{\"size\":")
             int(size)
-            raw(",\"downloadURL\":")
+            raw(",\"file\":")
             string(path)
             raw("}")
         case .stringList(let list): array(list) { $0.string($1) }
         case .int64List(let list): array(list) { $0.int($1) }
-        case .doubleList(let list), .timestampList(let list): array(list) { $0.double($1) }
+        case .doubleList(let list): array(list) { $0.double($1) }
+        case .timestampList(let list): array(list) { $0.int($1) }
         case .bytesList(let list): array(list) { $0.string($1.base64EncodedString()) }
         }
         raw(",\"type\":\"")

@@ -8,10 +8,10 @@ import Foundation
 /// | `bool` | `INT64` 0 or 1 |
 /// | `int`, `int8` … `int64`, `uint8` … `uint32` | `INT64` |
 /// | `uint`, `uint64` | `INT64`, the same 64 bits (a value above `Int64.max` is negative) |
-/// | `float`, `double` | `DOUBLE` (non-finite: the strings `"NaN"`, `"Infinity"`, `"-Infinity"`) |
+/// | `float`, `double` | `DOUBLE` (a non-finite value: the export refuses the record, naming it) |
 /// | `string` | `STRING` |
 /// | `uuid`, `url`, `decimal` | `STRING` (`uuidString`, `absoluteString`, `description`) |
-/// | `date` | `TIMESTAMP`, milliseconds since 1970 (fractional) |
+/// | `date` | `TIMESTAMP`, whole milliseconds since 1970 (the fraction rounded off) |
 /// | `data` | `BYTES` (base64), or an asset (`CD_<name>_ckAsset`, `ASSETID`) |
 /// | `array` of one of the above | its `_LIST` type |
 /// | `codable`, nested arrays | `BYTES` (the Codable's encoding; the array's `PropertyValue` JSON, keys sorted) |
@@ -49,10 +49,18 @@ enum CloudKitValueMapping {
         case .uuid(let u): .string(u.uuidString)
         case .url(let u): .string(u.absoluteString)
         case .decimal(let d): .string(d.description)
-        case .date(let d): .timestamp(d.timeIntervalSince1970 * 1000)
+        case .date(let d): timestamp(d)
         case .data(let d): .bytes(d)
         default: nil
         }
+    }
+
+    /// A date as whole milliseconds since 1970, rounded to the nearest; a date that is not
+    /// finite stays a non-finite `DOUBLE`, which the export refuses by name.
+    static func timestamp(_ date: Date) -> CloudKitField {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded()
+        guard ms.isFinite else { return .double(ms) }
+        return .timestamp(Int64(max(min(ms, 9.2e18), -9.2e18)))
     }
 
     private static func list(_ items: [PropertyValue], element: Schema.Attribute.ValueType) -> CloudKitField? {
@@ -63,7 +71,12 @@ enum CloudKitValueMapping {
         case .float, .double:
             return .doubleList(fields.map { if case .double(let d)? = $0 { d } else { 0 } })
         case .date:
-            return .timestampList(fields.map { if case .timestamp(let d)? = $0 { d } else { 0 } })
+            let stamps = fields.map { field -> Int64? in
+                if case .timestamp(let ms)? = field { return ms }
+                return nil
+            }
+            if stamps.contains(nil) { return .doubleList(fields.map { if case .double(let d)? = $0 { d } else { 0 } }) }
+            return .timestampList(stamps.map { $0! })
         case .string, .uuid, .url, .decimal:
             return .stringList(fields.map { if case .string(let s)? = $0 { s } else { "" } })
         case .data:
@@ -126,7 +139,7 @@ enum CloudKitValueMapping {
         case (.uuid, .string(let s)): return UUID(uuidString: s).map(PropertyValue.uuid)
         case (.url, .string(let s)): return URL(string: s).map(PropertyValue.url)
         case (.decimal, .string(let s)): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")).map(PropertyValue.decimal)
-        case (.date, .timestamp(let ms)): return .date(Date(timeIntervalSince1970: ms / 1000))
+        case (.date, .timestamp(let ms)): return .date(Date(timeIntervalSince1970: Double(ms) / 1000))
         case (.data, .bytes(let d)): return .data(d)
         default: return nil
         }

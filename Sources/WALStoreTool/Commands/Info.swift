@@ -15,6 +15,7 @@ enum InfoCommand {
         let (store, _) = try StoreAccess.openReadOnly(path)
         defer { try? store.close() }
         let statistics = store.statistics
+        let keys = try store.countKeys()
         let files = StoreAccess.files(path)
         let dataStore = try dataStoreInfo(store)
         let formatVersion = statistics.recovery.upgradedFromFormat3 ? 3 : 4
@@ -24,8 +25,8 @@ enum InfoCommand {
                 ("formatVersion", .int(formatVersion)),
                 ("closedCleanly", .bool(statistics.recovery.closedCleanly)),
                 ("lastSequence", .uint(statistics.lastSequence)),
-                ("keys", .int(statistics.keyCount)),
-                ("tailKeys", .int(statistics.tailKeyCount)),
+                ("keys", .int(keys)),
+                ("tailKeys", .int(statistics.tailLiveKeyCount)),
                 ("tailBytes", .uint(statistics.tailBytes)),
                 ("bytesOnDisk", .uint(statistics.bytesOnDisk)),
                 ("segments", .array(statistics.segments.map { .object([("number", .uint($0.number)), ("bytes", .uint($0.bytesOnDisk))]) })),
@@ -52,7 +53,7 @@ enum InfoCommand {
         output.line("format       \(formatVersion)\(formatVersion == 3 ? " (the next open for writing upgrades it to 4)" : "")")
         output.line("closed       \(statistics.recovery.closedCleanly ? "cleanly" : "not cleanly (the next open recovers the log's tail)")")
         output.line("sequence     \(statistics.lastSequence)")
-        output.line("keys         \(statistics.keyCount) (\(statistics.tailKeyCount) in the tail)")
+        output.line("keys         \(keys) (\(statistics.tailLiveKeyCount) in the tail)")
         output.line("tail         \(statistics.tailBytes) bytes in \(statistics.segments.count) segment\(statistics.segments.count == 1 ? "" : "s")")
         output.line(
             "tables       \(statistics.tables.count)"
@@ -174,7 +175,7 @@ enum InfoCommand {
 enum StatsCommand {
     static let spec = CommandSpec(
         name: "stats", usage: "stats STORE [--json]",
-        summary: "The engine's statistics (LogStore.Statistics) of a store, as an open sees it.",
+        summary: "The engine's statistics of a store (keys, segments, tables, blobs, caches, what open recovered), as an open sees it.",
         positionals: ["STORE"], flags: ["json": "print one JSON object (docs/tool.md lists its fields)"],
         details: "Reads the store through a copy-on-write view: its files stay byte-identical.")
 
@@ -184,7 +185,8 @@ enum StatsCommand {
         let s = store.statistics
         let r = s.recovery
         let value = JSONValue.object([
-            ("keyCount", .int(s.keyCount)), ("tailKeyCount", .int(s.tailKeyCount)), ("tailBytes", .uint(s.tailBytes)),
+            ("keyCount", .int(s.keyCount)), ("tailKeyCount", .int(s.tailKeyCount)), ("tailLiveKeyCount", .int(s.tailLiveKeyCount)),
+            ("tailBytes", .uint(s.tailBytes)),
             ("liveBytes", .int(s.liveBytes)), ("deadBytes", .int(s.deadBytes)), ("bytesOnDisk", .uint(s.bytesOnDisk)),
             (
                 "segments",
@@ -207,6 +209,7 @@ enum StatsCommand {
                     })
             ),
             ("blobCount", .int(s.blobCount)), ("blobBytes", .uint(s.blobBytes)),
+            ("blobDirectoryFiles", .int(s.blobDirectoryFiles)), ("blobDirectoryBytes", .uint(s.blobDirectoryBytes)),
             ("lastSequence", .uint(s.lastSequence)), ("indexBytesPerKey", .int(s.indexBytesPerKey)),
             ("writeAmplification", .double(s.writeAmplification)),
             ("preallocatedBytes", .uint(s.preallocatedBytes)),

@@ -14,7 +14,7 @@ enum GetCommand {
     static func run(_ arguments: Arguments, _ output: StandardOutput) throws -> ExitCode {
         let hex = arguments.has("hex")
         guard let key = KeyText.parse(arguments.positionals[1], isHex: hex), !key.isEmpty else {
-            throw ToolError.usage("walstore get: \(arguments.positionals[1]) is not a key in the \(hex ? "hex" : "escaped") form")
+            throw ToolError.usage("\(arguments.positionals[1]) is not a key in the \(hex ? "hex" : "escaped") form")
         }
         let (store, _) = try StoreAccess.openReadOnly(arguments.positionals[0])
         defer { try? store.close() }
@@ -56,14 +56,14 @@ enum ScanCommand {
         func key(_ option: String) throws(ToolError) -> [UInt8]? {
             guard let text = arguments.value(option) else { return nil }
             guard let bytes = KeyText.parse(text, isHex: hex) else {
-                throw ToolError.usage("walstore scan: --\(option) \(text) is not a key in the \(hex ? "hex" : "escaped") form")
+                throw ToolError.usage("--\(option) \(text) is not a key in the \(hex ? "hex" : "escaped") form")
             }
             return bytes
         }
         var range = LogStore.KeyRange.all
         if let prefix = try key("prefix") {
             guard arguments.value("from") == nil && arguments.value("to") == nil else {
-                throw ToolError.usage("walstore scan: --prefix cannot be given with --from or --to")
+                throw ToolError.usage("--prefix cannot be given with --from or --to")
             }
             range = .prefix(prefix)
         }
@@ -71,7 +71,7 @@ enum ScanCommand {
         if let to = try key("to") { range.upper = .exclusive(to) }
         var limit: Int?
         if let text = arguments.value("limit") {
-            guard let n = Int(text), n >= 0 else { throw ToolError.usage("walstore scan: --limit takes a count, not \(text)") }
+            guard let n = Int(text), n >= 0 else { throw ToolError.usage("--limit takes a count, not \(text)") }
             limit = n
         }
         let (store, _) = try StoreAccess.openReadOnly(arguments.positionals[0])

@@ -1,12 +1,14 @@
+import Dispatch
 import Engine
 import Snapshot
+import Synchronization
 
 /// `walstore compact STORE` and `walstore salvage STORE`: the two commands that change a store.
 enum CompactCommand {
     static let spec = CommandSpec(
         name: "compact", usage: "compact STORE [--json] [--progress]",
         summary:
-            "Flushes the log's tail into sorted tables and merges every table into one (LogStore.compact()), removing dead versions, tombstones and unreferenced blobs.",
+            "Flushes the log's tail into sorted tables and merges every table into one, removing dead versions, tombstones and unreferenced blobs.",
         positionals: ["STORE"],
         flags: [
             "json": "print one JSON object (docs/tool.md lists its fields)",
@@ -20,8 +22,22 @@ enum CompactCommand {
         progress.step("opening")
         let store = try StoreAccess.openForWriting(path)
         defer { try? store.close() }
-        progress.step("compacting")
-        let result = try store.compact()
+        let before = store.statistics
+        let what =
+            "compacting \(before.segments.count) segment\(before.segments.count == 1 ? "" : "s"), \(before.tables.count) table\(before.tables.count == 1 ? "" : "s"), \(before.blobDirectoryFiles) blob file\(before.blobDirectoryFiles == 1 ? "" : "s")"
+        progress.step(what)
+        // The compaction runs on another thread; this one redraws the line (the time so far)
+        // until it ends.
+        let outcome = Mutex<Result<LogStore.Statistics.Compaction, EngineError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { () throws(EngineError) in try store.compact() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        while done.wait(timeout: .now() + .milliseconds(100)) == .timedOut { progress.step(what) }
+        let result = try outcome.withLock { $0! }.get()
+        progress.step("closing")
         try store.close()
         progress.finish()
         let seconds = ProgressLine.seconds(result.duration)
@@ -45,7 +61,7 @@ enum SalvageCommand {
     static let spec = CommandSpec(
         name: "salvage", usage: "salvage STORE [--json]",
         summary:
-            "Repairs a store that open refuses as corrupt (LogStore.salvage(at:)): keeps every intact commit, table block and blob, moves every damaged byte range into the store's quarantine/ folder, and reports what it kept and lost.",
+            "Repairs a store that open refuses as corrupt: keeps every intact commit, table block and blob, moves every damaged byte range into the store's quarantine/ folder, and reports what it kept and lost.",
         positionals: ["STORE"], flags: ["json": "print one JSON object (docs/tool.md lists its fields)"],
         details: "Writes to the store. Exit 0 when nothing was damaged, 1 when damage was found and repaired.")
 
