@@ -192,6 +192,9 @@ import Foundation
         if compacted { try store.compact() }
         try store.close()
         let reopened = try LogStore.open(at: Self.dir, options: Self.options(hints: false), fileSystem: fs)
+        // The blob files the overwrites left are removed after open, in the background: done by
+        // the time this returns, so that the statistics and the listing below see the same files.
+        reopened.collectBlobsFoundAtOpen()
         let statistics = reopened.statistics
         let blobs = Self.dir + "/" + LogFormat.blobDirectoryName
         let files =
