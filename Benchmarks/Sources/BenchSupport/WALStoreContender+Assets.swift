@@ -24,8 +24,9 @@ extension WALStoreContender {
                 seconds += try Stopwatch.time { _ = try store.commit(batch) }.seconds
             }
             let after = store.statistics
-            // The blob files plus the log's growth (a reference per blob).
-            let stored = (after.blobBytes + after.bytesOnDisk) - min(after.blobBytes + after.bytesOnDisk, before.blobBytes + before.bytesOnDisk)
+            // The store's growth: the blob files (which `bytesOnDisk` counts) and the log's (a
+            // reference per blob).
+            let stored = after.bytesOnDisk - min(after.bytesOnDisk, before.bytesOnDisk)
             parts.append(Measurement(part: group.part(.write), group.sample(seconds: seconds, bytesOnDisk: stored)))
 
             for step in [AssetGroup.Step.stream, .map, .streamCold] {
