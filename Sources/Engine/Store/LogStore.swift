@@ -267,6 +267,12 @@ public final class LogStore: Sendable {
         }
         blobCollection.withLock { $0.stopping = true }
         writer.withLock { $0.closed = true }
+        releaseFilesAndLock()
+    }
+
+    /// Marks the store closed, drops its files and caches, and releases the directory lock (the
+    /// first time only): the last step of ``close()`` and ``closeWithoutWriting()``.
+    private func releaseFilesAndLock() {
         let wasOpen = state.withLock { s in
             defer {
                 s.closed = true
@@ -384,16 +390,7 @@ public final class LogStore: Sendable {
                 recordLogEnd(segment: number, length: end, sequence: state.withLock { $0.lastSequence })
             }
         }
-        let wasOpen = state.withLock { s in
-            defer {
-                s.closed = true
-                s.files = [:]
-                s.cache = ValueCache(capacity: 0)
-                s.blocks = BlockCache(capacity: 0)
-            }
-            return !s.closed
-        }
-        if wasOpen { directoryLock.unlock() }
+        releaseFilesAndLock()
         if let failure { throw failure }
     }
 
