@@ -125,12 +125,32 @@ extension RecordMapper {
             let range = LogStore.KeyRange(
                 lower: .inclusive(prefixes[0].prefix), upper: LogStore.KeyRange.prefix(prefixes[prefixes.count - 1].prefix).upper)
             var cursor = try records.scan(range)
+            // The key that ended the last prefix's run: the first key above it. When it is at or
+            // above the next (greater) prefix too, no key lies between them, and the scan already
+            // stands where a seek would put it (objects read in key order, as a verify or a
+            // prefetch of neighbours reads them, cost a step each, not a seek).
+            var next: RecordSpace.Scan.Entry?
+            var previous: [UInt8]?
             for (position, prefix) in prefixes {
-                try cursor.seek(to: prefix)
-                while let entry = try cursor.next() {
-                    guard entry.key.starts(with: prefix) else { break }
-                    try take(position, entry.key, prefix.count)
+                var entry: RecordSpace.Scan.Entry?
+                if let following = next, let previous, previous.lexicographicallyPrecedes(prefix),
+                    !following.key.lexicographicallyPrecedes(prefix)
+                {
+                    entry = following
+                } else {
+                    try cursor.seek(to: prefix)
+                    entry = try cursor.next()
                 }
+                next = nil
+                while let current = entry {
+                    guard current.key.starts(with: prefix) else {
+                        next = current
+                        break
+                    }
+                    try take(position, current.key, prefix.count)
+                    entry = try cursor.next()
+                }
+                previous = prefix
             }
         }
         if !layout.usesJoinRecords(relationship), let inverse = relationship.inverse {
