@@ -51,6 +51,7 @@ import Testing
         #expect(report["ok"] as? Bool == true && report["problemCount"] as? Int == 0)
         let records = try #require(report["records"] as? [String: Any])
         #expect(records["records"] as? Int == 64 && records["indexesChecked"] as? Bool == true)
+        #expect((report["seconds"] as? Double).map { $0 > 0 } == true, "the check's time: \(report["seconds"] ?? "none")")
         let human = try Tool.run("verify", path)
         #expect(human.status == 0 && human.output.hasSuffix("verify: ok\n"))
     }
@@ -179,6 +180,25 @@ import Testing
         #expect(found.contains { $0.kind == "missingEntry" && $0.key == KeyTextForTests.escaped(removed) }, "\(found)")
         #expect(found.contains { $0.kind == "extraEntry" && $0.key == "IPost\\x00date\\x00stray" }, "\(found)")
         #expect(found.count == 2)
+    }
+
+    /// The same keys, one value changed: only the digest of the values tells the stores apart,
+    /// and the comparison entry by entry then names the entry.
+    @Test func anIndexEntryHoldingAnotherValueIsFound() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        var changed: [UInt8] = []
+        try Self.edit(path) { engine in
+            changed = try Self.firstKey(engine, prefix: "I")
+            var batch = WriteBatch()
+            batch.put(changed, Array("Pxst".utf8))
+            return batch
+        }
+        let (status, report) = try Self.verify(path)
+        #expect(status == 1)
+        let found = Self.problems(report)
+        #expect(found.count == 1 && found.first?.kind == "wrongValue" && found.first?.key == KeyTextForTests.escaped(changed), "\(found)")
     }
 
     @Test func aReferenceToAMissingObjectIsDangling() throws {

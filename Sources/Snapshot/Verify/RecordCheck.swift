@@ -44,6 +44,12 @@ extension StoreInspector {
     /// uniqueness, back-reference, link or asset entry missing, different or extra, and no
     /// reference to an object that is not there. Reads every key of the live generation once;
     /// writes nothing. `progress` gets (records done, records in all).
+    ///
+    /// It runs in two passes at most. The first holds no entry in memory: it sums a digest of
+    /// every stored entry as the scan lends it and a digest of every entry the records derive,
+    /// and when the two agree (with the counts) nothing is missing, different or extra. Only
+    /// when they disagree does the second pass keep the stored entries in a table, to name each
+    /// disagreement.
     package func checkRecords(limit: Int = 1000, progress: (Int, Int) -> Void = { _, _ in }) throws -> RecordCheckReport {
         guard mapper.format == .format2 else {
             throw StoreInspectionError(
@@ -51,6 +57,13 @@ extension StoreInspector {
                 "the store's records are of records format 1 (header version \(headerVersion)): open it once with this version's WALDataStore to upgrade it, then verify"
             )
         }
+        if let report = try checkRecordsByDigest(limit: limit, progress: progress) { return report }
+        return try checkRecordsEntryByEntry(limit: limit, progress: progress)
+    }
+
+    /// The full comparison: every stored entry but the records is held in a table, and each
+    /// entry a record derives is looked up and removed; what is left is extra.
+    func checkRecordsEntryByEntry(limit: Int, progress: (Int, Int) -> Void) throws -> RecordCheckReport {
         var report = RecordCheckReport()
         func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) {
             report.problemCount += 1
@@ -76,13 +89,7 @@ extension StoreInspector {
         let total = records.count
         // Join-writing to-many relationships per entity: the only to-many arrays whose entries
         // a record derives.
-        var joinRelationships: [String: [Schema.Relationship]] = [:]
-        for entity in schema.entities {
-            joinRelationships[entity.name] = schema.allProperties(of: entity.name).compactMap { property in
-                guard case .relationship(let r) = property, r.isToMany, writesJoinRecords(r, of: entity.name) else { return nil }
-                return r
-            }
-        }
+        let joinRelationships = joinWritingRelationships()
         func exists(_ id: PersistentIdentifier) -> Bool { mapper.recordKey(id).map { records.contains(CheckedKey($0)) } ?? false }
         // Objects per concrete entity, as the records say: what the count keys must hold.
         var tallies: [String: UInt64] = [:]
@@ -158,6 +165,19 @@ extension StoreInspector {
             problem(.extraEntry, key, "an asset that no record names")
         }
         return report
+    }
+
+    /// The to-many relationships whose join records each entity writes: the only to-many
+    /// arrays whose entries a record derives.
+    func joinWritingRelationships() -> [String: [Schema.Relationship]] {
+        var result: [String: [Schema.Relationship]] = [:]
+        for entity in schema.entities {
+            result[entity.name] = schema.allProperties(of: entity.name).compactMap { property in
+                guard case .relationship(let r) = property, r.isToMany, writesJoinRecords(r, of: entity.name) else { return nil }
+                return r
+            }
+        }
+        return result
     }
 
     /// A key hashed as one run of bytes (an array's own hashing feeds the hasher byte by byte).
