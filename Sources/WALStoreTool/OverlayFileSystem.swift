@@ -16,6 +16,16 @@ import Synchronization
 /// another process holds is refused as ``EngineError/Code/locked``, as on the real file system.
 final class OverlayFileSystem: FileSystem {
     private let base = PosixFileSystem()
+    /// The directory lock is held by another store this process opened (on another overlay) for
+    /// as long as this overlay is used: its stores take no lock of their own.
+    private let lockHeldElsewhere: Bool
+
+    /// A view of the real file system. With `lockHeldElsewhere`, a store opened on it takes no
+    /// directory lock: for a second view of a store this process holds open on another overlay
+    /// (an `flock` of the same file would refuse it), used only while that store stays open.
+    init(lockHeldElsewhere: Bool = false) {
+        self.lockHeldElsewhere = lockHeldElsewhere
+    }
     private struct State {
         /// Every file opened or made, by path: the same object for every open, so that what one
         /// writes the next reads.
@@ -104,6 +114,7 @@ final class OverlayFileSystem: FileSystem {
     func syncDirectory(_ path: String) throws(EngineError) {}
 
     func lockFile(_ path: String) throws(EngineError) -> any FileLock {
+        if lockHeldElsewhere { return NoLock() }
         if FileManager.default.fileExists(atPath: path), !state.withLock({ $0.removed.contains(path) }) {
             return try base.lockFile(path)
         }

@@ -1,4 +1,5 @@
 import Engine
+import Foundation
 import Snapshot
 
 /// `walstore verify STORE`: every checksum of every file, then every record and the entries it
@@ -25,42 +26,49 @@ enum VerifyCommand {
             guard let n = Int(text), n >= 0 else { throw ToolError.usage("walstore verify: --limit takes a count, not \(text)") }
             limit = n
         }
+        let start = ContinuousClock.now
         try StoreAccess.checkDirectory(path)
         let progress = ProgressLine("verify \(path)", forced: arguments.has("progress"))
-        // 1. The files: salvage on the copy-on-write view reads and checks every frame, block
-        // and blob, and says what it would set aside.
-        progress.step("checking every file's checksums")
-        let fileSystem = OverlayFileSystem()
-        let salvage = try LogStore.salvage(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem)
+        progress.step("checking every file's checksums and every record")
+        // Two views of the files, checked at once on two threads: salvage on one reads and
+        // checks every frame, block and blob, and says what it would set aside; the records are
+        // checked on the other (the store's own hints spare its open a replay of the log). When
+        // salvage finds damage, the records are checked again on its view (the repaired store).
+        // A store open refuses is salvaged first, then its records are checked on salvage's view.
+        var salvage: LogStore.SalvageReport
+        var check: RecordsCheck
+        var stores: [LogStore] = []
+        defer { for store in stores.reversed() { try? store.close() } }
+        if let store = try? LogStore.open(at: path, options: StoreAccess.viewOptions, fileSystem: OverlayFileSystem(), collectingBlobs: false) {
+            stores.append(store)
+            // This process holds the directory lock (the open above) while the second view is used.
+            let fileSystem = OverlayFileSystem(lockHeldElsewhere: true)
+            let salvaging = SalvageThread(path: path, fileSystem: fileSystem)
+            let first = Result { try RecordsCheck(store, limit: limit, progress: progress) }
+            salvage = try salvaging.report()
+            if salvage.isClean {
+                check = try first.get()
+            } else {
+                let repaired = try LogStore.open(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem, collectingBlobs: false)
+                stores.append(repaired)
+                check = try RecordsCheck(repaired, limit: limit, progress: progress)
+            }
+        } else {
+            let fileSystem = OverlayFileSystem()
+            salvage = try LogStore.salvage(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem)
+            let store = try LogStore.open(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem, collectingBlobs: false)
+            stores.append(store)
+            check = try RecordsCheck(store, limit: limit, progress: progress)
+        }
         let checkedFiles = StoreAccess.files(path).filter { $0.name != "LOCK" }.reduce(0) { $0 + $1.count }
-        // 2. The records: on the view salvage left when it found damage (the repaired store),
-        // else on a fresh view (the store's own hints spare open a replay of the log).
-        let store = try LogStore.open(
-            at: path, options: StoreAccess.viewOptions, fileSystem: salvage.isClean ? OverlayFileSystem() : fileSystem, collectingBlobs: false)
-        defer { try? store.close() }
-        var records: RecordCheckReport?
-        var recordsSkipped: String?
-        var headerDamaged = false
+        let records = check.report
+        let recordsSkipped = check.skipped
+        let headerDamaged = check.headerDamaged
         // Salvage's folder (or damage salvage would set aside) beside no header: a WALDataStore
         // lost its header (not a plain engine store), and a WALDataStore refuses to open it
         // (DataStoreError.headerLost).
-        let headerLost =
-            (StoreAccess.holdsQuarantine(path) || !salvage.quarantined.isEmpty) && (try? store.contains(StoreAccess.headerKey)) == false
-        do {
-            let inspector = try StoreInspector(engine: store)
-            records = try inspector.checkRecords(limit: limit) { done, total in progress.update(done, of: total) }
-        } catch let error as StoreInspectionError {
-            switch error.code {
-            case .noHeader where headerLost:
-                recordsSkipped =
-                    "the store lost its WALDataStore header: no header is left beside the damaged bytes that \(LogStore.quarantineDirectoryName)/ holds (or salvage would set aside), and a WALDataStore refuses to open it (headerLost)"
-            case .noHeader: recordsSkipped = "a plain engine store: no records to check"
-            case .noSchema, .olderRecordsFormat: recordsSkipped = error.message
-            case .damagedHeader:
-                recordsSkipped = error.message
-                headerDamaged = true
-            }
-        }
+        let headerLost = (StoreAccess.holdsQuarantine(path) || !salvage.quarantined.isEmpty) && !check.hasHeader
+        let skippedText = headerLost && check.noHeader ? Self.headerLostText : recordsSkipped
         progress.finish()
         // Damage salvage found: each range it set aside, or the lost keys alone (a missing blob).
         let fileProblems = salvage.quarantined.count + (salvage.quarantined.isEmpty && !salvage.lostKeys.isEmpty ? 1 : 0)
@@ -112,8 +120,9 @@ enum VerifyCommand {
                         ])
                     } ?? .null
                 ),
-                ("recordsSkipped", .optional(recordsSkipped)),
+                ("recordsSkipped", .optional(skippedText)),
                 ("headerLost", .bool(headerLost)),
+                ("seconds", .double(Self.seconds(since: start))),
             ])
             output.line(value.text)
         } else {
@@ -143,8 +152,8 @@ enum VerifyCommand {
                         output.line("  … and \(records.problemCount - records.problems.count) more (--limit)")
                     }
                 }
-            } else if let recordsSkipped {
-                output.line("records: \(recordsSkipped)")
+            } else if let skippedText {
+                output.line("records: \(skippedText)")
             }
             if headerLost {
                 output.line(
@@ -154,5 +163,65 @@ enum VerifyCommand {
             output.line(problemCount == 0 ? "verify: ok" : "verify: \(problemCount) problem\(problemCount == 1 ? "" : "s") found")
         }
         return problemCount == 0 ? .ok : .problems
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    static let headerLostText =
+        "the store lost its WALDataStore header: no header is left beside the damaged bytes that \(LogStore.quarantineDirectoryName)/ holds (or salvage would set aside), and a WALDataStore refuses to open it (headerLost)"
+}
+
+/// What the records of one view of a store came to: their check, or why there was none.
+struct RecordsCheck {
+    var report: RecordCheckReport?
+    var skipped: String?
+    var headerDamaged = false
+    /// The store holds no `WALDataStore` header key at all.
+    var noHeader = false
+    /// The store holds a header key (damaged or not).
+    var hasHeader: Bool
+
+    init(_ store: LogStore, limit: Int, progress: ProgressLine) throws {
+        hasHeader = (try? store.contains(StoreAccess.headerKey)) ?? true
+        do {
+            let inspector = try StoreInspector(engine: store)
+            report = try inspector.checkRecords(limit: limit) { done, total in progress.update(done, of: total) }
+        } catch let error as StoreInspectionError {
+            switch error.code {
+            case .noHeader:
+                noHeader = true
+                skipped = "a plain engine store: no records to check"
+            case .noSchema, .olderRecordsFormat: skipped = error.message
+            case .damagedHeader:
+                skipped = error.message
+                headerDamaged = true
+            }
+        }
+    }
+}
+
+/// ``LogStore/salvage(at:options:fileSystem:)`` on a thread of its own, on a copy-on-write view.
+final class SalvageThread: Sendable {
+    private let result = Locked<Result<LogStore.SalvageReport, EngineError>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(path: String, fileSystem: OverlayFileSystem) {
+        let thread = Thread { [result, done] in
+            let outcome = Result { () throws(EngineError) in
+                try LogStore.salvage(at: path, options: StoreAccess.viewOptions, fileSystem: fileSystem)
+            }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        thread.start()
+    }
+
+    /// Waits for the salvage to end, and returns its report.
+    func report() throws(EngineError) -> LogStore.SalvageReport {
+        done.wait()
+        return try result.withLock { $0 }!.get()
     }
 }
