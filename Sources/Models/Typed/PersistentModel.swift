@@ -34,6 +34,10 @@ public protocol PersistentModel: EntityModel {
     /// Stored properties that are not saved (caches, state of the app's own), by key path: a
     /// new or fetched object has their `init()` values. None unless declared.
     static var transientProperties: [PartialKeyPath<Self>] { get }
+    /// Uniqueness constraints and indexes, declared by key path (``ModelConstraint``): they
+    /// join ``EntityModel/uniquenessConstraints`` and ``EntityModel/indexes``. None unless
+    /// declared.
+    static var constraints: [ModelConstraint<Self>] { get }
 }
 
 /// What every model type is — a ``PersistentModel`` (a final class or a struct) or a class of
@@ -47,10 +51,12 @@ public protocol EntityModel: SendableMetatype {
     /// The entity's name; the type's name unless declared.
     static var entityName: String { get }
     /// Compound uniqueness constraints, as lists of property names (a single unique attribute
-    /// is declared with ``Snapshot/Schema/Attribute/Options/unique`` instead). None unless
-    /// declared.
+    /// is declared with ``Snapshot/Schema/Attribute/Options/unique`` instead; a
+    /// ``PersistentModel`` can declare both by key path, ``PersistentModel/constraints``). None
+    /// unless declared.
     static var uniquenessConstraints: [[String]] { get }
-    /// Indexes, as lists of property names. None unless declared.
+    /// Indexes, as lists of property names (or by key path, ``PersistentModel/constraints``).
+    /// None unless declared.
     static var indexes: [[String]] { get }
     /// Every stored property of the model (inherited ones first), as properties of `Model`,
     /// the model type itself; none for another type. ``modelProperties`` reads it.
@@ -106,9 +112,10 @@ extension EntityModel {
             case .relationship(let relationship): relationships.append(relationship)
             }
         }
+        let byKeyPath: (unique: [[String]], indexes: [[String]]) = (Self.self as? any PersistentModel.Type)?.constraintPropertyNames ?? ([], [])
         return Schema.Entity(
-            entityName, attributes: attributes, relationships: relationships, uniquenessConstraints: uniquenessConstraints,
-            indexes: indexes)
+            entityName, attributes: attributes, relationships: relationships, uniquenessConstraints: uniquenessConstraints + byKeyPath.unique,
+            indexes: indexes + byKeyPath.indexes)
     }
 
     /// Every declared key path and the name of the property it stands for. A property a class
@@ -145,6 +152,7 @@ extension EntityModel {
     /// - Throws: ``Snapshot/DataStoreError/Code/invalidSchema`` naming the model's entity and the
     ///   property.
     static func checkDeclaresEveryStoredProperty() throws {
+        try (Self.self as? any PersistentModel.Type)?.checkConstraintKeyPaths()
         let properties = modelProperties
         for property in properties where property.name.isEmpty {
             throw DataStoreError(
