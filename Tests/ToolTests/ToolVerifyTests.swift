@@ -127,7 +127,8 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = try Self.store(directory)
-        // The first commit, the one that wrote the header: salvage keeps no commit.
+        // The first commit, the one that wrote the header: salvage keeps the later ones, without
+        // a header.
         let segment = try #require(try Self.files(path, suffix: ".wal").first)
         var bytes = try #require(FileManager.default.contents(atPath: segment))
         bytes[FormatTesting.segmentHeaderSize + FormatTesting.frameHeaderSize + 4] ^= 0x5A
@@ -141,6 +142,68 @@ import Testing
         #expect(human.output.contains("lost its WALDataStore header"), "\(human.output)")
         let info = try Tool.run("info", path)
         #expect(info.status == 0 && info.output.contains("lost its header"), "\(info.output)")
+    }
+
+    /// An engine store of five commits whose third and fourth are damaged: `verify` and `salvage`
+    /// name exactly the commits lost, as one range, say that the kept commit after them may depend
+    /// on them, and the store keeps the other commits.
+    @Test func salvageAndVerifyNameTheCommitsLostBetweenKeptOnes() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/engine"
+        let store = try LogStore.open(at: path)
+        for round in 1...5 { try store.write { $0.put(Array("key \(round)".utf8), Array("value \(round)".utf8)) } }
+        try store.close()
+        let segment = try #require(try Self.files(path, suffix: ".wal").first)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        var offset = FormatTesting.segmentHeaderSize
+        for sequence in 1...4 {
+            if sequence >= 3 { bytes[offset + FormatTesting.frameHeaderSize + 10] ^= 0x5A }
+            offset += FormatTesting.frameHeaderSize + (0..<4).reduce(0) { $0 | Int(bytes[offset + 8 + $1]) << (8 * $1) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let (status, verified) = try Self.verify(path)
+        #expect(status == 1)
+        let files = try #require(verified["files"] as? [String: Any])
+        #expect((files["lostSequenceRanges"] as? [[String: Int]]) == [["first": 3, "last": 4]], "\(files)")
+        #expect(files["laterCommitsMayDependOnLostOnes"] as? Bool == true)
+        #expect(files["lastIntactSequence"] as? Int == 5)
+        let human = try Tool.run("verify", path)
+        #expect(human.output.contains("commits lost (2): 3...4"), "\(human.output)")
+
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1)
+        let report = try salvage.json()
+        #expect((report["lostSequenceRanges"] as? [[String: Int]]) == [["first": 3, "last": 4]], "\(report)")
+        #expect((report["lostSequences"] as? [String: Int]) == ["first": 3, "last": 4])
+        #expect(report["laterCommitsMayDependOnLostOnes"] as? Bool == true)
+        #expect(report["lastKeptSequence"] as? Int == 5)
+        #expect(Set(report["lostKeys"] as? [String] ?? []) == ["key 3", "key 4"], "\(report)")
+        let reopened = try LogStore.open(at: path)
+        #expect(try reopened.contents().keys.map { String(decoding: $0, as: UTF8.self) }.sorted() == ["key 1", "key 2", "key 5"])
+        try reopened.close()
+    }
+
+    /// The human output of a salvage that lost commits between kept ones.
+    @Test func salvageSaysWhichCommitsWereLostAndThatLaterOnesMayDependOnThem() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/engine"
+        var options = LogStore.Options()
+        options.writesSegmentHints = false
+        let store = try LogStore.open(at: path, options: options)
+        for round in 1...3 { try store.write { $0.put(Array("key \(round)".utf8), Array("value \(round)".utf8)) } }
+        try store.close()
+        let segment = try #require(try Self.files(path, suffix: ".wal").first)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        bytes[FormatTesting.segmentHeaderSize + FormatTesting.frameHeaderSize + 10] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        let run = try Tool.run("salvage", path)
+        #expect(run.status == 1)
+        #expect(run.output.contains("commits lost (1): 1\n"), "\(run.output)")
+        #expect(run.output.contains("keys unknown of commits 1 "), "\(run.output)")
+        #expect(run.output.contains("may depend on the lost ones"), "\(run.output)")
     }
 
     /// Opens the engine store under the tool model's store and applies `change`.

@@ -89,17 +89,21 @@ enum SalvageCommand {
                         "lostSequences",
                         report.lostSequences.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) } ?? .null
                     ),
+                    ("lostSequenceRanges", LostCommits.json(report.lostSequenceRanges)),
+                    ("lostSequencesWithUnknownKeys", LostCommits.json(report.lostSequencesWithUnknownKeys)),
+                    ("laterCommitsMayDependOnLostOnes", .bool(report.laterCommitsMayDependOnLostOnes)),
                     ("lostKeys", .array(report.lostKeys.map { .string(KeyText.escaped($0)) })),
                     ("deletedKeys", .array(report.deletedKeys.map { .string(KeyText.escaped($0)) })),
                 ]).text)
         } else if report.isClean {
             output.line("salvage \(path): nothing damaged; every commit kept (last sequence \(report.lastKeptSequence))")
         } else {
-            output.line("salvage \(path): repaired; commits kept up to sequence \(report.lastKeptSequence)")
+            output.line(
+                "salvage \(path): repaired; every intact commit kept, the last sequence \(report.lastKeptSequence)")
             for q in report.quarantined {
                 output.line("  set aside \(q.file) bytes \(q.range.lowerBound)..<\(q.range.upperBound) as \(q.savedAs): \(q.reason)")
             }
-            if let lost = report.lostSequences { output.line("  commits lost: \(lost.lowerBound)...\(lost.upperBound)") }
+            for line in LostCommits.lines(report) { output.line("  " + line) }
             if !report.lostKeys.isEmpty {
                 output.line(
                     "  keys lost (\(report.lostKeys.count)): " + report.lostKeys.prefix(20).map(KeyText.escaped).joined(separator: ", ")
@@ -108,5 +112,37 @@ enum SalvageCommand {
             if !report.deletedKeys.isEmpty { output.line("  keys deleted, their blobs unreadable: \(report.deletedKeys.count)") }
         }
         return report.isClean ? .ok : .problems
+    }
+}
+
+/// How `salvage` and `verify` print the commits a salvage loses.
+enum LostCommits {
+    /// `[{first, last}]`.
+    static func json(_ ranges: [ClosedRange<UInt64>]) -> JSONValue {
+        .array(ranges.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) })
+    }
+
+    /// `3, 7...9`.
+    static func text(_ ranges: [ClosedRange<UInt64>]) -> String {
+        ranges.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)...\($0.upperBound)" }
+            .joined(separator: ", ")
+    }
+
+    /// The lines that say which commits are lost, whose keys are unknown, and that kept commits
+    /// may depend on lost ones (none when nothing is lost).
+    static func lines(_ report: LogStore.SalvageReport) -> [String] {
+        guard !report.lostSequenceRanges.isEmpty else { return [] }
+        let count = report.lostSequenceRanges.reduce(UInt64(0)) { $0 + ($1.upperBound - $1.lowerBound + 1) }
+        var lines = ["commits lost (\(count)): \(text(report.lostSequenceRanges))"]
+        if !report.lostSequencesWithUnknownKeys.isEmpty {
+            lines.append(
+                "keys unknown of commits \(text(report.lostSequencesWithUnknownKeys)) (no segment hint or readable frame describes them)")
+        }
+        if report.laterCommitsMayDependOnLostOnes {
+            lines.append(
+                "commits after a lost one were kept: what they wrote may depend on the lost ones (check derived data, or restore a copy)"
+            )
+        }
+        return lines
     }
 }
