@@ -206,6 +206,63 @@ import Testing
         #expect(run.output.contains("may depend on the lost ones"), "\(run.output)")
     }
 
+    /// A `WALDataStore` whose middle save of three is damaged: salvage keeps the saves around it,
+    /// and then makes the derived entries (here the tags' count, which the last save wrote) agree
+    /// with the records that survived, so `verify` finds nothing wrong.
+    @Test func salvageOfAWALDataStoreRebuildsItsDerivedEntriesFromTheSurvivingRecords() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/store"
+        let store = try ToolModel.makeStore(at: path)
+        for name in ["kept-first", "lost-middle", "kept-last"] {
+            let tag = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Tag"), values: ["name": .string(name)])
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [tag]))
+        }
+        try store.close()
+        // The frame that holds the middle tag's name.
+        let segment = try #require(try Self.files(path, suffix: ".wal").last)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        let name = Array("lost-middle".utf8)
+        let at = try #require((0...(bytes.count - name.count)).first { Array(bytes[$0..<$0 + name.count]) == name })
+        bytes[at] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1)
+        let report = try salvage.json()
+        #expect((report["lostSequenceRanges"] as? [Any])?.count == 1, "\(report)")
+        let records = try #require(report["records"] as? [String: Any], "\(report)")
+        #expect((records["problemsFound"] as? Int ?? 0) > 0, "\(records)")
+        #expect((records["entriesWritten"] as? Int ?? 0) > 0, "\(records)")
+        #expect(records["problemsLeft"] as? Int == 0, "\(records)")
+        let (status, verified) = try Self.verify(path)
+        #expect(status == 0, "\(verified)")
+        let dump = try Tool.run("dump", "--entity", "Tag", path)
+        #expect(dump.output.contains("kept-first") && dump.output.contains("kept-last") && !dump.output.contains("lost-middle"))
+    }
+
+    /// Derived entries that disagree with the records (an index entry missing, a stray one):
+    /// `salvage` finds no damaged file, but writes the missing entry and removes the stray one.
+    @Test func salvageMakesIndexEntriesAgreeWithTheRecords() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        try Self.edit(path) { engine in
+            var batch = WriteBatch()
+            batch.delete(try Self.firstKey(engine, prefix: "I"))
+            batch.put(Array("IPost\0date\0stray".utf8), Array("Post".utf8))
+            return batch
+        }
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1, "derived entries were repaired")
+        let records = try #require(try salvage.json()["records"] as? [String: Any])
+        #expect(records["problemsFound"] as? Int == 2 && records["problemsLeft"] as? Int == 0, "\(records)")
+        #expect(records["entriesWritten"] as? Int == 1 && records["entriesRemoved"] as? Int == 1, "\(records)")
+        #expect(try Self.verify(path).status == 0)
+        let again = try Tool.run("salvage", path)
+        #expect(again.status == 0 && again.output.contains("nothing damaged"), "\(again.output)")
+    }
+
     /// Opens the engine store under the tool model's store and applies `change`.
     static func edit(_ path: String, _ change: (LogStore) throws -> WriteBatch) throws {
         let engine = try LogStore.open(at: path)

@@ -813,7 +813,9 @@ struct LogScan {
         do throws(EngineError) {
             firstSequence = try SegmentFile.checkHeader(of: file, number: number)
         } catch  where error.code == .corruption {
-            damage.append(Damage(file: name, range: 0..<min(headerSize, reader.fileSize), reason: error.message))
+            if reader.fileSize > 0 {
+                damage.append(Damage(file: name, range: 0..<min(headerSize, reader.fileSize), reason: error.message))
+            }
             lossSeen = true
         }
         guard reader.fileSize > headerSize else { return }
