@@ -79,40 +79,64 @@ import Testing
         Set(full.keys).union(kept.keys).filter { full[$0] != kept[$0] }
     }
 
-    /// Every byte of a small store's segment flipped in turn: salvage keeps every commit whose
-    /// frame does not hold the byte, reports exactly the one that does (with its keys, which the
-    /// segment hint of the clean close records), and the store opens with the rest.
-    @Test func everyFlippedByteOfASegmentCostsOnlyTheCommitHoldingIt() throws {
+    /// The small store's commits split into two segments (the first three in segment 1, the rest
+    /// and the close frame in segment 2), without segment hints.
+    static func twoSegments(_ fs: FaultInjectingFileSystem) throws {
+        let path = dir + "/" + SegmentFile.name(1)
+        let segment = try #require(fs.contents(of: path))
+        let split = frames(segment)[3].offset
+        try fs.removeFile(dir + "/" + SegmentHint.name(1))
+        fs.setContents(Array(segment[..<split]), of: path)
+        let second = try fs.openFile(dir + "/" + SegmentFile.name(2), create: true)
+        try second.write(SegmentFile.header(number: 2, firstSequence: 4) + segment[split...], at: 0)
+        try second.sync()
+    }
+
+    /// Every byte of a small store's segments flipped in turn: salvage keeps every commit whose
+    /// frame does not hold the byte, reports exactly the one that does (with its keys, when the
+    /// segment hint of the clean close records them; else as a commit of unknown keys), and the
+    /// store opens with the rest and takes commits again.
+    @Test(arguments: [1, 2])
+    func everyFlippedByteOfASegmentCostsOnlyTheCommitHoldingIt(segments: Int) throws {
         let (base, batches) = try Self.smallStore()
-        let name = SegmentFile.name(1)
-        let path = Self.dir + "/" + name
-        let segment = try #require(base.contents(of: path))
-        let frames = Self.frames(segment)
-        #expect(frames.filter(\.isCommit).count == batches.count && frames.last?.isCommit == false)
+        if segments == 2 { try Self.twoSegments(base) }
+        #expect(try Self.contents(base.clone()) == Self.model(batches))
         let full = Self.model(batches)
-        for position in 0..<segment.count {
-            let fs = base.clone()
-            var damaged = segment
-            damaged[position] ^= 0xFF
-            fs.setContents(damaged, of: path)
-            let label = "byte \(position) of \(segment.count)"
-            // The commit whose frame holds the byte (commit frames are sequences 1, 2, ...).
-            let holder = frames.firstIndex { $0.isCommit && ($0.offset..<$0.offset + $0.length).contains(position) }
-            let lost: Set<Int> = holder.map { [$0] } ?? []
-            let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
-            let expected = Self.model(batches, without: lost)
-            #expect(try Self.contents(fs) == expected, "\(label)")
-            #expect(report.lostSequenceRanges == holder.map { [UInt64($0 + 1)...UInt64($0 + 1)] } ?? [], "\(label): \(report)")
-            #expect(Set(report.lostKeys) == Self.changedKeys(full, expected), "\(label): \(report.lostKeys)")
-            #expect(report.lostSequencesWithUnknownKeys.isEmpty, "\(label)")
-            #expect(report.laterCommitsMayDependOnLostOnes == (holder.map { $0 < batches.count - 1 } ?? false), "\(label)")
-            #expect(report.lastKeptSequence == UInt64(holder == batches.count - 1 ? batches.count - 1 : batches.count), "\(label)")
-            // The store takes commits again, and keeps them.
-            let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
-            #expect(store.statistics.lastSequence == report.lastKeptSequence, "\(label)")
-            try store.write { $0.put(bytes("after"), bytes("salvage")) }
-            try store.close()
-            #expect(try Self.contents(fs)[bytes("after")] == bytes("salvage"), "\(label)")
+        var firstSequence = 1
+        for number in 1...segments {
+            let name = SegmentFile.name(UInt64(number))
+            let path = Self.dir + "/" + name
+            let segment = try #require(base.contents(of: path))
+            let frames = Self.frames(segment)
+            defer { firstSequence += frames.filter(\.isCommit).count }
+            for position in 0..<segment.count {
+                let fs = base.clone()
+                var damaged = segment
+                damaged[position] ^= 0xFF
+                fs.setContents(damaged, of: path)
+                let label = "byte \(position) of \(name)"
+                // The commit whose frame holds the byte.
+                let holder = frames.filter(\.isCommit).firstIndex { ($0.offset..<$0.offset + $0.length).contains(position) }
+                    .map { $0 + firstSequence }
+                let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
+                let expected = Self.model(batches, without: holder.map { [$0 - 1] } ?? [])
+                #expect(try Self.contents(fs) == expected, "\(label)")
+                let lost = holder.map { [UInt64($0)...UInt64($0)] } ?? []
+                #expect(report.lostSequenceRanges == lost, "\(label): \(report)")
+                if segments == 1 {
+                    #expect(Set(report.lostKeys) == Self.changedKeys(full, expected), "\(label): \(report.lostKeys)")
+                    #expect(report.lostSequencesWithUnknownKeys.isEmpty, "\(label)")
+                } else {
+                    #expect(report.lostKeys.isEmpty && report.lostSequencesWithUnknownKeys == lost, "\(label): \(report)")
+                }
+                #expect(report.laterCommitsMayDependOnLostOnes == (holder.map { $0 < batches.count } ?? false), "\(label)")
+                #expect(report.lastKeptSequence == UInt64(holder == batches.count ? batches.count - 1 : batches.count), "\(label)")
+                let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
+                #expect(store.statistics.lastSequence == report.lastKeptSequence, "\(label)")
+                try store.write { $0.put(bytes("after"), bytes("salvage")) }
+                try store.close()
+                #expect(try Self.contents(fs)[bytes("after")] == bytes("salvage"), "\(label)")
+            }
         }
     }
 
