@@ -255,4 +255,24 @@ import Testing
         #expect(repaired.lastSequence >= flushed)
         #expect(try LogStore.salvage(at: SalvageTests.dir, options: SalvageTests.options(), fileSystem: fs).isClean)
     }
+
+    /// A manifest whose log start is one segment too high (checksum intact): open refuses it and
+    /// removes nothing; salvage reads the segment the manifest disowns too, and keeps every commit.
+    @Test func aManifestLogStartOneTooHighLosesNoCommit() throws {
+        let (fs, history) = try SalvageTests.store(compacted: true)
+        let path = SalvageTests.dir + "/" + LogFormat.manifestName
+        var manifest = try Manifest(decoding: try #require(fs.contents(of: path)), path: path)
+        let segments = fs.names(in: SalvageTests.dir).compactMap(SegmentFile.number(fromName:)).sorted()
+        #expect(segments.count >= 2 && segments.first == manifest.logStart)
+        manifest.logStart += 1
+        fs.setContents(manifest.encoded(), of: path)
+        #expect(SalvageTests.openError(fs)?.code == .corruption)
+        #expect(fs.names(in: SalvageTests.dir).compactMap(SegmentFile.number(fromName:)).sorted() == segments)
+
+        let report = try LogStore.salvage(at: SalvageTests.dir, options: SalvageTests.options(), fileSystem: fs)
+        #expect(try SalvageTests.contents(fs) == history.last!)
+        #expect(report.lastKeptSequence == UInt64(history.count - 1))
+        #expect(report.lostSequenceRanges.isEmpty, "\(report)")
+        #expect(try LogStore.salvage(at: SalvageTests.dir, options: SalvageTests.options(), fileSystem: fs).isClean)
+    }
 }

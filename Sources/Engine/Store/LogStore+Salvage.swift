@@ -608,11 +608,13 @@ private struct Salvage {
         var manifest = Manifest()
         if case .current(let current) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) { manifest = current }
         var scan = LogScan(base: manifest.lastSequence)
-        for number in names.compactMap(SegmentFile.number(fromName:)).sorted() where number >= manifest.logStart {
-            try scan.read(segment: number, directory: directory, fileSystem: fileSystem)
+        // Segments below the log start too: a flush's leftovers hold only commits the tables hold
+        // (passed over), but a manifest whose log start is too high disowns commits they alone hold.
+        for number in names.compactMap(SegmentFile.number(fromName:)).sorted() {
+            try scan.read(segment: number, belowLogStart: number < manifest.logStart, directory: directory, fileSystem: fileSystem)
         }
         if let highest = scan.highestSeen { highestKnownSequence = max(highestKnownSequence ?? 0, highest) }
-        guard scan.keptAfterLoss else { return false }
+        guard scan.keptAfterLoss || scan.keptBelowLogStart else { return false }
 
         for damage in scan.damage { try copyAside(range: damage.range, of: damage.file, reason: damage.reason) }
         // Nothing is older than the tables: a tombstone matters only when a table could hold its key.
@@ -793,6 +795,8 @@ struct LogScan {
     private var lossSeen = false
     /// True when a kept commit follows damage or a gap: the kept commits are not a prefix.
     private(set) var keptAfterLoss = false
+    /// True when a commit was kept from a segment below the manifest's log start.
+    private(set) var keptBelowLogStart = false
 
     init(base: UInt64) {
         self.base = base
@@ -803,8 +807,10 @@ struct LogScan {
         if sequence > lastKept { highestSeen = max(highestSeen ?? 0, sequence) }
     }
 
-    /// Reads segment `number`.
-    mutating func read(segment number: UInt64, directory: String, fileSystem: any FileSystem) throws(EngineError) {
+    /// Reads segment `number` (`belowLogStart`: a segment the manifest says was flushed).
+    mutating func read(
+        segment number: UInt64, belowLogStart: Bool, directory: String, fileSystem: any FileSystem
+    ) throws(EngineError) {
         let name = SegmentFile.name(number)
         let file = try fileSystem.openFile(directory + "/" + name, create: false)
         var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
@@ -836,6 +842,15 @@ struct LogScan {
                 see(frame.sequence)
                 position += UInt64(frame.bytes.count)
                 continue
+            case .frame(let frame) where !frame.isClose && frame.sequence <= base:
+                // A commit the tables hold already (a flushed segment's).
+                if let start = damageStart {
+                    damage.append(Damage(file: name, range: start..<position, reason: damageReason))
+                    damageStart = nil
+                }
+                firstFrame = false
+                position += UInt64(frame.bytes.count)
+                continue
             case .frame(let frame) where !frame.isClose && frame.sequence > lastKept:
                 if let decoded = Self.decode(frame, path: file.path) {
                     if let start = damageStart {
@@ -851,6 +866,7 @@ struct LogScan {
                         firstSequence = nil
                     }
                     keep(frame.sequence, decoded)
+                    if belowLogStart { keptBelowLogStart = true }
                     firstFrame = false
                     position += UInt64(frame.bytes.count)
                     continue
