@@ -71,7 +71,7 @@ extension LogStore {
     /// also after a damaged frame or a segment cut short (salvage finds the next frame past the
     /// damage, and reads every later segment). When the commits kept are not a prefix of the
     /// commit order, they are written into a new table (the newest version of each key) and the
-    /// log starts again, empty, after the last of them (FORMAT.md, "Salvage"); the report then
+    /// log starts again, empty, after the last of them (FORMAT.md, "Salvage of the log"); the report then
     /// lists each range of commits lost
     /// (``SalvageReport/lostSequenceRanges``), the keys of those a segment hint or frame
     /// describes, and that kept commits may depend on lost ones
