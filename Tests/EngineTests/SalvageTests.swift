@@ -128,15 +128,34 @@ import Testing
         #expect(missing?.code == .notFound)
     }
 
+    /// The sequence of the frame at `offset` of a segment's bytes.
+    static func sequence(ofFrameAt offset: Int, in segment: [UInt8]) -> Int {
+        (0..<8).reduce(0) { $0 | Int(segment[offset + 12 + $1]) << (8 * $1) }
+    }
+
+    /// The keys commit `sequence` wrote (each round writes keys of its own).
+    static func keys(ofCommit sequence: Int, _ history: History) -> Set<[UInt8]> {
+        Set(history[sequence].keys).subtracting(history[sequence - 1].keys)
+    }
+
+    /// The last model without the keys of the commits `lost`.
+    static func model(_ history: History, without lost: ClosedRange<Int>) -> [[UInt8]: [UInt8]] {
+        var model = history.last!
+        for sequence in lost { for key in keys(ofCommit: sequence, history) { model[key] = nil } }
+        return model
+    }
+
     /// A durable commit damaged in the middle of the newest segment: open refuses (a later frame
-    /// shows it was durable); salvage keeps the commits before it and sets aside the rest.
-    @Test func aDamagedFrameInTheNewestSegmentKeepsThePrefixBeforeIt() throws {
+    /// shows it was durable); salvage keeps every other commit, before and after it, sets the
+    /// damaged frame aside and reports its commit and keys (which the segment hint records).
+    @Test func aDamagedFrameInTheNewestSegmentCostsOnlyItsCommit() throws {
         let (fs, history) = try Self.store()
         let newest = try #require(Self.segments(fs).last)
         let path = Self.dir + "/" + newest
         let segment = try #require(fs.contents(of: path))
         let frames = Self.frameOffsets(segment)
         let damaged = frames[frames.count / 2]
+        let lost = Self.sequence(ofFrameAt: damaged, in: segment)
         fs.flipBit(in: path, atByte: damaged + FormatTesting.frameHeaderSize + 40)
         let original = Self.files(fs)
         let error = try #require(Self.openError(fs))
@@ -144,41 +163,38 @@ import Testing
         #expect(error.message.contains("LogStore.salvage(at:)"))
 
         let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
-        let kept = Int(report.lastKeptSequence)
-        #expect(try Self.contents(fs) == history[kept])
-        let lostFirst = UInt64(kept + 1)
-        #expect(report.lostSequences == lostFirst...UInt64(history.count - 1))
+        #expect(try Self.contents(fs) == Self.model(history, without: lost...lost))
+        #expect(report.lastKeptSequence == UInt64(history.count - 1))
+        #expect(report.lostSequenceRanges == [UInt64(lost)...UInt64(lost)])
+        #expect(report.laterCommitsMayDependOnLostOnes)
         #expect(report.quarantined.map(\.file) == [newest])
-        #expect(report.quarantined.first?.range.lowerBound == UInt64(damaged))
+        #expect(report.quarantined.first?.range == UInt64(damaged)..<UInt64(frames[frames.count / 2 + 1]))
         Self.checkQuarantine(report, against: original, in: fs)
-        // Every key the dropped commits after the damaged one wrote is reported (the damaged
-        // frame's own keys cannot be read).
-        var lostKeys = Set<[UInt8]>()
-        for sequence in (kept + 2)..<history.count { lostKeys.formUnion(Set(history[sequence].keys).subtracting(history[sequence - 1].keys)) }
-        let allReported = Set(report.lostKeys).isSuperset(of: lostKeys)
-        #expect(allReported)
-        #expect(!report.lostKeys.isEmpty)
+        #expect(Set(report.lostKeys) == Self.keys(ofCommit: lost, history))
+        #expect(report.lostSequencesWithUnknownKeys.isEmpty)
     }
 
-    /// Damage in a sealed segment: the prefix ends there, so every later segment is set aside
-    /// whole.
-    @Test func aDamagedFrameInASealedSegmentSetsAsideEveryLaterSegment() throws {
+    /// Damage in a sealed segment: the commits after it, in that segment and every later one,
+    /// are kept, and the salvaged store takes commits again.
+    @Test func aDamagedFrameInASealedSegmentCostsOnlyItsCommit() throws {
         let (fs, history) = try Self.store()
         let names = Self.segments(fs)
         #expect(names.count >= 3)
         let path = Self.dir + "/" + names[1]
-        let frames = Self.frameOffsets(try #require(fs.contents(of: path)))
+        let segment = try #require(fs.contents(of: path))
+        let frames = Self.frameOffsets(segment)
+        let lost = Self.sequence(ofFrameAt: frames[2], in: segment)
         fs.flipBit(in: path, atByte: frames[2] + FormatTesting.frameHeaderSize + 40)
         let original = Self.files(fs)
         #expect(Self.openError(fs)?.code == .corruption)
 
         let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
-        #expect(try Self.contents(fs) == history[Int(report.lastKeptSequence)])
-        #expect(report.quarantined.map(\.file) == Array(names[1...]))
-        #expect(report.quarantined.first?.range.lowerBound == UInt64(frames[2]))
+        #expect(try Self.contents(fs) == Self.model(history, without: lost...lost))
+        #expect(report.quarantined.map(\.file) == [names[1]])
+        #expect(report.quarantined.first?.range == UInt64(frames[2])..<UInt64(frames[3]))
         Self.checkQuarantine(report, against: original, in: fs)
-        #expect(report.lostSequences?.lowerBound == report.lastKeptSequence + 1)
-        #expect(report.lostSequences?.upperBound == UInt64(history.count - 1))
+        #expect(report.lostSequenceRanges == [UInt64(lost)...UInt64(lost)])
+        #expect(report.lastKeptSequence == UInt64(history.count - 1))
         // And the salvaged store takes commits again.
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
         try store.write { $0.put(bytes("after"), bytes("salvage")) }
@@ -395,7 +411,8 @@ import Testing
     }
 
     /// A segment cut at a frame boundary beside its whole hint: the hint is set aside as the
-    /// evidence, and the keys of the frames it records past the cut are reported.
+    /// evidence, the keys of the frames it records past the cut are reported, and the commits of
+    /// the later segments are kept.
     @Test func aSegmentCutBeneathItsHintReportsTheKeysTheHintRecords() throws {
         let (fs, history) = try Self.store()
         let names = Self.segments(fs)
@@ -406,13 +423,12 @@ import Testing
         #expect(Self.openError(fs)?.code == .corruption)
 
         let report = try LogStore.salvage(at: Self.dir, options: Self.options(), fileSystem: fs)
-        let kept = Int(report.lastKeptSequence)
-        #expect(try Self.contents(fs) == history[kept])
-        #expect(report.quarantined.map(\.file).contains(SegmentHint.name(1)))
         // Segment 1 held commits 1 ... n; the cut took the last two.
-        #expect(kept == frames.count - 2)
-        let cutKeys = Set(history[frames.count].keys).subtracting(history[frames.count - 2].keys)
-        let allReported = Set(report.lostKeys).isSuperset(of: cutKeys)
-        #expect(allReported)
+        let lost = frames.count - 1...frames.count
+        #expect(try Self.contents(fs) == Self.model(history, without: lost))
+        #expect(report.quarantined.map(\.file).contains(SegmentHint.name(1)))
+        #expect(report.lostSequenceRanges == [UInt64(lost.lowerBound)...UInt64(lost.upperBound)])
+        #expect(report.lastKeptSequence == UInt64(history.count - 1))
+        #expect(Set(report.lostKeys) == Self.keys(ofCommit: lost.lowerBound, history).union(Self.keys(ofCommit: lost.upperBound, history)))
     }
 }

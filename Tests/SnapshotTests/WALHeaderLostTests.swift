@@ -21,7 +21,7 @@ import Testing
         Set((FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? [])
     }
 
-    /// A store of one saved tag whose first commit (the one that wrote the header) is damaged,
+    /// A store of one saved tag whose every commit (the first wrote the header) is damaged,
     /// then salvaged: salvage keeps no commit and moves the log's bytes into `quarantine/`.
     func salvagedStoreWithoutHeader(_ home: WALHome) throws -> LogStore.SalvageReport {
         let store = try home.open()
@@ -30,10 +30,9 @@ import Testing
         let segment = try #require(
             try FileManager.default.contentsOfDirectory(atPath: home.path).filter { $0.hasSuffix(".wal") }.sorted().first)
         let file = URL(fileURLWithPath: home.path + "/" + segment)
-        var bytes = try Data(contentsOf: file)
-        // Inside the first frame's payload, past the segment's and the frame's headers.
-        bytes[FormatTesting.segmentHeaderSize + FormatTesting.frameHeaderSize + 4] ^= 0x5A
-        try bytes.write(to: file)
+        // Inside every commit frame's payload (salvage keeps every intact commit), the first's,
+        // which wrote the header, too.
+        try Data(FormatTesting.damagingEveryCommit(of: [UInt8](try Data(contentsOf: file)))).write(to: file)
         let report = try LogStore.salvage(at: home.path)
         #expect(report.lastKeptSequence == 0 && !report.quarantined.isEmpty, "\(report)")
         return report

@@ -128,7 +128,8 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let path = try Self.store(directory)
-        // The first commit, the one that wrote the header: salvage keeps no commit.
+        // The first commit, the one that wrote the header: salvage keeps the later ones, without
+        // a header.
         let segment = try #require(try Self.files(path, suffix: ".wal").first)
         var bytes = try #require(FileManager.default.contents(atPath: segment))
         bytes[FormatTesting.segmentHeaderSize + FormatTesting.frameHeaderSize + 4] ^= 0x5A
@@ -142,6 +143,125 @@ import Testing
         #expect(human.output.contains("lost its WALDataStore header"), "\(human.output)")
         let info = try Tool.run("info", path)
         #expect(info.status == 0 && info.output.contains("lost its header"), "\(info.output)")
+    }
+
+    /// An engine store of five commits whose third and fourth are damaged: `verify` and `salvage`
+    /// name exactly the commits lost, as one range, say that the kept commit after them may depend
+    /// on them, and the store keeps the other commits.
+    @Test func salvageAndVerifyNameTheCommitsLostBetweenKeptOnes() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/engine"
+        let store = try LogStore.open(at: path)
+        for round in 1...5 { try store.write { $0.put(Array("key \(round)".utf8), Array("value \(round)".utf8)) } }
+        try store.close()
+        let segment = try #require(try Self.files(path, suffix: ".wal").first)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        var offset = FormatTesting.segmentHeaderSize
+        for sequence in 1...4 {
+            if sequence >= 3 { bytes[offset + FormatTesting.frameHeaderSize + 10] ^= 0x5A }
+            offset += FormatTesting.frameHeaderSize + (0..<4).reduce(0) { $0 | Int(bytes[offset + 8 + $1]) << (8 * $1) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let (status, verified) = try Self.verify(path)
+        #expect(status == 1)
+        let files = try #require(verified["files"] as? [String: Any])
+        #expect((files["lostSequenceRanges"] as? [[String: Int]]) == [["first": 3, "last": 4]], "\(files)")
+        #expect(files["laterCommitsMayDependOnLostOnes"] as? Bool == true)
+        #expect(files["lastIntactSequence"] as? Int == 5)
+        let human = try Tool.run("verify", path)
+        #expect(human.output.contains("commits lost (2): 3...4"), "\(human.output)")
+
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1)
+        let report = try salvage.json()
+        #expect((report["lostSequenceRanges"] as? [[String: Int]]) == [["first": 3, "last": 4]], "\(report)")
+        #expect((report["lostSequences"] as? [String: Int]) == ["first": 3, "last": 4])
+        #expect(report["laterCommitsMayDependOnLostOnes"] as? Bool == true)
+        #expect(report["lastKeptSequence"] as? Int == 5)
+        #expect(Set(report["lostKeys"] as? [String] ?? []) == ["key 3", "key 4"], "\(report)")
+        let reopened = try LogStore.open(at: path)
+        #expect(try reopened.contents().keys.map { String(decoding: $0, as: UTF8.self) }.sorted() == ["key 1", "key 2", "key 5"])
+        try reopened.close()
+    }
+
+    /// The human output of a salvage that lost commits between kept ones.
+    @Test func salvageSaysWhichCommitsWereLostAndThatLaterOnesMayDependOnThem() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/engine"
+        var options = LogStore.Options()
+        options.writesSegmentHints = false
+        let store = try LogStore.open(at: path, options: options)
+        for round in 1...3 { try store.write { $0.put(Array("key \(round)".utf8), Array("value \(round)".utf8)) } }
+        try store.close()
+        let segment = try #require(try Self.files(path, suffix: ".wal").first)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        bytes[FormatTesting.segmentHeaderSize + FormatTesting.frameHeaderSize + 10] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        let run = try Tool.run("salvage", path)
+        #expect(run.status == 1)
+        #expect(run.output.contains("commits lost (1): 1\n"), "\(run.output)")
+        #expect(run.output.contains("keys unknown of commits 1 "), "\(run.output)")
+        #expect(run.output.contains("may depend on the lost ones"), "\(run.output)")
+    }
+
+    /// A `WALDataStore` whose middle save of three is damaged: salvage keeps the saves around it,
+    /// and then makes the derived entries (here the tags' count, which the last save wrote) agree
+    /// with the records that survived, so `verify` finds nothing wrong.
+    @Test func salvageOfAWALDataStoreRebuildsItsDerivedEntriesFromTheSurvivingRecords() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/store"
+        let store = try ToolModel.makeStore(at: path)
+        for name in ["kept-first", "lost-middle", "kept-last"] {
+            let tag = DefaultSnapshot(persistentIdentifier: .temporary(entityName: "Tag"), values: ["name": .string(name)])
+            _ = try store.save(DataStoreSaveChangesRequest(inserted: [tag]))
+        }
+        try store.close()
+        // The frame that holds the middle tag's name.
+        let segment = try #require(try Self.files(path, suffix: ".wal").last)
+        var bytes = [UInt8](try #require(FileManager.default.contents(atPath: segment)))
+        let name = Array("lost-middle".utf8)
+        let at = try #require((0...(bytes.count - name.count)).first { Array(bytes[$0..<$0 + name.count]) == name })
+        bytes[at] ^= 0x5A
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1)
+        let report = try salvage.json()
+        #expect((report["lostSequenceRanges"] as? [Any])?.count == 1, "\(report)")
+        let records = try #require(report["records"] as? [String: Any], "\(report)")
+        #expect((records["problemsFound"] as? Int ?? 0) > 0, "\(records)")
+        #expect((records["entriesWritten"] as? Int ?? 0) > 0, "\(records)")
+        #expect(records["problemsLeft"] as? Int == 0, "\(records)")
+        let (status, verified) = try Self.verify(path)
+        #expect(status == 0, "\(verified)")
+        let dump = try Tool.run("dump", "--entity", "Tag", path)
+        #expect(dump.output.contains("kept-first") && dump.output.contains("kept-last") && !dump.output.contains("lost-middle"))
+    }
+
+    /// Derived entries that disagree with the records (an index entry missing, a stray one):
+    /// `salvage` finds no damaged file, but writes the missing entry and removes the stray one.
+    @Test func salvageMakesIndexEntriesAgreeWithTheRecords() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        try Self.edit(path) { engine in
+            var batch = WriteBatch()
+            batch.delete(try Self.firstKey(engine, prefix: "I"))
+            batch.put(Array("IPost\0date\0stray".utf8), Array("Post".utf8))
+            return batch
+        }
+        let salvage = try Tool.run("salvage", "--json", path)
+        #expect(salvage.status == 1, "derived entries were repaired")
+        let records = try #require(try salvage.json()["records"] as? [String: Any])
+        #expect(records["problemsFound"] as? Int == 2 && records["problemsLeft"] as? Int == 0, "\(records)")
+        #expect(records["entriesWritten"] as? Int == 1 && records["entriesRemoved"] as? Int == 1, "\(records)")
+        #expect(try Self.verify(path).status == 0)
+        let again = try Tool.run("salvage", path)
+        #expect(again.status == 0 && again.output.contains("nothing damaged"), "\(again.output)")
     }
 
     /// Opens the engine store under the tool model's store and applies `change`.

@@ -33,6 +33,19 @@ package enum FormatTesting {
         return writer.bytes
     }
 
+    /// A segment's bytes with a byte of every commit frame's payload changed (its fifth), so that
+    /// no commit of it passes its checks; the header and a close frame are left as they are.
+    package static func damagingEveryCommit(of segment: [UInt8]) -> [UInt8] {
+        var bytes = segment
+        var offset = segmentHeaderSize
+        while offset + frameHeaderSize <= bytes.count {
+            let length = Int(loadUInt32(bytes[...], at: offset + 8))
+            if bytes[offset + 20] == LogFormat.frameTypeCommit, length > 4 { bytes[offset + frameHeaderSize + 4] ^= 0x5A }
+            offset += frameHeaderSize + length
+        }
+        return bytes
+    }
+
     /// zlib-compresses `bytes` (level 6).
     package static func deflate(_ bytes: [UInt8]) -> [UInt8] { Zlib.compress(bytes[...], level: 6) ?? [] }
 }

@@ -213,6 +213,53 @@ struct LogReader {
         return frames
     }
 
+    /// What salvage finds at `offset` when it looks for frames past damage
+    /// (``LogReader/probe(at:)``).
+    enum Probe {
+        /// A frame that passed every check of its header and its crc32.
+        case frame(Frame)
+        /// A header that passed its own crc32 and checks, whose payload did not: its sequence and
+        /// its whole length (header and payload) can be trusted.
+        case damagedPayload(sequence: UInt64, length: UInt64)
+        /// No frame starts here (or none whose header can be trusted).
+        case none
+    }
+
+    /// The frame at `offset`, if one starts there, or what its verified header says when only
+    /// its payload is damaged.
+    mutating func probe(at offset: UInt64) throws(EngineError) -> Probe {
+        guard offset < fileSize else { return .none }
+        switch try frame(at: offset) {
+        case .frame(let frame):
+            return .frame(frame)
+        case .invalid:
+            return .none
+        case .damaged:
+            // The header's own crc32 held when the payload's check failed: its length is true.
+            let header = try bytes(at: offset, count: min(LogFormat.frameHeaderSize, Int(fileSize - offset)))
+            guard header.count == LogFormat.frameHeaderSize,
+                checksum(header.dropFirst(8)) == loadUInt32(header, at: header.startIndex + 4)
+            else { return .none }
+            var reader = ByteReader(header.dropFirst(8))
+            let length = UInt64(reader.readUInt32()!)
+            let sequence = reader.readUInt64()!
+            return .damagedPayload(sequence: sequence, length: UInt64(LogFormat.frameHeaderSize) + length)
+        }
+    }
+
+    /// Where the file's last non-zero byte ends (0 when every byte is zero): the zeros after it
+    /// are preallocated space, or nothing a frame could start in.
+    mutating func endOfNonZeroBytes() throws(EngineError) -> UInt64 {
+        var end = fileSize
+        while end > 0 {
+            let count = Int(min(UInt64(Self.chunkSize), end))
+            let chunk = try bytes(at: end - UInt64(count), count: count)
+            if let last = chunk.lastIndex(where: { $0 != 0 }) { return end - UInt64(count) + UInt64(last - chunk.startIndex) + 1 }
+            end -= UInt64(count)
+        }
+        return 0
+    }
+
     /// True when every byte from `start` to the end of the file is zero.
     private mutating func isZero(from start: UInt64) throws(EngineError) -> Bool {
         var position = start

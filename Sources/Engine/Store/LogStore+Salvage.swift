@@ -17,14 +17,34 @@ extension LogStore {
         /// Every damaged or dropped byte range, in the order salvage set them aside. Nothing is
         /// deleted: each range is a file under `quarantine/`.
         public var quarantined: [Quarantined] = []
-        /// The last commit of the prefix of the commit order that the store now holds.
+        /// The last (highest) commit the store now holds. Every commit after it is lost; commits
+        /// before it may be lost too when damage lay between intact ones
+        /// (``lostSequenceRanges``).
         public var lastKeptSequence: UInt64 = 0
-        /// Commits known to be lost: from the first one the kept prefix lacks to the highest known
-        /// to have been durable — seen in the bytes set aside, recorded by a segment hint (a
-        /// sealed segment's, or the newest one's at a clean close), or by the manifest's recorded
-        /// log end (nil when none is missing). A damaged last commit of a cleanly closed store is
-        /// reported so, though open would cut it like a torn write. Damage can hide later ones.
-        public var lostSequences: ClosedRange<UInt64>?
+        /// Commits known to be lost, exactly: ascending, disjoint ranges of sequence numbers.
+        /// Salvage keeps every commit whose frame is intact, also after a damaged one, so a range
+        /// may lie between kept commits (a damaged frame in the middle of the log), or run past
+        /// ``lastKeptSequence`` up to the highest commit known to have been durable — seen in the
+        /// bytes set aside, recorded by a segment hint (a sealed segment's, or the newest one's at
+        /// a clean close), by the next segment's header, or by the manifest's recorded log end. A
+        /// damaged last commit of a cleanly closed store is reported so, though open would cut it
+        /// like a torn write. Damage can hide later ones.
+        public var lostSequenceRanges: [ClosedRange<UInt64>] = []
+        /// The span of ``lostSequenceRanges``: from the first commit lost to the last (nil when
+        /// none is). Commits inside it may have been kept; the ranges say which were not.
+        public var lostSequences: ClosedRange<UInt64>? {
+            guard let first = lostSequenceRanges.first, let last = lostSequenceRanges.last else { return nil }
+            return first.lowerBound...last.upperBound
+        }
+        /// The lost commits whose keys salvage could not learn (no segment hint described them,
+        /// and their frames could not be read), as ranges within ``lostSequenceRanges``: the keys
+        /// they wrote are missing from ``lostKeys``. Empty when every lost commit's keys are known.
+        public var lostSequencesWithUnknownKeys: [ClosedRange<UInt64>] = []
+        /// True when a kept commit follows a lost one. The kept commit's effects may depend on the
+        /// lost one — a value computed from one the lost commit wrote, an entry that refers to a
+        /// key it created — which the engine cannot know: a layer above that keeps derived data
+        /// (indexes, counts, references) should check or rebuild it.
+        public var laterCommitsMayDependOnLostOnes = false
         /// Keys whose latest version salvage knows it lost (from verified frames in the bytes set
         /// aside, from hint files that list what a damaged file held, and from values that could
         /// not be read), ascending. Damage can hide others: ``quarantined`` says where. The keys
@@ -34,8 +54,8 @@ extension LogStore {
         /// blob); they are in ``lostKeys`` too.
         public var deletedKeys: [[UInt8]] = []
 
-        /// True when salvage found nothing damaged.
-        public var isClean: Bool { quarantined.isEmpty && lostKeys.isEmpty }
+        /// True when salvage found nothing damaged and lost nothing.
+        public var isClean: Bool { quarantined.isEmpty && lostKeys.isEmpty && lostSequenceRanges.isEmpty }
     }
 
     /// The name of the folder, inside a store's directory, that ``salvage(at:options:)`` moves
@@ -47,22 +67,30 @@ extension LogStore {
     /// `quarantine/` folder (nothing is deleted), and returns what it kept and lost. Then open the
     /// store as usual. Never run implicitly: a store is salvaged only when this is called.
     ///
-    /// What it keeps: the longest prefix of the commit order the log still holds intact (the
-    /// first damaged frame and everything after it are set aside, since a prefix cannot skip a
-    /// commit), every entry of every intact data block of every table (a damaged table — a data
+    /// What it keeps: every commit of the log whose frame passes its checks, in sequence order,
+    /// also after a damaged frame or a segment cut short (salvage finds the next frame past the
+    /// damage, and reads every later segment). When the commits kept are not a prefix of the
+    /// commit order, they are written into a new table (the newest version of each key) and the
+    /// log starts again, empty, after the last of them (FORMAT.md, "Salvage of the log"); the report then
+    /// lists each range of commits lost
+    /// (``SalvageReport/lostSequenceRanges``), the keys of those a segment hint or frame
+    /// describes, and that kept commits may depend on lost ones
+    /// (``SalvageReport/laterCommitsMayDependOnLostOnes``). Also kept: every entry of every
+    /// intact data block of every table (a damaged table — a data
     /// block, its footer, filter or index, the file cut short — is rewritten from its intact
     /// blocks under a new number, found by its index or, when that is unreadable, by walking the
     /// blocks' crc32s; the keys of its damaged blocks cannot be read, so they are not reported,
     /// and older versions of them in older tables may show again), and every value
     /// whose blob is intact (a key whose blob is
     /// damaged or missing is deleted, in one commit). Segment hints are rebuilt; one that records
-    /// frames its segment lost is set aside, and its keys reported. A damaged manifest is set
-    /// aside and rebuilt from the tables and segments present, newest (highest number) first (a
+    /// frames its segment lost is set aside, and its keys reported. A damaged manifest, or a
+    /// missing one beside tables, is set aside and rebuilt from the tables and segments present,
+    /// newest (highest number) first (a
     /// table left by a merge whose clean-up was interrupted is then kept too, and may bring back
     /// keys it had replaced; and if
     /// the oldest segment's header is damaged as well, that segment is set aside and the log
-    /// resumes at the next one whose header is intact, the one case where the commits kept are not
-    /// a prefix).
+    /// resumes at the next one whose header is intact). A manifest whose last sequence is below
+    /// a sequence its tables hold is copied aside and raised to it.
     ///
     /// It reads and verifies every frame, block and blob, so it takes as long as reading the
     /// whole store. When it returns, the repaired store is durable and the report's files are in
@@ -99,11 +127,9 @@ extension LogStore {
             try salvage.repairManifestIfDamaged()
             try salvage.forgetRecordedLogEnd()
             try salvage.repairTables(options: options)
-            let kept = try salvage.recoverLongestPrefix()
-            salvage.report.lastKeptSequence = kept
-            // The first commit dropped is the one after the prefix, even when its frame was too
-            // damaged to read.
-            if let highest = salvage.highestKnownSequence, highest > kept { salvage.report.lostSequences = kept + 1...highest }
+            try salvage.checkLastSequenceAgainstTables()
+            try salvage.recoverLog(options: options)
+            salvage.reportLostCommits()
         } catch {
             lock.unlock()
             throw error
@@ -129,9 +155,23 @@ private struct Salvage {
     var report = LogStore.SalvageReport()
     var lostKeys: [[UInt8]] = []
     /// The highest commit known to have been durable: seen in the frames set aside, or recorded
-    /// by a segment hint or by the manifest's log end. Those the kept prefix does not reach are
-    /// reported lost.
+    /// by a segment hint, a segment header or the manifest's log end. Those the kept commits do
+    /// not include are reported lost.
     var highestKnownSequence: UInt64?
+    /// The hints that passed their checks (or were set aside as contradicted), by segment: what
+    /// they record tells the keys of lost commits.
+    var hints: [UInt64: SegmentHint] = [:]
+    /// Lost commits whose keys were read from their verified frames.
+    var lostSequencesWithKnownKeys: [ClosedRange<UInt64>] = []
+    /// The highest sequence any entry of a listed table carries (after ``repairTables(options:)``).
+    var tableMaxSequence: UInt64 = 0
+    /// The commits of the log that salvage examined: after `base` (the last the tables hold), the
+    /// `kept` ones. Set once the log recovers.
+    var logBase: UInt64 = 0
+    var keptSequences: [ClosedRange<UInt64>] = []
+    /// For the log rewritten into a table: each key's last kept sequence, so that a lost commit's
+    /// key that a later kept commit wrote again is not reported lost.
+    var keptKeySequences: [HashedKey: UInt64] = [:]
     private var quarantineReady = false
 
     init(directory: String, fileSystem: any FileSystem) {
@@ -212,6 +252,7 @@ private struct Salvage {
             highestKnownSequence = max(highestKnownSequence ?? 0, frame.sequence)
             if let records = try? CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: path) {
                 lostKeys += records.map(\.key)
+                lostSequencesWithKnownKeys.append(frame.sequence...frame.sequence)
             }
         }
     }
@@ -235,6 +276,7 @@ private struct Salvage {
             do throws(SegmentHint.Unusable) {
                 guard let file = try? fileSystem.openFile(directory + "/" + name, create: false) else { continue }
                 let hint = try SegmentHint.load(file, number: number, fileSize: size, isNewest: number == newest, firstSequence: nil)
+                hints[number] = hint
                 try hint.checkLastFrame(in: segment)
                 // The frames a hint records were durable: a damaged one is a lost commit, not a
                 // torn write, even where recovery cannot tell the two apart.
@@ -268,6 +310,7 @@ private struct Salvage {
         guard let file = try? fileSystem.openFile(directory + "/" + name, create: false),
             let hint = try? SegmentHint.load(file, number: number, fileSize: .max, isNewest: true, firstSequence: nil)
         else { return }
+        hints[number] = hint
         noteRecorded(by: hint)
         lostKeys += hint.puts.filter { $0.location.blockOffset + UInt64($0.location.blockLength) > size }.map(\.key)
         // Deletes carry no location: the last frame lost tells which of them went with it.
@@ -312,14 +355,21 @@ private struct Salvage {
         }
     }
 
-    /// A manifest that fails its checks is set aside and rebuilt from what is present: every
+    /// A manifest that fails its checks (or is missing while tables lie beside a log that no longer
+    /// starts at segment 1) is set aside and rebuilt from what is present: every
     /// finished table whose entries can all be read (newest, by number, first), and the log from
     /// the oldest segment, whose header says which commit it continues from.
     mutating func repairManifestIfDamaged() throws(EngineError) {
         let names = try fileSystem.listDirectory(directory)
         do throws(EngineError) {
-            guard case .current(let manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) else {
-                return
+            let stored = try Manifest.read(in: directory, names: names, fileSystem: fileSystem)
+            guard case .current(let manifest) = stored else {
+                // Without a manifest, tables beside a log that no longer starts at segment 1 mean
+                // the manifest was lost (open refuses the store): it is rebuilt below.
+                guard case .none = stored, !names.contains(SegmentFile.name(1)),
+                    names.contains(where: { name in StoreTable.number(fromName: name).map { TableFormat.name($0) == name } ?? false })
+                else { return }
+                throw .corruption("the manifest is missing", path: directory + "/" + LogFormat.manifestName, offset: 0)
             }
             let present = Set(names)
             if let missing = manifest.tables.first(where: { !present.contains(TableFormat.name($0.number)) }) {
@@ -432,6 +482,7 @@ private struct Salvage {
             let file = try fileSystem.openFile(directory + "/" + name, create: false)
             let size = try file.size()
             let kept = try TableSalvage(source: FileTableSource(file: file))
+            tableMaxSequence = max(tableMaxSequence, kept.entries.lazy.map(\.sequence).max() ?? 0)
             var damage = kept.losses.map { loss in (range: loss.range, reason: loss.message) }
             if size != record.length {
                 damage.insert((0..<size, "table is \(size) bytes but the manifest records \(record.length)"), at: 0)
@@ -473,26 +524,150 @@ private struct Salvage {
         }
     }
 
-    /// Runs recovery until it succeeds, setting aside what each corruption it reports names: the
-    /// damaged frame of a segment and everything after it in the log (every later segment), or a
-    /// segment whose header is damaged or does not continue the log, and every later one.
-    /// Returns the last commit kept.
-    mutating func recoverLongestPrefix() throws(EngineError) -> UInt64 {
+    /// A manifest whose last sequence is below a sequence one of its tables holds says the tables
+    /// end before commits they hold: the log would then resume at a commit already flushed, and
+    /// a salvage that trusted it would leave a store whose tables are ahead of its log. Every
+    /// table's entries were read by ``repairTables(options:)``; the manifest is copied into
+    /// `quarantine/` and its last sequence raised to the highest sequence a table holds (the log
+    /// is then read from there on, and commits it lacks are reported lost).
+    mutating func checkLastSequenceAgainstTables() throws(EngineError) {
+        let names = try fileSystem.listDirectory(directory)
+        guard case .current(var manifest) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem),
+            tableMaxSequence > manifest.lastSequence
+        else { return }
+        let size = try fileSystem.openFile(directory + "/" + LogFormat.manifestName, create: false).size()
+        try copyAside(
+            range: 0..<size, of: LogFormat.manifestName,
+            reason:
+                "the manifest's last sequence \(manifest.lastSequence) is below sequence \(tableMaxSequence), which a table holds (its last sequence is raised to it)"
+        )
+        manifest.lastSequence = tableMaxSequence
+        try writeManifest(manifest)
+    }
+
+    /// Runs recovery until it succeeds. The first corruption it reports in the log (a segment)
+    /// makes salvage read the whole log (``resynchroniseLog(options:)``): when an intact commit
+    /// follows damage or a gap, every intact commit is kept. Otherwise, and for the other
+    /// corruptions, what the error names is set aside: the damaged frame of a segment and
+    /// everything after it in the log (every later segment, none of which holds an intact
+    /// commit then), or a segment whose header is damaged or does not continue the log, and every
+    /// later one. Sets the report's last kept sequence.
+    mutating func recoverLog(options: LogStore.Options) throws(EngineError) {
         var previous: String?
+        var resynchronised = false
+        var rewritten = false
         while true {
             do throws(EngineError) {
                 let log = try RecoveredLog.recover(
                     directory: directory, blobDirectory: directory + "/" + LogFormat.blobDirectoryName, fileSystem: fileSystem,
                     options: LogStore.Options(), tableCache: TableBlockCache(capacity: 0))
-                return log.lastSequence
+                if !rewritten {
+                    // The log recovered is a prefix: every commit after the tables' last to its end.
+                    logBase = log.manifest.lastSequence
+                    keptSequences = log.lastSequence > logBase ? [logBase + 1...log.lastSequence] : []
+                }
+                report.lastKeptSequence = log.lastSequence
+                return
             } catch  where error.code == .corruption {
                 // Each pass sets aside what the last one named; the same error twice means it could
                 // not, and another pass would not get further.
                 guard error.description != previous else { throw error }
                 previous = error.description
+                if !resynchronised, isInTheLog(error) {
+                    resynchronised = true
+                    rewritten = try resynchroniseLog(options: options)
+                    if rewritten { continue }
+                }
                 try setAside(after: error)
             }
         }
+    }
+
+    /// True when `error` names a segment file.
+    private func isInTheLog(_ error: EngineError) -> Bool {
+        guard let path = error.path, path.hasPrefix(directory + "/") else { return false }
+        return SegmentFile.number(fromName: String(path.dropFirst(directory.count + 1))) != nil
+    }
+
+    /// Reads every segment from the manifest's log start, keeping every commit frame that passes
+    /// its checks and carries a sequence above the last one kept, and finding the next frame past
+    /// any damage (``LogScan``). When a kept commit follows damage or a gap in the sequences, the
+    /// log cannot stay a log (its sequences must run on without gaps): the kept commits' entries
+    /// are written, newest version of each key, into a new table, the damaged byte ranges are
+    /// copied into `quarantine/`, and the manifest switched to the new table and a new, empty
+    /// segment after every present one, whose first commit follows the last kept one. The old
+    /// segments are then below the log start: leftovers that open removes. Returns false, having
+    /// changed nothing, when the intact commits are a prefix (what recovery's error names is set
+    /// aside then).
+    ///
+    /// Crash safety: the copies, the table and the segment are durable before the manifest names
+    /// them. Power loss before the manifest's rename leaves the old manifest and log (the new table
+    /// and segment unlisted or empty), and salvage reads the same commits again.
+    mutating func resynchroniseLog(options: LogStore.Options) throws(EngineError) -> Bool {
+        let names = try fileSystem.listDirectory(directory)
+        var manifest = Manifest()
+        if case .current(let current) = try Manifest.read(in: directory, names: names, fileSystem: fileSystem) { manifest = current }
+        var scan = LogScan(base: manifest.lastSequence)
+        // Segments below the log start too: a flush's leftovers hold only commits the tables hold
+        // (passed over), but a manifest whose log start is too high disowns commits they alone hold.
+        for number in names.compactMap(SegmentFile.number(fromName:)).sorted() {
+            try scan.read(segment: number, belowLogStart: number < manifest.logStart, directory: directory, fileSystem: fileSystem)
+        }
+        if let highest = scan.highestSeen { highestKnownSequence = max(highestKnownSequence ?? 0, highest) }
+        guard scan.keptAfterLoss || scan.keptBelowLogStart else { return false }
+
+        for damage in scan.damage { try copyAside(range: damage.range, of: damage.file, reason: damage.reason) }
+        // Nothing is older than the tables: a tombstone matters only when a table could hold its key.
+        let entries = scan.entries.values.filter { !manifest.tables.isEmpty || $0.value != .tombstone }
+            .sorted { compareBytes($0.key, $1.key) < 0 }
+        var tables = manifest.tables
+        if !entries.isEmpty {
+            let number = (names.compactMap(StoreTable.number(fromName:)).max() ?? 0) + 1
+            var writer = try TableWriter(number: number, level: 0, directory: directory, options: options, fileSystem: fileSystem)
+            let written: Manifest.Table
+            do throws(EngineError) {
+                for entry in entries { try writer.add(entry) }
+                written = try writer.finish()
+            } catch {
+                writer.discard()
+                throw error
+            }
+            try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
+            try fileSystem.syncDirectory(directory)
+            tables.insert(written, at: 0)
+        }
+        let segment = (names.compactMap(SegmentFile.number(fromName:)).max() ?? 0) + 1
+        _ = try SegmentFile.create(number: segment, firstSequence: scan.lastKept + 1, in: directory, fileSystem: fileSystem)
+        try writeManifest(Manifest(logStart: segment, lastSequence: scan.lastKept, tables: tables))
+        logBase = manifest.lastSequence
+        keptSequences = scan.kept
+        keptKeySequences = scan.entries.mapValues(\.sequence)
+        return true
+    }
+
+    /// Reports the commits lost — every commit after the tables' last up to the highest known,
+    /// that the store does not hold — and the keys of those the segment hints (or their frames)
+    /// describe.
+    mutating func reportLostCommits() {
+        let highest = max(highestKnownSequence ?? 0, report.lastKeptSequence)
+        guard highest > logBase else { return }
+        let lost = SequenceRanges.subtract(keptSequences, from: [logBase + 1...highest])
+        report.lostSequenceRanges = lost
+        report.laterCommitsMayDependOnLostOnes = lost.contains { $0.upperBound < report.lastKeptSequence }
+        var described = lostSequencesWithKnownKeys
+        for number in hints.keys.sorted() {
+            let hint = hints[number]!
+            guard hint.frameCount > 0 else { continue }
+            described.append(hint.firstSequence...hint.firstSequence + hint.frameCount - 1)
+            // A hint holds each key's last record in its segment: a key is lost when that record
+            // was in a lost commit and no later commit kept writes the key again.
+            func isLost(_ key: [UInt8], _ sequence: UInt64) -> Bool {
+                SequenceRanges.contains(lost, sequence) && (keptKeySequences[HashedKey(key)] ?? 0) < sequence
+            }
+            lostKeys += hint.puts.filter { isLost($0.key, $0.location.sequence) }.map(\.key)
+            lostKeys += hint.deletes.filter { isLost($0.key, $0.sequence) }.map(\.key)
+        }
+        report.lostSequencesWithUnknownKeys = SequenceRanges.subtract(SequenceRanges.normalized(described), from: lost)
     }
 
     /// Sets aside what one corruption error of recovery names, so that the next attempt gets past it.
@@ -586,6 +761,224 @@ private struct Salvage {
         }
         lostKeys += unreadable
         report.deletedKeys = unreadable.sorted { compareBytes($0, $1) < 0 }
+    }
+}
+
+/// What ``Salvage/resynchroniseLog(options:)`` finds reading the log's segments in order: every
+/// commit frame that passes its checks (crc32, header, blocks, records) and carries a sequence
+/// above the last one kept, and the byte ranges between them that hold none.
+///
+/// Past damage it looks for the next frame: right after a damaged frame whose header passed its own
+/// crc32 (its length is true), else at every byte offset, the first where a frame passes its checks
+/// with a sequence above the last kept. A frame inside another's bytes (a value that holds a frame)
+/// could pass too; the sequence rule keeps such a frame only when it is newer than every commit
+/// kept, and then it is a commit the log held.
+struct LogScan {
+    struct Damage {
+        var file: String
+        var range: Range<UInt64>
+        var reason: String
+    }
+
+    /// The last commit the tables hold: kept commits come after it.
+    let base: UInt64
+    private(set) var lastKept: UInt64
+    /// The sequences kept, ascending.
+    private(set) var kept: [ClosedRange<UInt64>] = []
+    /// Each key's newest kept version, with its commit's sequence.
+    private(set) var entries: [HashedKey: TableEntry] = [:]
+    private(set) var damage: [Damage] = []
+    /// The highest commit the bytes show existed without keeping it: a damaged frame whose header
+    /// held, a close frame, a segment header's first sequence (minus one).
+    private(set) var highestSeen: UInt64?
+    /// True once damage, or a gap in the sequences, was met.
+    private var lossSeen = false
+    /// True when a kept commit follows damage or a gap: the kept commits are not a prefix.
+    private(set) var keptAfterLoss = false
+    /// True when a commit was kept from a segment below the manifest's log start.
+    private(set) var keptBelowLogStart = false
+
+    init(base: UInt64) {
+        self.base = base
+        lastKept = base
+    }
+
+    private mutating func see(_ sequence: UInt64) {
+        if sequence > lastKept { highestSeen = max(highestSeen ?? 0, sequence) }
+    }
+
+    /// Reads segment `number` (`belowLogStart`: a segment the manifest says was flushed).
+    mutating func read(
+        segment number: UInt64, belowLogStart: Bool, directory: String, fileSystem: any FileSystem
+    ) throws(EngineError) {
+        let name = SegmentFile.name(number)
+        let file = try fileSystem.openFile(directory + "/" + name, create: false)
+        var reader = try LogReader(file: file, segmentNumber: number, isNewest: false)
+        let headerSize = UInt64(LogFormat.segmentHeaderSize)
+        var firstSequence: UInt64?
+        do throws(EngineError) {
+            firstSequence = try SegmentFile.checkHeader(of: file, number: number)
+        } catch  where error.code == .corruption {
+            if reader.fileSize > 0 {
+                damage.append(Damage(file: name, range: 0..<min(headerSize, reader.fileSize), reason: error.message))
+            }
+            lossSeen = true
+        }
+        guard reader.fileSize > headerSize else { return }
+        let end = try reader.endOfNonZeroBytes()
+        var position = headerSize
+        var damageStart: UInt64?
+        var damageReason = ""
+        var firstFrame = true
+        while position < end {
+            var skipTo: UInt64?
+            switch try reader.probe(at: position) {
+            case .frame(let frame) where frame.isClose:
+                // A close frame holds no commit; past damage, it is where the damage ends.
+                if let start = damageStart {
+                    damage.append(Damage(file: name, range: start..<position, reason: damageReason))
+                    damageStart = nil
+                }
+                see(frame.sequence)
+                position += UInt64(frame.bytes.count)
+                continue
+            case .frame(let frame) where !frame.isClose && frame.sequence <= base:
+                // A commit the tables hold already (a flushed segment's).
+                if let start = damageStart {
+                    damage.append(Damage(file: name, range: start..<position, reason: damageReason))
+                    damageStart = nil
+                }
+                firstFrame = false
+                position += UInt64(frame.bytes.count)
+                continue
+            case .frame(let frame) where !frame.isClose && frame.sequence > lastKept:
+                if let decoded = Self.decode(frame, path: file.path) {
+                    if let start = damageStart {
+                        damage.append(Damage(file: name, range: start..<position, reason: damageReason))
+                        damageStart = nil
+                    }
+                    if firstFrame, let first = firstSequence, first != frame.sequence {
+                        // The header disagrees with the frame after it: the header is what is wrong.
+                        damage.append(
+                            Damage(
+                                file: name, range: 0..<headerSize,
+                                reason: "segment header's first sequence \(first) disagrees with its first frame's \(frame.sequence)"))
+                        firstSequence = nil
+                    }
+                    keep(frame.sequence, decoded)
+                    if belowLogStart { keptBelowLogStart = true }
+                    firstFrame = false
+                    position += UInt64(frame.bytes.count)
+                    continue
+                }
+                if damageStart == nil {
+                    damageStart = position
+                    damageReason = "commit \(frame.sequence)'s blocks or records are invalid"
+                    see(frame.sequence)
+                    skipTo = position + UInt64(frame.bytes.count)
+                }
+            case .damagedPayload(let sequence, let length) where damageStart == nil:
+                damageStart = position
+                damageReason = "frame checksum mismatch (commit \(sequence))"
+                if sequence < LogFormat.maxSequence { see(sequence) }
+                skipTo = position + length
+            default:
+                if damageStart == nil {
+                    damageStart = position
+                    damageReason = "no frame that passes its checks starts here"
+                }
+            }
+            firstFrame = false
+            lossSeen = true
+            // Past a frame whose length can be trusted, the next frame starts right after it;
+            // when none passes there, every byte offset is tried.
+            if let skipTo, skipTo < end, case .frame(let next) = try reader.probe(at: skipTo), next.isClose || next.sequence > lastKept {
+                position = skipTo
+            } else if let skipTo, skipTo >= end {
+                position = end
+            } else {
+                position += 1
+            }
+        }
+        if let start = damageStart {
+            damage.append(Damage(file: name, range: start..<reader.fileSize, reason: damageReason))
+        }
+        // A header's first sequence says the commits before it existed (when its frames agree).
+        if let firstSequence, firstSequence > 0 { see(firstSequence - 1) }
+    }
+
+    private mutating func keep(_ sequence: UInt64, _ records: [(key: [UInt8], value: TableEntry.Value)]) {
+        if sequence != lastKept + 1 { lossSeen = true }
+        if lossSeen { keptAfterLoss = true }
+        for record in records { entries[HashedKey(record.key)] = TableEntry(key: record.key, sequence: sequence, value: record.value) }
+        if let last = kept.last, last.upperBound + 1 == sequence {
+            kept[kept.count - 1] = last.lowerBound...sequence
+        } else {
+            kept.append(sequence...sequence)
+        }
+        lastKept = sequence
+    }
+
+    /// The records of a verified commit frame, in order, or nil when its blocks or records fail
+    /// their checks.
+    private static func decode(_ frame: LogReader.Frame, path: String) -> [(key: [UInt8], value: TableEntry.Value)]? {
+        var records: [(key: [UInt8], value: TableEntry.Value)] = []
+        do throws(EngineError) {
+            _ = try CommitDecoding.records(inPayload: frame.payload, frameOffset: frame.offset, path: path) {
+                raw, placed throws(EngineError) in
+                for record in placed {
+                    if let blob = record.blob {
+                        records.append((record.key, .blob(blob)))
+                    } else if let length = record.valueLength {
+                        records.append((record.key, .value(Array(raw[record.valueOffset..<record.valueOffset + length]))))
+                    } else {
+                        records.append((record.key, .tombstone))
+                    }
+                }
+            }
+        } catch {
+            return nil
+        }
+        return records
+    }
+}
+
+/// Sorted, disjoint ranges of sequence numbers.
+enum SequenceRanges {
+    /// `ranges` sorted, with overlapping and adjacent ones merged.
+    static func normalized(_ ranges: [ClosedRange<UInt64>]) -> [ClosedRange<UInt64>] {
+        var merged: [ClosedRange<UInt64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, range.lowerBound <= last.upperBound || range.lowerBound - last.upperBound == 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
+    }
+
+    /// What of `ranges` (normalized) `removed` (normalized) does not cover.
+    static func subtract(_ removed: [ClosedRange<UInt64>], from ranges: [ClosedRange<UInt64>]) -> [ClosedRange<UInt64>] {
+        var result: [ClosedRange<UInt64>] = []
+        for range in ranges {
+            var low = range.lowerBound
+            var done = false
+            for cut in removed where !done && cut.upperBound >= low && cut.lowerBound <= range.upperBound {
+                if cut.lowerBound > low { result.append(low...cut.lowerBound - 1) }
+                if cut.upperBound >= range.upperBound {
+                    done = true
+                } else {
+                    low = cut.upperBound + 1
+                }
+            }
+            if !done { result.append(low...range.upperBound) }
+        }
+        return result
+    }
+
+    static func contains(_ ranges: [ClosedRange<UInt64>], _ value: UInt64) -> Bool {
+        ranges.contains { $0.contains(value) }
     }
 }
 

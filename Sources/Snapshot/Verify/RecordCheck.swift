@@ -36,6 +36,18 @@ package struct RecordCheckReport: Sendable {
     /// Index and uniqueness entries were not compared (a header of version 2 keeps strings in
     /// the legacy normalization until the store's next open rewrites them).
     package var skippedIndexes = false
+    /// What would make the derived entries agree with the records, one write per problem that
+    /// the records alone can settle (an entry missing or with another value: the value the
+    /// records derive; an entry or asset no record derives: removed; a count: the records'
+    /// tally). Undecodable records, missing assets and dangling references have none.
+    package var repairs: [DerivedEntryRepair] = []
+}
+
+/// One write that makes a derived entry agree with the records: `value` nil removes the key.
+package struct DerivedEntryRepair: Sendable, Equatable {
+    /// The engine key without the generation prefix.
+    package var key: [UInt8]
+    package var value: [UInt8]?
 }
 
 extension StoreInspector {
@@ -134,10 +146,12 @@ extension StoreInspector {
                         guard case .inline(let expected) = entry else { continue }
                         guard let found = stored.removeValue(forKey: CheckedKey(derived)) else {
                             problem(.missingEntry, derived, "\(Self.kindName(tag)) of \(RecordName.of(id)) is missing")
+                            report.repairs.append(DerivedEntryRepair(key: derived, value: expected))
                             continue
                         }
                         if found != expected {
                             problem(.wrongValue, derived, "\(Self.kindName(tag)) of \(RecordName.of(id)) holds another value than its record derives")
+                            report.repairs.append(DerivedEntryRepair(key: derived, value: expected))
                         }
                     }
                 }
@@ -153,16 +167,20 @@ extension StoreInspector {
                 if found != EntityCounts.encode(expected) {
                     let said = (try? EntityCounts.decode(found, key: key)).map(String.init) ?? "an undecodable count"
                     problem(.wrongValue, key, "the count of \(entity.name) says \(said), the records hold \(expected)")
+                    report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
                 }
             } else if hasCounts && expected > 0 {
                 problem(.missingEntry, key, "the count of \(entity.name) is missing (the records hold \(expected))")
+                report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
             }
         }
         for key in stored.keys.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             problem(.extraEntry, key, "\(Self.kindName(key.first ?? 0)) that no record derives")
+            report.repairs.append(DerivedEntryRepair(key: key, value: nil))
         }
         for key in assets.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             problem(.extraEntry, key, "an asset that no record names")
+            report.repairs.append(DerivedEntryRepair(key: key, value: nil))
         }
         return report
     }
@@ -198,5 +216,46 @@ extension StoreInspector {
         case RecordKeys.assetTag: "the asset"
         default: "the entry"
         }
+    }
+}
+
+/// What ``StoreInspector/rebuildDerivedEntries(progress:)`` did.
+package struct DerivedEntryRebuild: Sendable {
+    /// The check before: every problem found.
+    package var before: RecordCheckReport
+    /// Entries written (missing ones, or ones that held another value than their record derives).
+    package var written = 0
+    /// Entries removed (no record derives them).
+    package var removed = 0
+    /// The check after the writes: what the records alone cannot settle (a record that does not
+    /// decode, an asset that is gone, a reference to an object the store does not hold).
+    package var after: RecordCheckReport
+}
+
+extension StoreInspector {
+    /// Makes every derived entry of the live generation — index, uniqueness, back reference,
+    /// join record and its mirror, asset entry, per-entity count — agree with the records that are
+    /// there (``checkRecords(limit:progress:)``'s repairs, written in one commit), then checks
+    /// again. For a store whose records survived a salvage that lost commits: the entries the lost
+    /// commits wrote or removed are made to follow the surviving records. Records are never
+    /// changed: an undecodable record or a dangling reference is left, and reported by the second
+    /// check. Throws what the check throws (records format 1 is refused).
+    package func rebuildDerivedEntries(limit: Int = 1000, progress: (Int, Int) -> Void = { _, _ in }) throws -> DerivedEntryRebuild {
+        let before = try checkRecords(limit: limit, progress: progress)
+        var rebuild = DerivedEntryRebuild(before: before, after: before)
+        guard !before.repairs.isEmpty else { return rebuild }
+        var batch = WriteBatch()
+        for repair in before.repairs {
+            if let value = repair.value {
+                batch.put(repair.key, value)
+                rebuild.written += 1
+            } else {
+                batch.delete(repair.key)
+                rebuild.removed += 1
+            }
+        }
+        try space.commit(batch)
+        rebuild.after = try checkRecords(limit: limit, progress: progress)
+        return rebuild
     }
 }

@@ -97,6 +97,9 @@ enum VerifyCommand {
                             "lostSequences",
                             salvage.lostSequences.map { .object([("first", .uint($0.lowerBound)), ("last", .uint($0.upperBound))]) } ?? .null
                         ),
+                        ("lostSequenceRanges", LostCommits.json(salvage.lostSequenceRanges)),
+                        ("lostSequencesWithUnknownKeys", LostCommits.json(salvage.lostSequencesWithUnknownKeys)),
+                        ("laterCommitsMayDependOnLostOnes", .bool(salvage.laterCommitsMayDependOnLostOnes)),
                         ("lostKeys", .array(salvage.lostKeys.prefix(limit).map { .string(KeyText.escaped($0)) })),
                         ("lostKeyCount", .int(salvage.lostKeys.count)),
                     ])
@@ -133,7 +136,7 @@ enum VerifyCommand {
                 for q in salvage.quarantined {
                     output.line("  \(q.file) at offset \(q.range.lowerBound) (\(q.range.upperBound - q.range.lowerBound) bytes): \(q.reason)")
                 }
-                if let lost = salvage.lostSequences { output.line("  commits \(lost.lowerBound)...\(lost.upperBound) are past the damage") }
+                for line in LostCommits.lines(salvage) { output.line("  " + line) }
                 if !salvage.lostKeys.isEmpty {
                     output.line(
                         "  \(salvage.lostKeys.count) keys lost: " + salvage.lostKeys.prefix(10).map(KeyText.escaped).joined(separator: ", ")
