@@ -164,6 +164,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// constraint (`["email"]` for a `unique` attribute, `["author", "slug"]` for a compound
     /// constraint), in the schema's order. Nil when no rule is concerned.
     public var constraint: [String]?
+    /// Every rule concerned, ``constraint`` first: a uniqueness refusal names each rule the
+    /// object collides on (`[["email"], ["handle"]]` when both unique attributes collide), and
+    /// ``relatedIdentifiers`` each object it collides with, once (the message pairs them). Empty
+    /// when no rule is concerned.
+    public var constraints: [[String]]
     /// Every other object concerned, beyond ``identifier``: the object a unique value collides
     /// with, the object a request names twice, each colliding object of a refused migration.
     /// Empty when only ``identifier`` (or none) is concerned.
@@ -174,7 +179,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// An error with the given code and message and, when known, the place it concerns.
     public init(
         _ code: Code, _ message: String, entityName: String? = nil, propertyName: String? = nil,
-        identifier: PersistentIdentifier? = nil, constraint: [String]? = nil,
+        identifier: PersistentIdentifier? = nil, constraint: [String]? = nil, constraints: [[String]]? = nil,
         relatedIdentifiers: [PersistentIdentifier] = [], underlying: (any Error & Sendable)? = nil
     ) {
         self.code = code
@@ -182,7 +187,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         self.entityName = entityName
         self.propertyName = propertyName
         self.identifier = identifier
-        self.constraint = constraint
+        self.constraint = constraint ?? constraints?.first
+        self.constraints = constraints ?? constraint.map { [$0] } ?? []
         self.relatedIdentifiers = relatedIdentifiers
         self.underlying = underlying
     }
@@ -196,7 +202,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         } else if let propertyName {
             text += " [property \(propertyName)]"
         }
-        if let constraint { text += " [constraint (\(constraint.joined(separator: ", ")))]" }
+        if constraints.count > 1 {
+            text += " [constraints " + constraints.map { "(\($0.joined(separator: ", ")))" }.joined(separator: ", ") + "]"
+        } else if let constraint {
+            text += " [constraint (\(constraint.joined(separator: ", ")))]"
+        }
         if let identifier { text += " [object \(identifier)]" }
         if !relatedIdentifiers.isEmpty { text += " [also \(relatedIdentifiers.map { "\($0)" }.joined(separator: ", "))]" }
         if let underlying, !message.contains("\(underlying)") { text += " (caused by \(underlying))" }

@@ -104,12 +104,11 @@ extension SavePlanner {
             let unique = layout.encoder(of: temporary.entityName).uniqueKeys(ofStatement: snapshot) { value in
                 !value.isNull && !value.referencedIdentifiers.contains(where: \.isTemporary)
             }
+            var shared: [(other: PersistentIdentifier, constraint: [String])] = []
             for (key, properties) in unique {
                 if let earlier = claimed[key] {
-                    throw uniquenessError(
-                        temporary, earlier, properties,
-                        "is inserted in the same save as \(earlier) with the same unique \(properties.joined(separator: ", ")); insert one object, or change one of the values"
-                    )
+                    shared.append((earlier, properties))
+                    continue
                 }
                 if let holder = heldByUpdate[key] {
                     throw DataStoreError(
@@ -122,6 +121,13 @@ extension SavePlanner {
                 if target != nil { continue }
                 guard let owner = try uniqueOwner(key), !gone.contains(owner), !updatedIDs.contains(owner) else { continue }
                 target = (owner, properties)
+            }
+            if !shared.isEmpty {
+                throw uniquenessError(
+                    temporary, shared,
+                    "is inserted in the same save as "
+                        + shared.map { "\($0.other) with the same unique \($0.constraint.joined(separator: ", "))" }.joined(separator: " and ")
+                        + "; insert one object, or change the values")
             }
             if let t = target, t.id.entityName != temporary.entityName {
                 // Refused by ``plan(_:)`` unless a cascade of the save deletes the holder.
