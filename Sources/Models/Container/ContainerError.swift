@@ -52,8 +52,9 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
         /// ``DataStoreError/underlying`` names each change.
         public static let schemaMismatch = Code(.schemaMismatch)
         /// The migration of a configuration's store could not be made: a custom stage's closure
-        /// threw, or stored objects do not fit the new schema (a uniqueness rule or a missing
-        /// value; ``ContainerError/underlying`` names every such object). The store is as it was.
+        /// threw, or stored objects do not fit the new schema (a uniqueness rule, a missing
+        /// value, a value too long for a new index or uniqueness rule; ``ContainerError/underlying``
+        /// names the objects). The store is as it was.
         public static let migrationFailed = Code(.migrationFailed)
         /// A model of the migration plan would lose data (a stored property its list leaves
         /// out): ``ContainerError/underlying`` names the model's entity and the property. No

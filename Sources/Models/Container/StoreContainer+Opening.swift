@@ -133,7 +133,7 @@ extension StoreContainer {
             )
         case .schemaMismatch:
             (code, message) = (.schemaMismatch, "\(place) cannot be opened in the configured schema: \(store.message)")
-        case .migrationFailed, .uniqueness, .missingValue:
+        case .migrationFailed, .uniqueness, .missingValue, .valueTooLongForKey:
             (code, message) = (.migrationFailed, "\(place) could not be migrated to the configured schema: \(store.message)")
         default:
             (code, message) = (.storeFailed, "\(place) could not be opened: \(store.message)")

@@ -15,6 +15,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
             case historyTokenExpired, conflictingChanges
             case locked, notAStore, permissionDenied, closed, corrupted, headerLost
+            case valueTooLongForKey
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -103,6 +104,15 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// `EPERM`, or a read-only file system: `EROFS`). Fix the permissions or choose another
         /// directory; ``DataStoreError/underlying`` names the system call and file.
         public static let permissionDenied = Code(.permissionDenied)
+        /// A value of a unique or indexed attribute too long for the rule's entry: its
+        /// order-preserving encoding, with the entity's and rule's names, would pass the engine's
+        /// key limit of 65,535 bytes (a string of about 65,000 UTF-8 bytes, less for a compound
+        /// rule or long names; a data value's `0x00` bytes count twice).
+        /// ``DataStoreError/entityName`` and ``DataStoreError/propertyName`` name the attribute,
+        /// ``DataStoreError/constraint`` the rule's properties, ``DataStoreError/identifier`` the
+        /// object. Nothing was saved: keep such values shorter, or drop the index or uniqueness
+        /// rule (a digest attribute, unique in their place, keeps long values unique).
+        public static let valueTooLongForKey = Code(.valueTooLongForKey)
         /// The store was closed; open it again to use it.
         public static let closed = Code(.closed)
         /// Bytes on disk failed a checksum or do not decode (a damaged file, a missing blob, a
@@ -146,6 +156,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .closed: "closed"
             case .corrupted: "corrupted"
             case .headerLost: "headerLost"
+            case .valueTooLongForKey: "valueTooLongForKey"
             }
         }
     }

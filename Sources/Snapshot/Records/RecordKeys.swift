@@ -16,6 +16,9 @@ enum RecordKeys {
     static let indexTag: UInt8 = 0x49  // I
     static let uniqueTag: UInt8 = 0x55  // U
     static let countTag: UInt8 = 0x43  // C
+    /// The longest key of the record layer, before its generation prefix: the engine's limit
+    /// (65,535 bytes) less the longest generation prefix (`01` and 4 bytes).
+    static let maxKeyLength = 65_535 - 5
 
     static func bytes(of uuid: UUID) -> [UInt8] {
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
