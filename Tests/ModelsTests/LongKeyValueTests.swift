@@ -28,32 +28,62 @@ final class Paper: ModelObject, PersistentModel {
 
     func storeFiles() throws -> [String: Data] { try directoryFiles(temporary.path) }
 
-    @Test func aUniqueStringOverTheKeyLimitIsRefusedNamingEntityAndProperty() throws {
+    @Test func aUniqueStringOfAnyLengthIsSavedAndUpserted() throws {
+        let long = String(repeating: "x", count: 70_000)
         let tag = Tag()
-        tag.name = String(repeating: "x", count: 70_000)
+        tag.name = long
         try context.insert(tag)
-        let before = try storeFiles()
-        let error = try #require(throws: DataStoreError.self) { try context.save() }
-        #expect(error.code == .valueTooLongForKey)
-        #expect(error.entityName == "Tag")
-        #expect(error.propertyName == "name")
-        #expect(error.constraint == ["name"])
-        #expect(error.identifier == tag.persistentModelID)
-        #expect(try storeFiles() == before, "nothing was written")
-        // Shortened, it saves.
-        tag.name = String(repeating: "x", count: 60_000)
         try context.save()
-        #expect(try ModelContext(context.container).fetch(FetchDescriptor<Tag>()).map(\.name.count) == [60_000])
+        // The same long value again: an upsert into the stored object.
+        let again = Tag()
+        again.name = long
+        try context.insert(again)
+        let temporary = again.persistentModelID
+        #expect(try context.save()[temporary] == tag.persistentModelID)
+        #expect(try context.fetchCount(FetchDescriptor<Tag>()) == 1)
+        // A value that differs only after the first 65,535 bytes is another value.
+        let other = Tag()
+        other.name = String(repeating: "x", count: 69_999) + "y"
+        try context.insert(other)
+        try context.save()
+        #expect(other.persistentModelID != tag.persistentModelID)
+        let fresh = ModelContext(context.container)
+        #expect(Set(try fresh.fetch(FetchDescriptor<Tag>()).map(\.name)) == [long, other.name])
     }
 
-    @Test func aUniqueDataValueOverTheKeyLimitIsRefused() throws {
-        let paper = Paper()
-        paper.digest = Data(repeating: 7, count: 66_000)
-        try context.insert(paper)
+    @Test func aLongUniqueValueCollidesOnUpdateAsAShortOneDoes() throws {
+        let long = String(repeating: "é", count: 40_000)  // 80,000 bytes of UTF-8
+        let first = Tag()
+        first.name = long
+        let second = Tag()
+        second.name = "short"
+        try context.insert(first)
+        try context.insert(second)
+        try context.save()
+        second.name = long
         let error = try #require(throws: DataStoreError.self) { try context.save() }
-        #expect(error.code == .valueTooLongForKey)
-        #expect(error.entityName == "Paper")
-        #expect(error.propertyName == "digest")
+        #expect(error.code == .uniqueness)
+        #expect(error.identifier == second.persistentModelID)
+        #expect(error.relatedIdentifiers == [first.persistentModelID])
+        second.name = long + "!"
+        try context.save()
+        // The store's own check of its entries finds them consistent.
+        let report = try StoreInspector(engine: context.container.stores[0].engine).checkRecords()
+        #expect(report.problems.isEmpty, "\(report.problems)")
+        #expect(report.entries > 0)
+    }
+
+    @Test func aUniqueDataValueOfAnyLengthIsSaved() throws {
+        let paper = Paper()
+        paper.digest = Data(repeating: 0, count: 66_000)  // each 0x00 escaped: 132,000 bytes
+        try context.insert(paper)
+        try context.save()
+        let twin = Paper()
+        twin.digest = Data(repeating: 0, count: 66_000)
+        try context.insert(twin)
+        let temporary = twin.persistentModelID
+        #expect(try context.save()[temporary] == paper.persistentModelID)
+        #expect(try context.fetchCount(FetchDescriptor<Paper>()) == 1)
     }
 
     @Test func anIndexedStringOverTheKeyLimitIsRefusedAlsoOnUpdate() throws {

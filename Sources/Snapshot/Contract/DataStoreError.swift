@@ -104,14 +104,15 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// `EPERM`, or a read-only file system: `EROFS`). Fix the permissions or choose another
         /// directory; ``DataStoreError/underlying`` names the system call and file.
         public static let permissionDenied = Code(.permissionDenied)
-        /// A value of a unique or indexed attribute too long for the rule's entry: its
-        /// order-preserving encoding, with the entity's and rule's names, would pass the engine's
-        /// key limit of 65,535 bytes (a string of about 65,000 UTF-8 bytes, less for a compound
-        /// rule or long names; a data value's `0x00` bytes count twice).
-        /// ``DataStoreError/entityName`` and ``DataStoreError/propertyName`` name the attribute,
-        /// ``DataStoreError/constraint`` the rule's properties, ``DataStoreError/identifier`` the
-        /// object. Nothing was saved: keep such values shorter, or drop the index or uniqueness
-        /// rule (a digest attribute, unique in their place, keeps long values unique).
+        /// A value of an indexed attribute too long for its index entry: its order-preserving
+        /// encoding, with the entity's and index's names, would pass the engine's key limit of
+        /// 65,535 bytes (a string of about 65,000 UTF-8 bytes, less for a compound index or long
+        /// names; a data value's `0x00` bytes count twice). (Also, never met in practice: two
+        /// different unique values so long that their entries hold digests, whose SHA-256
+        /// digests are equal.) ``DataStoreError/entityName`` and ``DataStoreError/propertyName``
+        /// name the attribute, ``DataStoreError/constraint`` the rule's properties,
+        /// ``DataStoreError/identifier`` the object. Nothing was saved: keep such values shorter,
+        /// or drop the index (unique values have no such limit).
         public static let valueTooLongForKey = Code(.valueTooLongForKey)
         /// The store was closed; open it again to use it.
         public static let closed = Code(.closed)

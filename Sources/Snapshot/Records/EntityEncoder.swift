@@ -243,7 +243,8 @@ struct EntityEncoder: Sendable {
         for rule in uniqueness {
             let values = ruleValues(rule)
             if values.contains(where: \.isNull) { continue }
-            result.append((Self.key(rule.prefix, OrderedValueEncoding.encoded(values)), .inline(Self.key([], [], pk, entityName))))
+            result.append(
+                (RecordKeys.unique(prefix: rule.prefix, values: OrderedValueEncoding.encoded(values)), .inline(Self.key([], [], pk, entityName))))
         }
     }
 
@@ -258,7 +259,7 @@ struct EntityEncoder: Sendable {
         let kind = isUnique ? "uniqueness rule" : "index"
         return DataStoreError(
             .valueTooLongForKey,
-            "The \(longest) of \(id) takes \(sizes.max() ?? 0) bytes in the \(kind) (\(rule.properties.joined(separator: ", "))) of \(entity): its entry would be \(key.count) bytes, over the store's key limit of \(RecordKeys.maxKeyLength). Keep the value shorter, or drop that \(kind) (a digest attribute, made unique, keeps long values unique); nothing was saved.",
+            "The \(longest) of \(id) takes \(sizes.max() ?? 0) bytes in the \(kind) (\(rule.properties.joined(separator: ", "))) of \(entity): its entry would be \(key.count) bytes, over the store's key limit of \(RecordKeys.maxKeyLength). Keep the value shorter, or drop that \(kind); nothing was saved.",
             entityName: entity, propertyName: longest, identifier: id, constraint: rule.properties)
     }
 
@@ -301,7 +302,7 @@ struct EntityEncoder: Sendable {
                 if value.isNull { return nil }
                 values.append(value)
             }
-            return (rule.prefix + OrderedValueEncoding.encoded(values), rule.properties)
+            return (RecordKeys.unique(prefix: rule.prefix, values: OrderedValueEncoding.encoded(values)), rule.properties)
         }
     }
 
@@ -318,7 +319,7 @@ struct EntityEncoder: Sendable {
                 if !include(value) { return nil }
                 values.append(value)
             }
-            return (rule.prefix + OrderedValueEncoding.encoded(values), rule.properties)
+            return (RecordKeys.unique(prefix: rule.prefix, values: OrderedValueEncoding.encoded(values)), rule.properties)
         }
     }
 }

@@ -68,6 +68,8 @@ extension SavePlanner {
         var collisions: [(id: PersistentIdentifier, owner: PersistentIdentifier, constraint: [String])] = []
         for (key, claim) in claimed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             guard let owner = try uniqueOwner(key), owner != claim.id, !attempt.deleted.contains(owner), attempt.state[owner] == nil else { continue }
+            let state = attempt.state[claim.id]
+            try requireSameUniqueValues(key, claim.constraint, of: claim.id, { state?[$0] }, heldBy: owner)
             collisions.append((claim.id, owner, claim.constraint))
         }
         if let first = collisions.first { throw storedCollisionError(of: first.id, collisions.filter { $0.id == first.id }, claimed: claimed) }
