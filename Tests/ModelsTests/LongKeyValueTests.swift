@@ -1,3 +1,4 @@
+import Engine
 import EngineTestSupport
 import Foundation
 import Models
@@ -71,6 +72,36 @@ final class Paper: ModelObject, PersistentModel {
         let report = try StoreInspector(engine: context.container.stores[0].engine).checkRecords()
         #expect(report.problems.isEmpty, "\(report.problems)")
         #expect(report.entries > 0)
+    }
+
+    @Test func aLongUniqueEntryNamingAnObjectOfAnotherValueIsRefusedNotUpserted() throws {
+        // Two long values whose entries hold digests; their entries' owners swapped stand for a
+        // digest collision: the entry of the second value names the first object.
+        let first = Tag()
+        first.name = String(repeating: "a", count: 70_000)
+        let second = Tag()
+        second.name = String(repeating: "b", count: 70_000)
+        try context.insert(first)
+        try context.insert(second)
+        try context.save()
+        let engine = context.container.stores[0].engine
+        let prefix: [UInt8] = [0x55] + Array("Tag".utf8) + [0] + Array("name".utf8) + [0]
+        let entries = try engine.scan(prefix: prefix).collect()
+        try #require(entries.count == 2)
+        let values = try entries.map { try $0.value() }
+        _ = try engine.write { batch in
+            batch.put(entries[0].key, values[1])
+            batch.put(entries[1].key, values[0])
+        }
+        let third = Tag()
+        third.name = second.name
+        try context.insert(third)
+        let error = try #require(throws: DataStoreError.self) { try context.save() }
+        #expect(error.code == .valueTooLongForKey)
+        #expect(error.identifier == third.persistentModelID)
+        #expect(error.propertyName == "name")
+        #expect(error.relatedIdentifiers.count == 1)
+        #expect(try ModelContext(context.container).fetchCount(FetchDescriptor<Tag>()) == 2)
     }
 
     @Test func aUniqueDataValueOfAnyLengthIsSaved() throws {
