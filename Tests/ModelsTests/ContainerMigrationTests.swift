@@ -131,9 +131,11 @@ enum LibraryFailingStage: ModelMigrationPlan {
     @Test func aStageThatThrowsAbandonsTheMigrationAndLeavesTheStoreAsItWas() throws {
         try writeVersion1()
         try open(LibraryV2.self, plan: LibraryToV2.self).close()
-        let refusal = #expect(throws: DataStoreError.self) { try open(LibraryV3.self, plan: LibraryFailingStage.self) }
+        let refusal = #expect(throws: ContainerError.self) { try open(LibraryV3.self, plan: LibraryFailingStage.self) }
         #expect(refusal?.code == .migrationFailed)
-        #expect(refusal?.underlying is LibraryFailingStage.Refusal)
+        #expect(refusal?.configurationNames == ["Library"])
+        #expect((refusal?.underlying as? DataStoreError)?.code == .migrationFailed)
+        #expect((refusal?.underlying as? DataStoreError)?.underlying is LibraryFailingStage.Refusal)
         let container = try open(LibraryV2.self, plan: LibraryToV2.self)
         let books = try ModelContext(container).fetch(FetchDescriptor<LibraryV2.Book>(sortBy: [SortDescriptor(\.title)]))
         #expect(books.map(\.title) == ["Dune", "Emma"], "still in version 2, unchanged")
@@ -143,9 +145,11 @@ enum LibraryFailingStage: ModelMigrationPlan {
     @Test func removingAnEntityThatHoldsObjectsWithoutAPlanIsRefusedWithAdviceTheContainerAccepts() throws {
         try writeVersion1()
         let before = try directoryFiles(temporary.path)
-        let refusal = #expect(throws: DataStoreError.self) { try open(LibraryV2.self) }
+        let refusal = #expect(throws: ContainerError.self) { try open(LibraryV2.self) }
         let error = try #require(refusal)
         #expect(error.code == .schemaMismatch)
+        #expect(error.configurationNames == ["Library"])
+        #expect((error.underlying as? DataStoreError)?.code == .schemaMismatch)
         #expect(error.entityName == "Note")
         #expect(error.message.contains("ModelMigrationPlan"))
         #expect(error.message.contains("migrationPlan:"))
@@ -181,7 +185,7 @@ enum LibraryFailingStage: ModelMigrationPlan {
         try writeVersion1()
         try open(LibraryV2.self, plan: LibraryToV2.self).close()
         let before = try directoryFiles(temporary.path)
-        let refusal = #expect(throws: DataStoreError.self) { try open(LibraryV1.self, plan: LibraryToV2.self) }
+        let refusal = #expect(throws: ContainerError.self) { try open(LibraryV1.self, plan: LibraryToV2.self) }
         #expect(refusal?.code == .schemaMismatch)
         #expect(refusal?.message.contains("2.0.0") == true)
         #expect(try directoryFiles(temporary.path) == before)
@@ -196,9 +200,9 @@ enum LibraryFailingStage: ModelMigrationPlan {
             static var schemas: [any VersionedModelSchema.Type] { [LibraryV2.self, Leaky.self] }
             static var stages: [ModelMigrationStage] { [] }
         }
-        let refusal = #expect(throws: DataStoreError.self) { try open(LibraryV2.self, plan: LeakyPlan.self) }
+        let refusal = #expect(throws: ContainerError.self) { try open(LibraryV2.self, plan: LeakyPlan.self) }
         #expect(refusal?.code == .invalidSchema)
-        #expect(refusal?.propertyName == "forgotten")
+        #expect((refusal?.underlying as? DataStoreError)?.propertyName == "forgotten")
         #expect(!FileManager.default.fileExists(atPath: temporary.path + "/library"), "no store was opened")
     }
 }

@@ -29,7 +29,7 @@ enum LibraryUnlisted: VersionedModelSchema {
         try old.close()
         let before = try directoryFiles(temporary.path)
 
-        let refusal = #expect(throws: DataStoreError.self) {
+        let refusal = #expect(throws: ContainerError.self) {
             try StoreContainer(schema: Schema(models: LibraryV2.models), configurations: configurations, migrationPlan: LibraryToV2.self)
         }
         #expect(refusal?.code == .schemaMismatch)

@@ -3,10 +3,17 @@ import Snapshot
 /// What a ``StoreContainer`` throws for a problem of the container itself: its configurations,
 /// routing, opening its stores, or a save spread over several stores. A store's own refusal of
 /// a save or fetch (a missing value, a denied delete, an engine failure) is rethrown as the
-/// store's ``DataStoreError``, unchanged; a store that cannot be opened is reported as a
-/// ``ContainerError`` naming its configuration (``Code/locked``, ``Code/notAStore``,
-/// ``Code/permissionDenied``, ``Code/corrupted``, ``Code/headerLost``), with the store's error as
-/// its cause.
+/// store's ``DataStoreError``, unchanged.
+///
+/// **Opening throws only this type.** Every failure of
+/// ``StoreContainer/init(schema:configurations:migrationPlan:history:)`` is a `ContainerError`
+/// naming the configuration concerned (``configurationNames``), with a code per cause:
+/// ``Code/noConfigurations``, ``Code/duplicateConfiguration`` and the other routing codes,
+/// ``Code/notADirectory``, ``Code/permissionDenied``, ``Code/locked``, ``Code/notAStore``,
+/// ``Code/headerLost``, ``Code/corrupted``, ``Code/schemaMismatch``, ``Code/migrationFailed``,
+/// ``Code/invalidSchema``, ``Code/unresolvedTransaction``, and ``Code/storeFailed`` for any other
+/// failure of a store's files. The error it wraps (the store's ``DataStoreError``, whose own
+/// ``DataStoreError/underlying`` is the engine's error) is kept in ``underlying``.
 public struct ContainerError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added; switch with a `default` case.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -14,6 +21,7 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
             case entityInNoConfiguration, entityInSeveralConfigurations, unknownEntity, crossStoreRelationship
             case duplicateConfiguration, foreignIdentifier, interruptedSave, unresolvedTransaction
             case locked, notAStore, permissionDenied, closed, corrupted, saveNotAllowed, headerLost
+            case noConfigurations, notADirectory, schemaMismatch, migrationFailed, invalidSchema, storeFailed
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -29,8 +37,33 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
         /// A relationship whose two ends are held by different configurations (stores): the
         /// error names both ends. Relationships stay within one store.
         public static let crossStoreRelationship = Code(.crossStoreRelationship)
-        /// Two configurations with the same name or the same directory, or none at all.
+        /// Two configurations with the same name or the same directory.
         public static let duplicateConfiguration = Code(.duplicateConfiguration)
+        /// The container was given no configuration; pass one per store.
+        public static let noConfigurations = Code(.noConfigurations)
+        /// A configuration's path is a file, or lies under a file, where a directory is needed:
+        /// no store was opened and nothing was written. Choose a directory path.
+        public static let notADirectory = Code(.notADirectory)
+        /// A configuration's store holds another schema than its part of the container's, and
+        /// no migration can take it there (an incompatible change without a
+        /// ``ModelMigrationPlan`` that covers it, a version the plan does not list, a stored
+        /// version newer than the configured one): no store was opened and the store is
+        /// unchanged. ``ContainerError/underlying`` is the store's `schemaMismatch`, whose
+        /// ``DataStoreError/underlying`` names each change.
+        public static let schemaMismatch = Code(.schemaMismatch)
+        /// The migration of a configuration's store could not be made: a custom stage's closure
+        /// threw, or stored objects do not fit the new schema (a uniqueness rule, a missing
+        /// value, a value too long for a new index or uniqueness rule; ``ContainerError/underlying``
+        /// names the objects). The store is as it was.
+        public static let migrationFailed = Code(.migrationFailed)
+        /// A model of the migration plan would lose data (a stored property its list leaves
+        /// out): ``ContainerError/underlying`` names the model's entity and the property. No
+        /// store was opened.
+        public static let invalidSchema = Code(.invalidSchema)
+        /// A configuration's store could not be opened for a reason no other code names (an I/O
+        /// error, a full disk): ``ContainerError/underlying`` is the store's error, and its
+        /// cause the engine's. No store was opened.
+        public static let storeFailed = Code(.storeFailed)
         /// An identifier whose store is not one of the container's, or an object saved
         /// through the wrong store.
         public static let foreignIdentifier = Code(.foreignIdentifier)
@@ -85,6 +118,12 @@ public struct ContainerError: Error, Sendable, CustomStringConvertible {
             case .corrupted: "corrupted"
             case .saveNotAllowed: "saveNotAllowed"
             case .headerLost: "headerLost"
+            case .noConfigurations: "noConfigurations"
+            case .notADirectory: "notADirectory"
+            case .schemaMismatch: "schemaMismatch"
+            case .migrationFailed: "migrationFailed"
+            case .invalidSchema: "invalidSchema"
+            case .storeFailed: "storeFailed"
             }
         }
     }

@@ -17,7 +17,7 @@ extension StoreContainer {
 
     static func layout(schema: Schema, configurations: [Configuration]) throws -> Layout {
         guard !configurations.isEmpty else {
-            throw ContainerError(.duplicateConfiguration, "A container needs at least one configuration; pass one per store.")
+            throw ContainerError(.noConfigurations, "A container needs at least one configuration; pass one per store.")
         }
         var names: Set<String> = [], paths: [String: String] = [:]
         var catchAll: Int?

@@ -103,7 +103,6 @@ extension StoreContainer {
     ) throws -> WALDataStore {
         do {
             guard let plan else { return try WALDataStore(configuration, migrationPlan: nil, fileSystem: fileSystem) }
-            for version in plan.schemas { try version.checkModels() }
             let migration = StoreMigration(plan: plan, configurationIndex: index, configurations: configurations, schema: schema, layout: layout)
             return try StoreMigration.$current.withValue(migration) {
                 try WALDataStore(configuration, migrationPlan: StorePlan.self, fileSystem: fileSystem)

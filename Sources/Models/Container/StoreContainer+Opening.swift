@@ -38,6 +38,18 @@ extension StoreContainer {
             configuration.missingHeader = c.missingHeader
             return configuration
         }
+        if let migrationPlan {
+            // A model of the plan that would lose data is refused before anything is made.
+            do {
+                for version in migrationPlan.schemas { try version.checkModels() }
+            } catch {
+                let refusal = error as? DataStoreError
+                throw ContainerError(
+                    .invalidSchema,
+                    "A model of the migration plan would lose data: \(refusal?.message ?? "\(error)") No store of the container was opened.",
+                    entityName: refusal?.entityName, configurationNames: configurations.map(\.name), underlying: refusal)
+            }
+        }
         var created: [String] = []
         var opened: [Int: WALDataStore] = [:]
         do {
@@ -72,39 +84,63 @@ extension StoreContainer {
     ) throws -> WALDataStore {
         do {
             return try body()
-        } catch let error as DataStoreError {
-            let place = "The store of the configuration \(configuration.name) (\(configuration.path))"
-            let refusal: (ContainerError.Code, String)? =
-                switch error.code {
-                case .locked:
-                    (
-                        .locked,
-                        "\(place) is open elsewhere (another container or store, in this process or another, holds its lock); close that one first."
-                    )
-                case .notAStore:
-                    (
-                        .notAStore,
-                        "\(place) holds other files, or an engine store no WALDataStore wrote; nothing was written there. Choose an empty or new directory."
-                    )
-                case .permissionDenied:
-                    (
-                        .permissionDenied,
-                        "\(place) cannot be opened: the operating system refused access; fix the permissions or choose another directory."
-                    )
-                case .corrupted:
-                    (.corrupted, "\(place) is damaged; salvage it (LogStore.salvage(at:)) or restore it from a copy.")
-                case .headerLost:
-                    (
-                        .headerLost,
-                        "\(place) holds a quarantine/ folder, where salvage set damaged bytes aside, but no WALDataStore header: the store lost it, and opening would start a new, empty store there; nothing was written. Run `walstore verify` on the directory, restore the store from a copy, or set the configuration's missingHeader to .createStore to start a new store there on purpose."
-                    )
-                default:
-                    nil
-                }
-            guard let (code, message) = refusal else { throw error }
-            throw ContainerError(
-                code, message + " No store of the container was opened.", configurationNames: [configuration.name], underlying: error)
+        } catch {
+            throw openingRefusal(error, configurationName: configuration.name, path: configuration.path)
         }
+    }
+
+    /// `error`, met while opening the store of the configuration `configurationName` at `path`,
+    /// as the ``ContainerError`` that names the configuration and the cause (the store's error
+    /// kept as ``ContainerError/underlying``). A ``ContainerError`` is returned as it is.
+    static func openingRefusal(_ error: any Error, configurationName: String, path: String) -> ContainerError {
+        if let error = error as? ContainerError { return error }
+        let storeError = wrapped(error, "Opening the store")
+        guard let store = storeError as? DataStoreError else {
+            return ContainerError(
+                .storeFailed,
+                "The store of the configuration \(configurationName) (\(path)) could not be opened. No store of the container was opened.",
+                configurationNames: [configurationName], underlying: storeError)
+        }
+        let place = "The store of the configuration \(configurationName) (\(path))"
+        let (code, message): (ContainerError.Code, String)
+        switch store.code {
+        case _ where (store.underlying as? EngineError)?.errno == ENOTDIR:
+            (code, message) = (
+                .notADirectory,
+                "\(place) cannot be opened: the path is a file, or lies under a file, where a directory is needed; nothing was written. Choose a directory path."
+            )
+        case .locked:
+            (code, message) = (
+                .locked,
+                "\(place) is open elsewhere (another container or store, in this process or another, holds its lock); close that one first."
+            )
+        case .notAStore:
+            (code, message) = (
+                .notAStore,
+                "\(place) holds other files, or an engine store no WALDataStore wrote; nothing was written there. Choose an empty or new directory."
+            )
+        case .permissionDenied:
+            (code, message) = (
+                .permissionDenied,
+                "\(place) cannot be opened: the operating system refused access; fix the permissions or choose another directory."
+            )
+        case .corrupted:
+            (code, message) = (.corrupted, "\(place) is damaged; salvage it (LogStore.salvage(at:)) or restore it from a copy.")
+        case .headerLost:
+            (code, message) = (
+                .headerLost,
+                "\(place) holds a quarantine/ folder, where salvage set damaged bytes aside, but no WALDataStore header: the store lost it, and opening would start a new, empty store there; nothing was written. Run `walstore verify` on the directory, restore the store from a copy, or set the configuration's missingHeader to .createStore to start a new store there on purpose."
+            )
+        case .schemaMismatch:
+            (code, message) = (.schemaMismatch, "\(place) cannot be opened in the configured schema: \(store.message)")
+        case .migrationFailed, .uniqueness, .missingValue, .valueTooLongForKey:
+            (code, message) = (.migrationFailed, "\(place) could not be migrated to the configured schema: \(store.message)")
+        default:
+            (code, message) = (.storeFailed, "\(place) could not be opened: \(store.message)")
+        }
+        return ContainerError(
+            code, message + " No store of the container was opened.", entityName: store.entityName, configurationNames: [configurationName],
+            underlying: store)
     }
 
     /// Makes the missing parent directories of `path` (not `path` itself: the engine makes
@@ -130,7 +166,7 @@ extension StoreContainer {
                         "The parent directory \(current) of the configuration \(configurationName)'s store cannot be made: the operating system refused; fix the permissions or choose another directory. No store of the container was opened.",
                         configurationNames: [configurationName], underlying: wrapped)
                 }
-                throw wrapped
+                throw openingRefusal(error, configurationName: configurationName, path: path)
             }
         }
         return made

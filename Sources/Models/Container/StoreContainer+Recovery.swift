@@ -7,8 +7,10 @@ extension StoreContainer {
     /// committed record (its staged blobs handed to their final keys), and rolled back otherwise
     /// (its staged blobs deleted); then the committed records are removed.
     func resolveInterruptedSaves() throws {
+        var current: WALDataStore?
         do {
             for store in stores {
+                current = store
                 var cursor = try store.engine.scan(prefix: TransactionRecord.preparedPrefix)
                 while let entry = try cursor.next() {
                     let transaction = try TransactionRecord.transaction(inKey: entry.key)
@@ -30,6 +32,7 @@ extension StoreContainer {
                 }
             }
             for store in stores {
+                current = store
                 // Staged blobs of no prepared record: none is left by this build (a prepare
                 // commit writes them with their record, and resolving deletes them with it).
                 var orphans = WriteBatch()
@@ -38,6 +41,7 @@ extension StoreContainer {
                 if !orphans.isEmpty { try Self.durably(store, orphans) }
             }
             for store in stores {
+                current = store
                 var done = WriteBatch()
                 var cursor = try store.engine.scan(prefix: TransactionRecord.committedPrefix)
                 while let entry = try cursor.next() {
@@ -55,7 +59,10 @@ extension StoreContainer {
         } catch let error as ContainerError {
             throw error
         } catch {
-            throw Self.wrapped(error, "Resolving an interrupted save across stores")
+            let store = current ?? stores[0]
+            throw Self.openingRefusal(
+                Self.wrapped(error, "Resolving an interrupted save across stores"), configurationName: store.configuration.name,
+                path: store.configuration.path)
         }
     }
 }

@@ -59,13 +59,16 @@ public final class StoreContainer: Sendable {
     /// folder and no header) is refused and left untouched, unless the configuration's
     /// ``Configuration/missingHeader`` asks for a new store there.
     ///
-    /// - Throws: ``ContainerError`` (`entityInNoConfiguration`, `entityInSeveralConfigurations`,
-    ///   `unknownEntity`, `crossStoreRelationship`, `duplicateConfiguration`,
-    ///   `unresolvedTransaction`; `locked`, `notAStore`, `headerLost`, `permissionDenied`, `corrupted` naming
-    ///   the configuration whose store was refused, the store's ``DataStoreError`` as the
-    ///   cause); a store's other ``DataStoreError``s as they are (`schemaMismatch`,
-    ///   `migrationFailed`, …; ``WALDataStore/init(_:migrationPlan:)``); `invalidSchema` for a
-    ///   plan's model that would lose data.
+    /// - Throws: only ``ContainerError``, naming the configuration concerned, with the error it
+    ///   wraps (a store's ``DataStoreError``, and the engine's error under that) as its
+    ///   ``ContainerError/underlying``: `noConfigurations`, `duplicateConfiguration`,
+    ///   `entityInNoConfiguration`, `entityInSeveralConfigurations`, `unknownEntity`,
+    ///   `crossStoreRelationship` before any store opens; `invalidSchema` for a plan's model that
+    ///   would lose data; `notADirectory`, `permissionDenied`, `locked`, `notAStore`,
+    ///   `headerLost`, `corrupted` for a store's directory or files; `schemaMismatch` for a store
+    ///   no migration can take to the configured schema, `migrationFailed` for a migration that
+    ///   could not be made (``WALDataStore/init(_:migrationPlan:)``); `unresolvedTransaction`;
+    ///   `storeFailed` for any other failure of a store's files.
     public convenience init(
         schema: Schema, configurations: [Configuration], migrationPlan: (any ModelMigrationPlan.Type)? = nil,
         history: WALStoreConfiguration.History = .disabled

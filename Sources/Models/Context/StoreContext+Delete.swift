@@ -12,6 +12,13 @@ extension StoreContext {
     ///   nothing staged; ``DataStoreError/Code/danglingReference`` when the object does not
     ///   exist; the store's errors.
     public func delete(_ identifier: PersistentIdentifier) throws {
+        try stageDeletion(identifier)
+    }
+
+    /// ``delete(_:)``, returning the objects it deleted: `identifier`'s object and those its
+    /// cascades reach (pending inserts among them, discarded).
+    @discardableResult
+    func stageDeletion(_ identifier: PersistentIdentifier) throws -> [PersistentIdentifier] {
         let root = current(identifier)
         guard try snapshot(for: root) != nil else {
             throw DataStoreError(
@@ -66,6 +73,7 @@ extension StoreContext {
             }
         }
         stripReferences(to: doomedSet)
+        return doomed
     }
 
     /// The relationships of `entityName`, inherited ones included.

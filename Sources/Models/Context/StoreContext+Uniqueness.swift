@@ -11,8 +11,9 @@ extension StoreContext {
     /// Costs one pass over the pending inserts of entities with uniqueness rules.
     ///
     /// - Throws: ``Snapshot/DataStoreError/Code/uniqueness`` naming the entity that declares the
-    ///   rule (`entityName`), its properties (`constraint`; `propertyName` for a `unique`
-    ///   attribute), the later insert (`identifier`) and the earlier one (`relatedIdentifiers`).
+    ///   first rule (`entityName`), its properties (`constraint`; `propertyName` for a `unique`
+    ///   attribute), every rule the later insert (`identifier`) shares (`constraints`) and every
+    ///   earlier insert it shares them with (`relatedIdentifiers`).
     func checkInsertsShareNoUniqueValues() throws {
         struct Claim: Hashable {
             var entity: String
@@ -34,19 +35,25 @@ extension StoreContext {
                 }
                 rules[entityName] = found
             }
+            var shared: [(rule: (entity: Schema.Entity, properties: [String], isAttribute: Bool), earlier: PersistentIdentifier, shown: String)] = []
             for rule in rules[entityName] ?? [] {
                 let values = rule.properties.map { snapshot.values[$0] ?? .null }
                 if values.contains(where: { $0.isNull || $0.referencedIdentifiers.contains(where: \.isTemporary) }) { continue }
                 let claim = Claim(entity: rule.entity.name, properties: rule.properties, values: values)
                 if let earlier = claimed[claim] {
-                    let shown = zip(rule.properties, values).map { "\($0) = \($1)" }.joined(separator: ", ")
-                    throw DataStoreError(
-                        .uniqueness,
-                        "Two new \(rule.entity.name) objects, \(earlier) and \(id), share \(shown), which must be unique; change or delete one of them before saving. Nothing was saved and every change is still pending.",
-                        entityName: rule.entity.name, propertyName: rule.isAttribute ? rule.properties[0] : nil, identifier: id,
-                        constraint: rule.properties, relatedIdentifiers: [earlier])
+                    shared.append((rule, earlier, zip(rule.properties, values).map { "\($0) = \($1)" }.joined(separator: ", ")))
                 }
                 claimed[claim] = id
+            }
+            if let first = shared.first {
+                var related: [PersistentIdentifier] = []
+                for s in shared where !related.contains(s.earlier) { related.append(s.earlier) }
+                let what = shared.map { "\($0.shown) with \($0.earlier)" }.joined(separator: " and ")
+                throw DataStoreError(
+                    .uniqueness,
+                    "The new \(first.rule.entity.name) \(id) shares \(what), which must be unique; change or delete one of them before saving. Nothing was saved and every change is still pending.",
+                    entityName: first.rule.entity.name, propertyName: first.rule.isAttribute ? first.rule.properties[0] : nil, identifier: id,
+                    constraints: shared.map(\.rule.properties), relatedIdentifiers: related)
             }
         }
     }

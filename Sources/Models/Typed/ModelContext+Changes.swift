@@ -35,6 +35,7 @@ extension ModelContext {
             for next in reached {
                 try storeContext.insert(next.snapshot)
                 objects.register(next)
+                deletedObjects[next.persistentModelID] = nil
                 inserted.append(next)
             }
             for object in inserted { _ = try maintainInverses(of: object, from: nil) }
@@ -67,13 +68,27 @@ extension ModelContext {
     }
 
     /// Stages the deletion of `model` and what the delete rules imply (``StoreContext/delete(_:)``);
-    /// the registered objects then show it (nullified references, cascaded objects gone).
+    /// the registered objects then show it (nullified references, cascaded objects gone). The
+    /// object and those its `cascade` rules reach are deleted objects from then on
+    /// (``isDeleted(_:)``, ``ModelObject/isDeleted``): they keep their values (a cascaded
+    /// child still refers to its deleted parent, which reads as deleted), and a change made to
+    /// one of them is refused by the next ``save()``.
     ///
-    /// - Throws: as ``StoreContext/delete(_:)`` (`deleteDenied`, `danglingReference`), with
-    ///   nothing staged by the delete.
+    /// As SwiftData's `delete`, it does nothing for an object never inserted (or whose insert
+    /// was discarded), one already deleted in this context, and one no longer in its store.
+    ///
+    /// - Throws: as ``StoreContext/delete(_:)`` (`deleteDenied`), with nothing staged by the
+    ///   delete; ``ContainerError/Code/foreignIdentifier`` for an object of another container's
+    ///   store.
     public func delete<Model: EntityModel>(_ model: Model) throws {
         try processPendingChanges()
-        try storeContext.delete(model.persistentModelID)
+        let id = storeContext.current(model.persistentModelID)
+        if id.isTemporary ? storeContext.inserts[id] == nil : try storeContext.snapshot(for: id) == nil { return }
+        for deleted in try storeContext.stageDeletion(id) {
+            guard let object = objects.registeredObject(for: deleted) else { continue }
+            deletedObjects[deleted] = DeletedObject(object: object, values: object.snapshot)
+            (object as? ModelObject)?.isDeleted = true
+        }
         try refreshRegisteredObjects()
     }
 
@@ -111,24 +126,47 @@ extension ModelContext {
     /// entity and the rule), with nothing saved: both stay pending and the context stays
     /// usable; change or delete one, and save again.
     ///
+    /// **Deleted objects.** A property changed on an object deleted in this context (by
+    /// ``delete(_:)`` or a cascade) since its deletion is refused, rather than dropped without a
+    /// word: the deletion wins, so the change could never be saved. After the save the deleted
+    /// objects belong to no context (``ModelObject/modelContext`` is `nil`) and stay
+    /// ``ModelObject/isDeleted``.
+    ///
     /// - Returns: every inserted temporary identifier → its permanent identifier.
-    /// - Throws: as ``StoreContext/save()``; nothing is saved then and every change stays
-    ///   pending.
+    /// - Throws: ``Snapshot/DataStoreError/Code/conflictingChanges`` when an object deleted in
+    ///   this context was changed after its deletion (``Snapshot/DataStoreError/identifier``
+    ///   names it, ``Snapshot/DataStoreError/propertyName`` a changed property,
+    ///   ``Snapshot/DataStoreError/relatedIdentifiers`` any other deleted object changed); as
+    ///   ``StoreContext/save()``. Nothing is saved then and every change stays pending.
     @discardableResult
     public func save() throws -> [PersistentIdentifier: PersistentIdentifier] {
         try processPendingChanges()
+        try checkDeletedObjectsUnchanged()
         let remapped = try storeContext.save()
+        for deleted in deletedObjects.values { (deleted.object as? ModelObject)?.modelContext = nil }
+        deletedObjects = [:]
         for (temporary, permanent) in remapped.sorted(by: { $0.key < $1.key }) { objects.rekey(temporary, to: permanent) }
         try refreshRegisteredObjects()
         return remapped
     }
 
     /// Discards every pending change; registered objects take back their last saved values,
-    /// and objects inserted since are forgotten.
+    /// and objects inserted since are forgotten (their ``ModelObject/modelContext`` is `nil`).
+    /// Stored objects deleted since the last save are tracked again, not deleted, with their
+    /// saved values.
     ///
     /// - Throws: the stores' errors while reading objects the restored values refer to.
     public func rollback() throws {
         storeContext.rollback()
+        for (id, deleted) in deletedObjects {
+            if storeContext.registeredSnapshot(for: id) != nil {
+                objects.register(deleted.object)
+            } else if let object = deleted.object as? ModelObject {
+                object.isDeleted = false
+                object.modelContext = nil
+            }
+        }
+        deletedObjects = [:]
         try refreshRegisteredObjects()
     }
 
@@ -171,6 +209,7 @@ extension ModelContext {
         for (id, object) in objects.registeredObjects {
             guard let current = storeContext.registeredSnapshot(for: id) else {
                 objects.forget(id)
+                if deletedObjects[id] == nil { (object as? ModelObject)?.modelContext = nil }
                 continue
             }
             if !Self.changes(of: object, from: current).isEmpty {

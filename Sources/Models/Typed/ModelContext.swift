@@ -40,12 +40,22 @@ public final class ModelContext {
     /// The snapshot-level unit of work underneath.
     public let storeContext: StoreContext
     let objects: ModelIdentityMap
+    /// The class objects deleted in this context since the last save (cascades included), each
+    /// with its values at its deletion: a save refuses a change made to one of them after.
+    var deletedObjects: [PersistentIdentifier: DeletedObject] = [:]
+
+    /// A class object deleted in the context, and its values when it was deleted.
+    struct DeletedObject {
+        let object: any EntityModel
+        let values: DefaultSnapshot
+    }
 
     /// A context over `container`, saving as `editingState`.
     public init(_ container: StoreContainer, editingState: EditingState = EditingState()) {
         let context = StoreContext(container, editingState: editingState)
         storeContext = context
         objects = ModelIdentityMap(schema: context.container.schema) { ids in try ids.compactMap { try context.snapshot(for: $0) } }
+        objects.owner = self
     }
 
     /// The container whose stores it reads and saves to.

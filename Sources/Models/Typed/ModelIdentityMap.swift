@@ -31,6 +31,9 @@ package final class ModelIdentityMap: ModelResolver {
         return !retired.isEmpty
     }
     private let load: Loader
+    /// The context whose objects these are: what a ``ModelObject``'s `modelContext` says once
+    /// it is registered here.
+    weak var owner: ModelContext?
     /// The schema of the stores the objects come from: which listed class makes a stored
     /// object of a subclass model's entity.
     private let schema: Schema?
@@ -57,6 +60,14 @@ package final class ModelIdentityMap: ModelResolver {
     /// Registers `object` as the one object of its identifier.
     package func register<Model: EntityModel>(_ object: Model) {
         objects[object.persistentModelID] = object.boxedAsOwnClass
+        attach(object)
+    }
+
+    /// Makes a ``ModelObject`` name this map's context as its own, not deleted.
+    private func attach(_ object: some EntityModel) {
+        guard let instance = object as? ModelObject, owner != nil || instance.modelContext != nil else { return }
+        instance.modelContext = owner
+        instance.isDeleted = false
     }
 
     /// The registered objects that are instances of classes (the ones a context can track),
@@ -79,6 +90,7 @@ package final class ModelIdentityMap: ModelResolver {
         if isClass { object.persistentModelID = new }
         if let existing = objects[new], isClass, (existing as AnyObject) !== (object as AnyObject) {
             retired[ObjectIdentifier(object as AnyObject)] = Retired(object as AnyObject)
+            (object as? ModelObject)?.modelContext = nil
             return true
         }
         objects[new] = object
@@ -146,6 +158,7 @@ package final class ModelIdentityMap: ModelResolver {
         }
         var model = try makeObject(Destination.self, of: identifier.entityName, for: identifier)
         model.persistentModelID = identifier
+        attach(model)
         if Destination.self is AnyObject.Type { objects[identifier] = model.boxedAsOwnClass }
         filling.insert(identifier)
         defer { filling.remove(identifier) }

@@ -190,9 +190,35 @@ extension EntityModel {
 /// A subclass whose stored properties all have default values inherits `init()`; one that
 /// declares a designated initializer of its own writes `required init() { super.init() }` too
 /// (or makes its initializers `convenience`, calling `self.init()`).
+///
+/// **State, as SwiftData's models report it** (a model that does not inherit `ModelObject` asks
+/// its context instead: ``ModelContext/isDeleted(_:)``, ``ModelContext/hasChanges(_:)``):
+/// ``modelContext`` (the context that tracks the object), ``isDeleted`` and ``hasChanges``.
 open class ModelObject {
     /// The object's identity: temporary until a save gives it its permanent identifier.
     public final var persistentModelID: PersistentIdentifier
+
+    /// The context that tracks the object, as SwiftData's `modelContext`: the one it was
+    /// inserted into or fetched from. `nil` for an object never inserted, an insert that was
+    /// rolled back or deleted before any save, an object whose deletion was saved, and an
+    /// instance an upsert retired (``ModelContext/save()``). Held weakly: the context does not
+    /// outlive its last use because an object refers to it.
+    public internal(set) final weak var modelContext: ModelContext?
+
+    /// Whether the object was deleted in its context, as SwiftData's `isDeleted`: true from
+    /// ``ModelContext/delete(_:)`` (of it, or of an object whose `cascade` rule reaches it) on,
+    /// and still after the save that deletes it (its ``modelContext`` is then `nil`); false again
+    /// after a ``ModelContext/rollback()`` before that save. A change made to a deleted object is
+    /// refused by the next save (``Snapshot/DataStoreError/Code/conflictingChanges``).
+    public internal(set) final var isDeleted = false
+
+    /// Whether the object has changes its context has not saved, as SwiftData's `hasChanges`:
+    /// it is inserted and not yet saved, pending deletion, or a property differs from what was
+    /// last saved or fetched. `false` for an object no context tracks.
+    public final var hasChanges: Bool {
+        guard let modelContext, let model = self as? any EntityModel else { return false }
+        return modelContext.hasChanges(model)
+    }
 
     /// An object with a temporary identifier of its model's entity.
     public required init() {

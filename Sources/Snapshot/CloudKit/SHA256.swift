@@ -14,6 +14,18 @@ enum SHA256 {
 
     /// The digest of `bytes` as 64 lowercase hex digits.
     static func hex<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in digest(bytes) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The 32 bytes of the digest of `bytes`.
+    static func digest<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         var h: [UInt32] = [0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19]
         var message = Array(bytes)
         let bitLength = UInt64(message.count) &* 8
@@ -50,13 +62,12 @@ enum SHA256 {
             h[6] &+= g
             h[7] &+= hh
         }
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
         for word in h {
-            for shift in stride(from: 28, through: 0, by: -4) { text.append(digits[Int((word >> UInt32(shift)) & 0xF)]) }
+            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
         }
-        return String(decoding: text, as: UTF8.self)
+        return out
     }
 
     private static func rotate(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }

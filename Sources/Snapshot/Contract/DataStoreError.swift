@@ -15,6 +15,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case uniqueness, invalidSchema, invalidRequest, engine, schemaMismatch, migrationFailed
             case historyTokenExpired, conflictingChanges
             case locked, notAStore, permissionDenied, closed, corrupted, headerLost
+            case valueTooLongForKey
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -103,6 +104,16 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         /// `EPERM`, or a read-only file system: `EROFS`). Fix the permissions or choose another
         /// directory; ``DataStoreError/underlying`` names the system call and file.
         public static let permissionDenied = Code(.permissionDenied)
+        /// A value of an indexed attribute too long for its index entry: its order-preserving
+        /// encoding, with the entity's and index's names, would pass the engine's key limit of
+        /// 65,535 bytes (a string of about 65,000 UTF-8 bytes, less for a compound index or long
+        /// names; a data value's `0x00` bytes count twice). (Also, never met in practice: two
+        /// different unique values so long that their entries hold digests, whose SHA-256
+        /// digests are equal.) ``DataStoreError/entityName`` and ``DataStoreError/propertyName``
+        /// name the attribute, ``DataStoreError/constraint`` the rule's properties,
+        /// ``DataStoreError/identifier`` the object. Nothing was saved: keep such values shorter,
+        /// or drop the index (unique values have no such limit).
+        public static let valueTooLongForKey = Code(.valueTooLongForKey)
         /// The store was closed; open it again to use it.
         public static let closed = Code(.closed)
         /// Bytes on disk failed a checksum or do not decode (a damaged file, a missing blob, a
@@ -146,6 +157,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
             case .closed: "closed"
             case .corrupted: "corrupted"
             case .headerLost: "headerLost"
+            case .valueTooLongForKey: "valueTooLongForKey"
             }
         }
     }
@@ -164,6 +176,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// constraint (`["email"]` for a `unique` attribute, `["author", "slug"]` for a compound
     /// constraint), in the schema's order. Nil when no rule is concerned.
     public var constraint: [String]?
+    /// Every rule concerned, ``constraint`` first: a uniqueness refusal names each rule the
+    /// object collides on (`[["email"], ["handle"]]` when both unique attributes collide), and
+    /// ``relatedIdentifiers`` each object it collides with, once (the message pairs them). Empty
+    /// when no rule is concerned.
+    public var constraints: [[String]]
     /// Every other object concerned, beyond ``identifier``: the object a unique value collides
     /// with, the object a request names twice, each colliding object of a refused migration.
     /// Empty when only ``identifier`` (or none) is concerned.
@@ -174,7 +191,7 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
     /// An error with the given code and message and, when known, the place it concerns.
     public init(
         _ code: Code, _ message: String, entityName: String? = nil, propertyName: String? = nil,
-        identifier: PersistentIdentifier? = nil, constraint: [String]? = nil,
+        identifier: PersistentIdentifier? = nil, constraint: [String]? = nil, constraints: [[String]]? = nil,
         relatedIdentifiers: [PersistentIdentifier] = [], underlying: (any Error & Sendable)? = nil
     ) {
         self.code = code
@@ -182,7 +199,8 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         self.entityName = entityName
         self.propertyName = propertyName
         self.identifier = identifier
-        self.constraint = constraint
+        self.constraint = constraint ?? constraints?.first
+        self.constraints = constraints ?? constraint.map { [$0] } ?? []
         self.relatedIdentifiers = relatedIdentifiers
         self.underlying = underlying
     }
@@ -196,7 +214,11 @@ public struct DataStoreError: Error, Sendable, CustomStringConvertible {
         } else if let propertyName {
             text += " [property \(propertyName)]"
         }
-        if let constraint { text += " [constraint (\(constraint.joined(separator: ", ")))]" }
+        if constraints.count > 1 {
+            text += " [constraints " + constraints.map { "(\($0.joined(separator: ", ")))" }.joined(separator: ", ") + "]"
+        } else if let constraint {
+            text += " [constraint (\(constraint.joined(separator: ", ")))]"
+        }
         if let identifier { text += " [object \(identifier)]" }
         if !relatedIdentifiers.isEmpty { text += " [also \(relatedIdentifiers.map { "\($0)" }.joined(separator: ", "))]" }
         if let underlying, !message.contains("\(underlying)") { text += " (caused by \(underlying))" }

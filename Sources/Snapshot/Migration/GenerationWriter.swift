@@ -29,6 +29,12 @@ struct GenerationWriter: Sendable {
         var bytes = 0
         for object in objects {
             for (key, stored) in mapper.entries(of: object.state) {
+                if key.count > RecordKeys.maxKeyLength,
+                    let refusal = layout.encoder(of: object.state.persistentIdentifier.entityName).refusal(
+                        ofLongKey: key, in: object.state, reportedAs: object.state.persistentIdentifier)
+                {
+                    throw refusal
+                }
                 switch stored {
                 case .inline(let value):
                     batch.put(key, value)

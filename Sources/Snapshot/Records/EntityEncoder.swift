@@ -243,8 +243,24 @@ struct EntityEncoder: Sendable {
         for rule in uniqueness {
             let values = ruleValues(rule)
             if values.contains(where: \.isNull) { continue }
-            result.append((Self.key(rule.prefix, OrderedValueEncoding.encoded(values)), .inline(Self.key([], [], pk, entityName))))
+            result.append(
+                (RecordKeys.unique(prefix: rule.prefix, values: OrderedValueEncoding.encoded(values)), .inline(Self.key([], [], pk, entityName))))
         }
+    }
+
+    /// The refusal of `key`, an index or uniqueness entry of `state` longer than
+    /// ``RecordKeys/maxKeyLength``, naming the rule's property whose value takes the most bytes
+    /// and the object as `id`; `nil` when `key` is no rule's entry.
+    func refusal(ofLongKey key: [UInt8], in state: ObjectState, reportedAs id: PersistentIdentifier) -> DataStoreError? {
+        let rules = uniqueness.map { ($0, true) } + indexes.map { ($0, false) }
+        guard let (rule, isUnique) = rules.first(where: { key.starts(with: $0.0.prefix) }) else { return nil }
+        let sizes = rule.properties.map { OrderedValueEncoding.encoded([state[$0] ?? .null]).count }
+        let longest = rule.properties[sizes.indices.max { sizes[$0] < sizes[$1] } ?? 0]
+        let kind = isUnique ? "uniqueness rule" : "index"
+        return DataStoreError(
+            .valueTooLongForKey,
+            "The \(longest) of \(id) takes \(sizes.max() ?? 0) bytes in the \(kind) (\(rule.properties.joined(separator: ", "))) of \(entity): its entry would be \(key.count) bytes, over the store's key limit of \(RecordKeys.maxKeyLength). Keep the value shorter, or drop that \(kind); nothing was saved.",
+            entityName: entity, propertyName: longest, identifier: id, constraint: rule.properties)
     }
 
     /// `prefix`, then `middle`, then the 16 bytes of `pk` (when given), then `suffix`: one
@@ -286,7 +302,7 @@ struct EntityEncoder: Sendable {
                 if value.isNull { return nil }
                 values.append(value)
             }
-            return (rule.prefix + OrderedValueEncoding.encoded(values), rule.properties)
+            return (RecordKeys.unique(prefix: rule.prefix, values: OrderedValueEncoding.encoded(values)), rule.properties)
         }
     }
 
@@ -303,7 +319,7 @@ struct EntityEncoder: Sendable {
                 if !include(value) { return nil }
                 values.append(value)
             }
-            return (rule.prefix + OrderedValueEncoding.encoded(values), rule.properties)
+            return (RecordKeys.unique(prefix: rule.prefix, values: OrderedValueEncoding.encoded(values)), rule.properties)
         }
     }
 }

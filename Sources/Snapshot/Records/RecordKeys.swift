@@ -16,6 +16,9 @@ enum RecordKeys {
     static let indexTag: UInt8 = 0x49  // I
     static let uniqueTag: UInt8 = 0x55  // U
     static let countTag: UInt8 = 0x43  // C
+    /// The longest key of the record layer, before its generation prefix: the engine's limit
+    /// (65,535 bytes) less the longest generation prefix (`01` and 4 bytes).
+    static let maxKeyLength = 65_535 - 5
 
     static func bytes(of uuid: UUID) -> [UInt8] {
         withUnsafeBytes(of: uuid.uuid) { Array($0) }
@@ -112,7 +115,26 @@ enum RecordKeys {
     static func indexPrefix(entity: String, index: String) -> [UInt8] { [indexTag] + name(entity) + name(index) }
     /// `U` entity 0x00 constraintName 0x00 encodedValues.
     static func unique(entity: String, constraint: String, values: [UInt8]) -> [UInt8] {
-        [uniqueTag] + name(entity) + name(constraint) + values
+        unique(prefix: [uniqueTag] + name(entity) + name(constraint), values: values)
+    }
+
+    /// The tag that opens the values of a uniqueness key in its long form: no value encoding
+    /// starts with it.
+    static let hashedValuesTag: UInt8 = 0xFE
+
+    /// The uniqueness key of `prefix` (`U` entity 0x00 constraint 0x00) and the values'
+    /// order-preserving encoding `values`: the two together, or, when that would pass
+    /// ``maxKeyLength``, `prefix`, ``hashedValuesTag`` and the SHA-256 digest of `values` (no store
+    /// written before held so long a key, so the short form of every key they hold is unchanged).
+    static func unique(prefix: [UInt8], values: [UInt8]) -> [UInt8] {
+        guard prefix.count + values.count > maxKeyLength else { return prefix + values }
+        return prefix + [hashedValuesTag] + SHA256.digest(values)
+    }
+
+    /// Whether the uniqueness key `key`, of a rule whose prefix is `prefixLength` bytes, holds
+    /// its values' digest rather than the values.
+    static func isHashedUnique(_ key: [UInt8], prefixLength: Int) -> Bool {
+        key.count > prefixLength && key[prefixLength] == hashedValuesTag
     }
 
     /// `C` entity 0x00 — how many objects of exactly that (concrete) entity the generation holds.

@@ -80,6 +80,17 @@ extension SavePlanner {
         }
     }
 
+    /// Refuses an object whose index or uniqueness entry (`entries` are its entries) would pass
+    /// the engine's key limit, naming the attribute, before anything is written.
+    ///
+    /// - Throws: ``DataStoreError/Code/valueTooLongForKey``.
+    func checkKeyLengths(_ entries: ArraySlice<(key: [UInt8], entry: StoredEntry)>, of state: ObjectState) throws {
+        for (key, _) in entries where key.count > RecordKeys.maxKeyLength {
+            let id = state.persistentIdentifier
+            if let refusal = layout.encoder(of: id.entityName).refusal(ofLongKey: key, in: state, reportedAs: reported(id)) { throw refusal }
+        }
+    }
+
     /// Every entry that changes, in key order: old entries of touched objects not kept are
     /// deleted, new or changed ones put. An object's old entries are derived with the same
     /// to-many arrays its state holds (the rest are unchanged, or changed through
@@ -94,7 +105,9 @@ extension SavePlanner {
         }
         for (id, new) in attempt.state where !attempt.deleted.contains(id) {
             guard var old = try stored(id), let pk = RecordMapper.primaryKey(of: id) else {
+                let start = after.count
                 after += mapper.entries(of: new)
+                try checkKeyLengths(after[start...], of: new)
                 continue
             }
             let encoder = layout.encoder(of: id.entityName)
@@ -112,7 +125,9 @@ extension SavePlanner {
                 continue
             }
             before += mapper.entries(of: old)
+            let start = after.count
             after += encoder.entries(of: new, encoded, primaryKey: pk, mapper: mapper)
+            try checkKeyLengths(after[start...], of: new)
         }
         for (id, changes) in attempt.linkChanges where !attempt.deleted.contains(id) {
             for (name, change) in changes where attempt.state[id]?.values[name] == nil {

@@ -44,13 +44,16 @@ extension SavePlanner {
                     break
                 }
             }
+            var shared: [(other: PersistentIdentifier, constraint: [String])] = []
             for (key, properties) in encoder.uniqueKeys(of: s) {
-                if let other = claimed[key], other.id != id {
-                    throw uniquenessError(
-                        reported(id), reported(other.id), properties,
-                        "would share its unique \(properties.joined(separator: ", ")) with \(reported(other.id)); change one of them")
-                }
+                if let other = claimed[key], other.id != id { shared.append((reported(other.id), properties)) }
                 claimed[key] = (id, properties)
+            }
+            if !shared.isEmpty {
+                throw uniquenessError(
+                    reported(id), shared,
+                    "would share " + shared.map { "its unique \($0.constraint.joined(separator: ", ")) with \($0.other)" }.joined(separator: " and ")
+                        + "; change the values")
             }
         }
         // Bounded to-many relationships changed link by link: counted whole.
@@ -62,13 +65,42 @@ extension SavePlanner {
                 try checkCount(try targets(id, r).count, of: r, id)
             }
         }
+        var collisions: [(id: PersistentIdentifier, owner: PersistentIdentifier, constraint: [String])] = []
         for (key, claim) in claimed.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             guard let owner = try uniqueOwner(key), owner != claim.id, !attempt.deleted.contains(owner), attempt.state[owner] == nil else { continue }
-            throw uniquenessError(
-                reported(claim.id), owner, claim.constraint,
-                "would share its unique \(claim.constraint.joined(separator: ", ")) with the stored \(owner); change one of them, or delete or update that object in the same save"
-            )
+            let state = attempt.state[claim.id]
+            try requireSameUniqueValues(key, claim.constraint, of: claim.id, { state?[$0] }, heldBy: owner)
+            collisions.append((claim.id, owner, claim.constraint))
         }
+        if let first = collisions.first { throw storedCollisionError(of: first.id, collisions.filter { $0.id == first.id }, claimed: claimed) }
+    }
+
+    /// The refusal of an object whose unique values stored objects hold: every rule it
+    /// collides on and every object it collides with, the upsert that merged an insert into the
+    /// object first when there was one (the insert is then named, and the object it was merged
+    /// into is the first of ``DataStoreError/relatedIdentifiers``).
+    private func storedCollisionError(
+        of id: PersistentIdentifier, _ collisions: [(id: PersistentIdentifier, owner: PersistentIdentifier, constraint: [String])],
+        claimed: [[UInt8]: (id: PersistentIdentifier, constraint: [String])]
+    ) -> DataStoreError {
+        var shared = collisions.map { (other: $0.owner, constraint: $0.constraint) }
+        var phrases = shared.map { "its unique \($0.constraint.joined(separator: ", ")) with the stored \($0.other)" }
+        var named = reported(id)
+        if attempt.upserted.contains(id), let merged = attempt.upsertConstraints[id],
+            let insert = attempt.remapped.filter({ $0.value == id }).keys.min()
+        {
+            let rules = Set(claimed.values.filter { $0.id == id && merged.isSuperset(of: $0.constraint) }.map(\.constraint)).sorted {
+                $0.lexicographicallyPrecedes($1)
+            }
+            named = insert
+            shared = rules.map { (id, $0) } + shared
+            phrases =
+                rules.map { "its unique \($0.joined(separator: ", ")) with the stored \(id), into which it would be saved as an upsert" } + phrases
+        }
+        return uniquenessError(
+            named, shared,
+            "would share " + phrases.joined(separator: " and ")
+                + "; change the values, or delete or update the other objects in the same save")
     }
 
     private func checkCount(_ count: Int, of r: Schema.Relationship, _ id: PersistentIdentifier) throws {
@@ -84,10 +116,22 @@ extension SavePlanner {
     /// `unique` attribute's name is also ``DataStoreError/propertyName``. `phrase` follows the
     /// object's name in the message.
     func uniquenessError(_ id: PersistentIdentifier, _ other: PersistentIdentifier, _ constraint: [String], _ phrase: String) -> DataStoreError {
+        uniquenessError(id, [(other, constraint)], phrase)
+    }
+
+    /// A uniqueness refusal of `id` colliding with several objects, each on a rule: every rule in
+    /// ``DataStoreError/constraints`` (the first is ``DataStoreError/constraint``), every object
+    /// once in ``DataStoreError/relatedIdentifiers``.
+    func uniquenessError(
+        _ id: PersistentIdentifier, _ shared: [(other: PersistentIdentifier, constraint: [String])], _ phrase: String
+    ) -> DataStoreError {
+        let constraint = shared.first?.constraint ?? []
         let attribute = constraint.count == 1 && schema.attribute(named: constraint[0], in: id.entityName)?.options.contains(.unique) == true
+        var related: [PersistentIdentifier] = []
+        for (other, _) in shared where !related.contains(other) { related.append(other) }
         return DataStoreError(
             .uniqueness, "The \(id.entityName) \(id) \(phrase).",
-            entityName: id.entityName, propertyName: attribute ? constraint[0] : nil, identifier: id, constraint: constraint,
-            relatedIdentifiers: [other])
+            entityName: id.entityName, propertyName: attribute ? constraint[0] : nil, identifier: id, constraints: shared.map(\.constraint),
+            relatedIdentifiers: related)
     }
 }

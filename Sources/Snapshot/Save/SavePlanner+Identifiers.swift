@@ -104,12 +104,11 @@ extension SavePlanner {
             let unique = layout.encoder(of: temporary.entityName).uniqueKeys(ofStatement: snapshot) { value in
                 !value.isNull && !value.referencedIdentifiers.contains(where: \.isTemporary)
             }
+            var shared: [(other: PersistentIdentifier, constraint: [String])] = []
             for (key, properties) in unique {
                 if let earlier = claimed[key] {
-                    throw uniquenessError(
-                        temporary, earlier, properties,
-                        "is inserted in the same save as \(earlier) with the same unique \(properties.joined(separator: ", ")); insert one object, or change one of the values"
-                    )
+                    shared.append((earlier, properties))
+                    continue
                 }
                 if let holder = heldByUpdate[key] {
                     throw DataStoreError(
@@ -121,7 +120,15 @@ extension SavePlanner {
                 keys.append(key)
                 if target != nil { continue }
                 guard let owner = try uniqueOwner(key), !gone.contains(owner), !updatedIDs.contains(owner) else { continue }
+                try requireSameUniqueValues(key, properties, of: temporary, { snapshot.values[$0] }, heldBy: owner)
                 target = (owner, properties)
+            }
+            if !shared.isEmpty {
+                throw uniquenessError(
+                    temporary, shared,
+                    "is inserted in the same save as "
+                        + shared.map { "\($0.other) with the same unique \($0.constraint.joined(separator: ", "))" }.joined(separator: " and ")
+                        + "; insert one object, or change the values")
             }
             if let t = target, t.id.entityName != temporary.entityName {
                 // Refused by ``plan(_:)`` unless a cascade of the save deletes the holder.
@@ -143,6 +150,30 @@ extension SavePlanner {
             attempt.remapped[temporary] = permanent
             for key in keys { claimed[key] = temporary }
         }
+    }
+
+    /// Refuses a digest collision: `key`, a uniqueness entry in its long form (the SHA-256
+    /// digest of the values), names the stored `owner`, whose values of the rule `properties`
+    /// differ from the ones `values` reads for `id` (nil: the rule's fallback). A key that holds
+    /// the values needs no check, and costs none.
+    ///
+    /// - Throws: ``DataStoreError/Code/valueTooLongForKey`` naming `id`, the rule and `owner`.
+    func requireSameUniqueValues(
+        _ key: [UInt8], _ properties: [String], of id: PersistentIdentifier, _ values: (String) -> PropertyValue?,
+        heldBy owner: PersistentIdentifier
+    ) throws {
+        let encoder = layout.encoder(of: id.entityName)
+        guard let rule = encoder.uniqueness.first(where: { $0.properties == properties }),
+            RecordKeys.isHashedUnique(key, prefixLength: rule.prefix.count), let held = try stored(owner)
+        else { return }
+        let ours = OrderedValueEncoding.encoded(properties.enumerated().map { values($1) ?? rule.fallbacks[$0] })
+        let theirs = OrderedValueEncoding.encoded(properties.map { held[$0] ?? .null })
+        guard ours != theirs else { return }
+        throw DataStoreError(
+            .valueTooLongForKey,
+            "The unique \(properties.joined(separator: ", ")) of \(reported(id)) is long enough that its entry holds the SHA-256 digest of the value, and the stored \(owner)'s different value has the same digest; the two cannot both be kept unique. Change the value; nothing was saved.",
+            entityName: id.entityName, propertyName: properties.count == 1 ? properties[0] : nil, identifier: reported(id),
+            constraint: properties, relatedIdentifiers: [owner])
     }
 
     /// The object a stored uniqueness entry names, when it exists.
