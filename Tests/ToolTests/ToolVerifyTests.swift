@@ -264,6 +264,25 @@ import Testing
         #expect(again.status == 0 && again.output.contains("nothing damaged"), "\(again.output)")
     }
 
+    /// A count alone wrong: every other entry agrees, so the check's single pass (no table of
+    /// entries) finds it, and salvage writes the records' tally.
+    @Test func salvageRepairsACountThatDisagreesWithTheRecords() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = try Self.store(directory)
+        try Self.edit(path) { engine in
+            var batch = WriteBatch()
+            batch.put(try Self.firstKey(engine, prefix: "CPerson\0"), [0, 0, 0, 0, 0, 0, 3, 231])  // 999, 8 bytes big-endian
+            return batch
+        }
+        let found = Self.problems(try Self.verify(path).report)
+        #expect(found.count == 1 && found.first?.kind == "wrongValue" && found.first?.key == "CPerson\\x00", "\(found)")
+        let salvage = try Tool.run("salvage", "--json", path)
+        let records = try #require(try salvage.json()["records"] as? [String: Any])
+        #expect(records["entriesWritten"] as? Int == 1 && records["problemsLeft"] as? Int == 0, "\(records)")
+        #expect(try Self.verify(path).status == 0)
+    }
+
     /// Opens the engine store under the tool model's store and applies `change`.
     static func edit(_ path: String, _ change: (LogStore) throws -> WriteBatch) throws {
         let engine = try LogStore.open(at: path)

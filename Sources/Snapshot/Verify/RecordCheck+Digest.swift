@@ -110,7 +110,7 @@ extension StoreInspector {
             try checkBatch()
         }
         progress(report.records, total)
-        // The per-entity counts, as the comparison entry by entry checks them.
+        // The per-entity counts, as the comparison entry by entry checks (and repairs) them.
         let hasCounts = !counts.isEmpty
         for entity in schema.entities {
             let key = RecordKeys.count(entity: entity.name)
@@ -119,9 +119,11 @@ extension StoreInspector {
                 if found != EntityCounts.encode(expected) {
                     let said = (try? EntityCounts.decode(found, key: key)).map(String.init) ?? "an undecodable count"
                     problem(.wrongValue, key, "the count of \(entity.name) says \(said), the records hold \(expected)")
+                    report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
                 }
             } else if hasCounts && expected > 0 {
                 problem(.missingEntry, key, "the count of \(entity.name) is missing (the records hold \(expected))")
+                report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
             }
         }
         guard counts.isEmpty, stored == derived else { return nil }
