@@ -276,7 +276,7 @@ extension TableSalvage {
                 guard checksum(raw[...]) == footer.filterChecksum else {
                     throw .corruption("table filter block does not match the footer's crc32", path: path, offset: footer.filter.offset)
                 }
-                _ = try BloomFilter(raw: raw, path: path, offset: footer.filter.offset)
+                _ = try BloomFilter(raw: raw, path: path, offset: footer.filter.offset, coversKeys: footer.filter.offset > 0)
             } catch {
                 losses.append(Loss(range: range(footer.filter), reason: .filterUnreadable, message: error.message))
             }
