@@ -517,7 +517,6 @@ struct TableReader: Sendable {
         }
     }
 
-
     /// The block at `handle` from the cache, or read, verified, parsed, passed through `check`
     /// (which throws for a block that must not be kept) and cached when `caching`.
     private func cachedBlock(
