@@ -69,6 +69,29 @@ import Testing
         #expect(try Self.reader(table).entry(forKey: bytes("user/3"))?.value == .value(bytes("Lin")))
     }
 
+    /// Salvage treats a separator that disagrees with its block as a damaged index (no entry
+    /// lost: the rewrite builds a new index) and an all-zero filter as a damaged filter, so
+    /// the table is rewritten, and reads of the rewritten table are right.
+    @Test func salvageRebuildsATableWhoseSeparatorOrFilterLiesBehindValidChecksums() throws {
+        let example = try Self.example()
+        var separator = example
+        separator[0x64] = UInt8(ascii: "0")
+        DecoderHooks.repairTable(&separator)
+        var filter = example
+        for offset in 0x4e..<0x56 { filter[offset] = 0 }
+        DecoderHooks.repairTable(&filter)
+        for (what, table, reason) in [
+            ("lowered separator", separator, TableSalvage.Reason.indexUnreadable), ("zero filter", filter, .filterUnreadable),
+        ] {
+            let salvage = try TableSalvage(source: MemoryTableSource(bytes: table, path: "/t.sst"))
+            #expect(salvage.losses.map(\.reason) == [reason], "\(what): \(salvage.losses)")
+            #expect(salvage.entries == TableFormatExampleTests.entries, "\(what): every entry kept")
+            let rebuilt = try TableBuilder.build(salvage.entries, options: TableFormatExampleTests.version5)
+            #expect(try Self.reader(rebuilt).entry(forKey: bytes("user/1"))?.value == .value(bytes("Ada")), "\(what)")
+        }
+        #expect(try TableSalvage(source: MemoryTableSource(bytes: example, path: "/t.sst")).isClean)
+    }
+
     // MARK: The manifest's key ranges
 
     static let dir = "/crosscheck"
