@@ -153,6 +153,34 @@ import Testing
         }
     }
 
+    /// Salvage compares each table's manifest record with the entries it keeps: a key range or
+    /// blob list that disagrees makes it rewrite the table (its true record in the manifest)
+    /// and report it, and the store then reads right, its blob file kept.
+    @Test(arguments: ["key range", "blob list"])
+    func salvageRewritesATableWhoseManifestRecordDisagreesWithIt(field: String) throws {
+        let fs = FaultInjectingFileSystem()
+        var options = Self.options()
+        options.blobThreshold = 100
+        let blobValue = [UInt8](repeating: 9, count: 500)
+        let store = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        try store.write { batch in
+            for i in 10..<60 { batch.put(bytes("k/\(i)"), bytes("v\(i)")) }
+            batch.put(bytes("k/big"), blobValue)
+        }
+        try store.compact()
+        try store.close()
+        let table = try Self.forgeManifest(fs) { record in
+            if field == "key range" { record.largestKey = bytes("k/50") } else { record.blobIDs = [] }
+        }
+        let report = try LogStore.salvage(at: Self.dir, options: options, fileSystem: fs)
+        #expect(report.quarantined.map(\.file) == [String(table.dropFirst(Self.dir.count + 1))], "\(report.quarantined)")
+        let repaired = try LogStore.open(at: Self.dir, options: options, fileSystem: fs)
+        defer { try? repaired.close() }
+        repaired.collectBlobsFoundAtOpen()
+        #expect(try repaired.value(forKey: bytes("k/55")) == bytes("v55"))
+        #expect(try repaired.value(forKey: bytes("k/big")) == blobValue)
+    }
+
     @Test func aManifestKeyRangeThatAgreesIsReadAsBefore() throws {
         let fs = try Self.compactedStore()
         let store = try LogStore.open(at: Self.dir, options: Self.options(), fileSystem: fs)
