@@ -51,19 +51,21 @@ extension LogStore {
     /// added). Called after each rollover, at open, and by the background job itself when it ends:
     /// segments sealed while it ran (their rollover found it busy) start the next flush at once,
     /// rather than waiting for a rollover that a quiet store may not make.
+    ///
+    /// It also keeps the sealed tail within its bound under any commit load: while the sealed
+    /// segments hold at least ``stallBytes`` and a flush job is scheduled or running, commits
+    /// wait (``TailStall``) until that job has flushed them.
     func scheduleFlushIfDue() {
         let policy = options.compaction
         guard policy.isAutomatic else { return }
-        let due = state.withLock { s -> Bool in
-            var sealed: UInt64 = 0
-            for (number, file) in s.files where number < s.activeSegment { sealed += (try? file.size()) ?? 0 }
-            return sealed >= UInt64(policy.flushBytes)
-        }
-        guard due || isMergeDue() else { return }
+        let sealed = sealedTailBytes()
+        let due = sealed >= UInt64(policy.flushBytes)
+        let mergeDue = !due && isMergeDue()
         let start = catalog.withLock { c -> Bool in
-            guard !c.scheduled, !c.stopping, c.automaticFailure == nil else { return false }
-            c.scheduled = true
-            return true
+            let start = (due || mergeDue) && !c.scheduled && !c.stopping && c.automaticFailure == nil
+            if start { c.scheduled = true }
+            tailStall.set(c.scheduled && !c.stopping && c.automaticFailure == nil && sealed >= stallBytes)
+            return start
         }
         guard start else { return }
         DispatchQueue.global(qos: .utility).async {
@@ -71,8 +73,20 @@ extension LogStore {
             do throws(EngineError) {
                 try self.compactionGate.withLock { _ throws(EngineError) in
                     try self.checkStopping()
-                    if due { _ = try self.flushNow(sealingActive: false) }
-                    while try self.mergeNow(everything: false) != nil { try self.checkStopping() }
+                    // A flush, then one merge at a time, with a flush between any two when the
+                    // segments sealed meanwhile are due: commits held at the tail's bound wait
+                    // for a flush and at most one merge, not for a chain of merges.
+                    var flushing = due
+                    while true {
+                        if flushing {
+                            _ = try self.flushNow(sealingActive: false)
+                            self.updateTailStall()
+                        }
+                        let merged = try self.mergeNow(everything: false) != nil
+                        try self.checkStopping()
+                        flushing = self.sealedTailBytes() >= UInt64(policy.flushBytes)
+                        if !merged && !flushing { break }
+                    }
                 }
             } catch {
                 failure = error
@@ -81,10 +95,36 @@ extension LogStore {
                 c.scheduled = false
                 // Do not retry on every commit: automatic flushing waits for a reopen.
                 if let failure, failure.code != .closed { c.automaticFailure = failure }
+                // No job runs now: no commit may wait (the look below may stall them again).
+                self.tailStall.set(false)
             }
             // A failure or close stops here (the guard above refuses); otherwise the tail sealed
             // meanwhile is looked at again.
             if failure == nil { self.scheduleFlushIfDue() }
+        }
+    }
+
+    /// The sealed tail's bound: commits wait while the sealed segments hold this much and a
+    /// flush is under way. ``LogStore/CompactionPolicy/flushBytes`` plus one segment: the flush
+    /// starts at `flushBytes`, and the commits meanwhile may seal one more segment before they
+    /// wait (each commit past the check seals at most one).
+    var stallBytes: UInt64 { UInt64(options.compaction.flushBytes) + UInt64(options.segmentSize) }
+
+    /// The sealed segments' bytes (the active one excluded).
+    func sealedTailBytes() -> UInt64 {
+        state.withLock { s -> UInt64 in
+            var sealed: UInt64 = 0
+            for (number, file) in s.files where number < s.activeSegment { sealed += (try? file.size()) ?? 0 }
+            return sealed
+        }
+    }
+
+    /// After a background flush: lifts the stall if the flush brought the sealed tail below
+    /// its bound (the job is still scheduled; it looks again when it ends).
+    private func updateTailStall() {
+        let sealed = sealedTailBytes()
+        catalog.withLock { c in
+            tailStall.set(c.scheduled && !c.stopping && c.automaticFailure == nil && sealed >= stallBytes)
         }
     }
 
@@ -94,8 +134,10 @@ extension LogStore {
 
     /// At close, once background compaction has stopped: flushes the whole tail (sealing the
     /// active segment) when the policy is automatic, no automatic flush or merge has failed, and
-    /// the tail's segments hold at least ``LogStore/CompactionPolicy/flushAtCloseBytes``. Best
-    /// effort: a failure before the manifest's switch leaves the tail as it was (the next open
+    /// the tail's segments hold at least ``LogStore/CompactionPolicy/flushAtCloseBytes``; then
+    /// runs every merge due, so that each level holds fewer than
+    /// ``LogStore/CompactionPolicy/mergeFanIn`` tables (at most `(mergeFanIn − 1) × levels`
+    /// tables are left). Best effort: a failure before the manifest's switch leaves the tail as it was (the next open
     /// reads it as it would have), one after leaves the store read-only, as any flush's.
     func flushAtClose() {
         let policy = options.compaction
@@ -107,11 +149,16 @@ extension LogStore {
             }
             return sealed + w.writeOffset - UInt64(LogFormat.segmentHeaderSize)
         }
-        guard let tailBytes, tailBytes >= UInt64(policy.flushAtCloseBytes) else { return }
+        guard let tailBytes else { return }
         compactionGate.withLock { _ in
             catalog.withLock { $0.flushingAtClose = true }
             defer { catalog.withLock { $0.flushingAtClose = false } }
-            _ = try? flushNow(sealingActive: true)
+            if tailBytes >= UInt64(policy.flushAtCloseBytes) {
+                guard (try? flushNow(sealingActive: true)) != nil else { return }
+            }
+            // Then the merges due (the flush's table, or those close interrupted), so that close
+            // leaves every level with fewer than mergeFanIn tables. Best effort, as the flush.
+            while (try? mergeNow(everything: false)) != nil {}
         }
     }
 

@@ -18,6 +18,17 @@ extension LogStore {
         return result
     }
 
+    /// True when `ids` (ascending) holds `id`: a binary search, allocating nothing.
+    static func sortedIDs(_ ids: [UInt64], contain id: UInt64) -> Bool {
+        var low = 0
+        var high = ids.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ids[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < ids.count && ids[low] == id
+    }
+
     func merge(
         everything: Bool
     ) throws(EngineError) -> (StepResult, [(name: String, file: any StoreFile, companions: [String])])? {
@@ -56,6 +67,16 @@ extension LogStore {
             while merge.isValid {
                 let dropped = droppingTombstones && merge.storedValue.load(as: UInt8.self) == TableFormat.kindTombstone
                 let entry = dropped ? nil : try merge.tables[merge.source - 1].entry()
+                if let entry, case .blob(let reference) = entry.value {
+                    // The manifest's blob list is what blob collection trusts: a reference it
+                    // omits would cost the blob file (FORMAT.md, "Manifest").
+                    let input = inputs[merge.source - 1]
+                    guard Self.sortedIDs(input.record.blobIDs, contain: reference.id) else {
+                        throw .corruption(
+                            "table references blob \(reference.id), which the manifest's blob list for it omits (blob collection would remove a blob in use); run LogStore.salvage(at:)",
+                            path: input.reader.path, offset: merge.tables[merge.source - 1].currentBlock.offset)
+                    }
+                }
                 try merge.advance()
                 if let entry { return entry }
             }

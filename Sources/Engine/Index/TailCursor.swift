@@ -168,8 +168,8 @@ struct TailCursor: EntryCursor, Sendable {
     private mutating func read(_ bounds: LogStore.KeyRange, reverse: Bool, refusingClosed: Bool) throws(EngineError) {
         let limit = Swift.max(0, Swift.min(batchSize, wanted))
         let range = range
-        let (batch, files, tables) = try store.state.withLock {
-            s throws(EngineError) -> (Batch, [UInt64: any StoreFile], [StoreTable]) in
+        let (batch, files, tables, unchecked) = try store.state.withLock {
+            s throws(EngineError) -> (Batch, [UInt64: any StoreFile], [StoreTable], [StoreTable]) in
             guard !refusingClosed || !s.closed else { throw LogStore.closedError }
             let batch = s.index.tailBatch(in: bounds, reverse: reverse, limit: limit)
             var files: [UInt64: any StoreFile] = [:]
@@ -182,8 +182,12 @@ struct TailCursor: EntryCursor, Sendable {
                     files[item.location.segment] = s.files[item.location.segment]
                 }
             }
-            return (batch, files, s.tables.filter { $0.overlaps(range) })
+            return (batch, files, s.tables.filter { $0.overlaps(range) }, s.tables.filter { !$0.isChecked && !$0.overlaps(range) })
         }
+        // A table the range misses by the manifest's record is checked once all the same (its
+        // key range against its first and last keys), outside the lock: a range recorded too
+        // narrow must not hide keys from scans either.
+        for table in unchecked { try table.checkOnce() }
         self.batch = batch
         self.files = files
         if !Self.same(tables, self.tables) {

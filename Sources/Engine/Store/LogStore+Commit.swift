@@ -20,6 +20,7 @@ extension LogStore {
     public func commit(_ batch: WriteBatch) throws(EngineError) -> UInt64 {
         try batch.validate(blobThreshold: options.blobThreshold)
         guard !batch.isEmpty else { return try lastCommittedSequence() }
+        tailStall.waitWhileStalled()
         let (encoded, blobs) = try encode(batch)
         defer { releaseBlobs(blobs) }
         let ticket = CommitTicket(encoded)
@@ -87,6 +88,8 @@ extension LogStore {
     private func commitOnIOThread(_ batch: WriteBatch, finish: @escaping @Sendable (Result<UInt64, EngineError>) -> Void) {
         let encoded: EncodedCommit
         let blobs: [UInt64]
+        // (An I/O thread may wait here: the flush it waits for runs on no I/O thread.)
+        tailStall.waitWhileStalled()
         do throws(EngineError) {
             (encoded, blobs) = try encode(batch)
         } catch {

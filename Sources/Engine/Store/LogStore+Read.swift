@@ -189,7 +189,10 @@ extension LogStore {
     /// `table`'s entry for `key` (a tombstone included), or nil: the table's key range, then its
     /// filter (both counted in the statistics), then its index and one data block.
     func tableEntry(_ table: StoreTable, _ key: UnsafeRawBufferPointer) throws(EngineError) -> TableEntryView? {
-        guard table.covers(key) else { return nil }
+        guard table.covers(key) else {
+            try table.checkOnce()
+            return nil
+        }
         tableFilterChecks.add(1, ordering: .relaxed)
         switch try table.reader.lookup(key) {
         case .filteredOut:

@@ -487,6 +487,13 @@ private struct Salvage {
             if size != record.length {
                 damage.insert((0..<size, "table is \(size) bytes but the manifest records \(record.length)"), at: 0)
             }
+            // Damage behind valid checksums (FORMAT.md, "What is checked against the tables"):
+            // the rewrite records the table's true key range and blob list.
+            if damage.isEmpty, let first = kept.entries.first, let last = kept.entries.last,
+                first.key != record.smallestKey || last.key != record.largestKey || Self.blobIDs(kept.entries) != record.blobIDs
+            {
+                damage.append((0..<size, "the manifest's key range or blob list for the table disagrees with its entries"))
+            }
             guard !damage.isEmpty else {
                 index += 1
                 continue

@@ -73,6 +73,8 @@ public final class LogStore: Sendable {
     /// Hooks for tests (``TestHooks``); the defaults do nothing.
     let testHooks: TestHooks
 
+    /// Holds commits back while the sealed tail is past its bound (``scheduleFlushIfDue()``).
+    let tailStall = TailStall()
     /// Decoded table blocks, one budget for every table (``Options/tableCacheCapacity``).
     let tableCache: TableBlockCache
     /// Table filter checks of point reads, and how many said the key is absent.
@@ -356,7 +358,10 @@ public final class LogStore: Sendable {
             return task
         }
         task?.cancel()
-        catalog.withLock { $0.stopping = true }
+        catalog.withLock { c in
+            c.stopping = true
+            tailStall.set(false)
+        }
         blobCollection.withLock { $0.stopping = true }
         blobCollectionJob.withLock { _ in }  // the collector finishes the removal in hand and syncs
         hintJob.withLock { _ in }  // the hint job installs the hint in hand and takes no other

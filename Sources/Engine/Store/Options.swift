@@ -141,16 +141,20 @@ extension LogStore {
         /// called.
         public var isAutomatic: Bool
         /// The bytes of sealed segments (every segment of the tail but the active one) at which a
-        /// flush starts: it is checked whenever a segment is sealed and at open. Default: 64 MiB,
-        /// so with the default ``LogStore/Options/segmentSize`` each sealed segment is flushed.
+        /// flush starts: it is checked whenever a segment is sealed, at open and when a flush
+        /// ends. Default: 64 MiB, so with the default ``LogStore/Options/segmentSize`` each sealed
+        /// segment is flushed. While the sealed segments hold this plus one segment and a flush
+        /// is under way, commits wait for it (FORMAT.md, "The tail's bound"), so the tail stays
+        /// within about this plus a segment under any commit load.
         public var flushBytes: Int
         /// Tables of one level that are merged into one table of the next (2 ... 64; default 4).
         public var mergeFanIn: Int
         /// With ``isAutomatic``, ``LogStore/close()`` flushes the whole tail (the active segment
         /// included) into a table when its segments hold at least this many bytes, so that the
         /// next open loads no index of it and holds none in memory. The tail is bounded (by about
-        /// ``flushBytes`` plus a segment), so this work is too. Default: 1 MiB; `Int.max` turns it
-        /// off. A crash instead of a close loses nothing: open replays the tail as it would have.
+        /// ``flushBytes`` plus a segment), so this work is too. Close then runs the merges due, so
+        /// each level is left with fewer than ``mergeFanIn`` tables. Default: 1 MiB; `Int.max`
+        /// turns the flush off. A crash instead of a close loses nothing: open replays the tail as it would have.
         public var flushAtCloseBytes: Int
 
         /// Automatic, flushing at 64 MiB of sealed segments, merging 4 tables of a level, and

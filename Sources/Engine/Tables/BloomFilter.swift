@@ -46,7 +46,11 @@ struct BloomFilter: Sendable {
     private let bitCount: UInt64
     let probes: Int
 
-    init(raw: [UInt8], path: String, offset: UInt64) throws(EngineError) {
+    /// Decodes a filter's raw contents. A filter of at least one key (`coversKeys`: every filter
+    /// partition, and the filter block of a table with data) has at least
+    /// ``minimumSetBits(probes:)`` bits set: fewer (an all-zero filter, say) would make keys the
+    /// table holds read as absent, so it is corruption even when its crc32 holds.
+    init(raw: [UInt8], path: String, offset: UInt64, coversKeys: Bool = true) throws(EngineError) {
         guard raw.count >= TableFormat.minFilterBits / 8 + 1 else {
             throw .corruption("table filter of \(raw.count) bytes is shorter than the smallest filter", path: path, offset: offset)
         }
@@ -57,7 +61,20 @@ struct BloomFilter: Sendable {
         self.probes = probes
         bits = Array(raw.dropLast())
         bitCount = UInt64(bits.count) * 8
+        if coversKeys {
+            let set = bits.reduce(0) { $0 + $1.nonzeroBitCount }
+            guard set >= Self.minimumSetBits(probes: probes) else {
+                throw .corruption(
+                    "table filter has \(set) of its \(bitCount) bits set, fewer than one key's \(Self.minimumSetBits(probes: probes)) probes set (it would hide keys the table holds); run LogStore.salvage(at:), which rebuilds filters",
+                    path: path, offset: offset)
+            }
+        }
     }
+
+    /// The fewest bits a filter of at least one key has set: one key's probes, which are
+    /// distinct for the first 8 (the bit count is a multiple of 8 and the step `h2` odd, so
+    /// `i·h2 mod m` repeats no sooner than every 8 probes).
+    static func minimumSetBits(probes: Int) -> Int { min(probes, 8) }
 
     /// False only when `key` is certainly not in the table.
     func mayContain(_ key: [UInt8]) -> Bool {

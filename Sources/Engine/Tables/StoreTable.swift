@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A table of the store (FORMAT.md, "Tail and tables"): what the manifest records of it, its
 /// open file and its reader. Immutable; whoever holds one (a scan's batch, a read in flight)
 /// keeps the file readable even after a merge removed its name.
@@ -5,6 +7,9 @@ final class StoreTable: Sendable {
     let record: Manifest.Table
     let file: any StoreFile
     let reader: TableReader
+    /// The table's metadata has been loaded, and with it its key range checked against the
+    /// record's (``TableReader/expectedKeys``).
+    private let checked = Atomic<Bool>(false)
 
     var number: UInt64 { record.number }
     var level: UInt32 { record.level }
@@ -29,7 +34,9 @@ final class StoreTable: Sendable {
                 "table is \(size) bytes but the manifest records \(record.length) (cut short or added to)",
                 path: path, offset: min(size, record.length))
         }
-        let reader = try TableReader(source: FileTableSource(file: file), id: record.number, cache: cache)
+        let reader = try TableReader(
+            source: FileTableSource(file: file), id: record.number, cache: cache,
+            expectedKeys: TableReader.KeyBounds(smallest: record.smallestKey, largest: record.largestKey))
         return StoreTable(record: record, file: file, reader: reader)
     }
 
@@ -59,6 +66,20 @@ final class StoreTable: Sendable {
     /// False when no key of `range` can be in the table.
     func overlaps(_ range: LogStore.KeyRange) -> Bool {
         range.isAboveLower(record.largestKey) && range.isBelowUpper(record.smallestKey)
+    }
+
+    /// True once ``checkOnce()`` (or any read that loaded the metadata through it) has passed.
+    var isChecked: Bool { checked.load(ordering: .acquiring) }
+
+    /// Loads the table's metadata if no read has yet, which checks the manifest's key range
+    /// against the table's first and last keys. A read that the recorded range turns away (a
+    /// point read of a key outside it, a scan of a range that misses it) calls this first, so
+    /// a range recorded narrower than the table's is found at the table's first use, not taken
+    /// as "absent". One atomic load once checked.
+    func checkOnce() throws(EngineError) {
+        guard !isChecked else { return }
+        _ = try reader.metadataLoaded()
+        checked.store(true, ordering: .releasing)
     }
 }
 

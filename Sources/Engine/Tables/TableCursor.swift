@@ -77,7 +77,7 @@ struct TableCursor: EntryCursor, Sendable {
 
     /// The data block of entry `number` of the current index block, which becomes current.
     private mutating func dataBlock(entry number: Int) throws(EngineError) -> Block {
-        let data = try reader.dataBlock(try TableReader.handle(in: index!, number), caching: caching)
+        let data = try reader.dataBlock(in: index!, entry: number, partition: partition, of: try metadata(), caching: caching)
         blockEntry = number
         return data
     }

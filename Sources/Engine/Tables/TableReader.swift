@@ -56,8 +56,18 @@ struct TableReader: Sendable {
     /// The id blocks are cached under.
     let id: UInt64
     let footer: TableFooter
+    /// The first and last keys the manifest records for the table, checked against its first
+    /// and last data blocks when the metadata is first loaded; nil: not checked (a table read
+    /// outside a store).
+    let expectedKeys: KeyBounds?
     private let metadata: Metadata
     private let cache: TableBlockCache?
+
+    /// A table's first and last keys.
+    struct KeyBounds: Sendable {
+        let smallest: [UInt8]
+        let largest: [UInt8]
+    }
 
     /// A run of data blocks with its filter and index partition (version 5), or the whole table
     /// (version 4: its filter and index blocks).
@@ -101,19 +111,22 @@ struct TableReader: Sendable {
 
     /// A reader that caches nothing: every partition and data block it needs is read again.
     init(source: any TableSource) throws(EngineError) {
-        try self.init(source: source, id: 0, sharing: nil)
+        try self.init(source: source, id: 0, sharing: nil, expectedKeys: nil)
     }
 
     /// A reader whose partitions and data blocks go through `cache`, under `id`: every table
     /// sharing a cache needs an id of its own, or one table's blocks would answer for another's.
-    init(source: any TableSource, id: UInt64, cache: TableBlockCache) throws(EngineError) {
-        try self.init(source: source, id: id, sharing: cache)
+    /// With `expectedKeys` (what the manifest records), the first load of the metadata checks
+    /// that the table's first and last keys are those.
+    init(source: any TableSource, id: UInt64, cache: TableBlockCache, expectedKeys: KeyBounds? = nil) throws(EngineError) {
+        try self.init(source: source, id: id, sharing: cache, expectedKeys: expectedKeys)
     }
 
-    private init(source: any TableSource, id: UInt64, sharing cache: TableBlockCache?) throws(EngineError) {
+    private init(source: any TableSource, id: UInt64, sharing cache: TableBlockCache?, expectedKeys: KeyBounds?) throws(EngineError) {
         self.source = source
         self.id = id
         self.cache = cache
+        self.expectedKeys = expectedKeys
         self.metadata = Metadata()
         let size = try source.size()
         let footerSize = UInt64(TableFormat.footerSize)
@@ -130,6 +143,7 @@ struct TableReader: Sendable {
         try metadata.loaded.withLock { loaded throws(EngineError) -> Loaded in
             if let loaded { return loaded }
             let fresh = try readMetadata()
+            if let expectedKeys { try checkKeys(fresh, expectedKeys) }
             loaded = fresh
             return fresh
         }
@@ -156,7 +170,7 @@ struct TableReader: Sendable {
         guard checksum(filterRaw[...]) == footer.filterChecksum else {
             throw .corruption("table filter block does not match the footer's crc32", path: source.path, offset: footer.filter.offset)
         }
-        let filter = try BloomFilter(raw: filterRaw, path: source.path, offset: footer.filter.offset)
+        let filter = try BloomFilter(raw: filterRaw, path: source.path, offset: footer.filter.offset, coversKeys: footer.dataEnd > 0)
         let indexRaw = try readRaw(footer.index)
         guard checksum(indexRaw[...]) == footer.indexChecksum else {
             throw .corruption("table index block does not match the footer's crc32", path: source.path, offset: footer.index.offset)
@@ -383,8 +397,21 @@ struct TableReader: Sendable {
     private func entry(_ key: UnsafeRawBufferPointer, in partition: Int, of loaded: Loaded) throws(EngineError) -> TableEntryView? {
         let index = try indexBlock(of: partition, in: loaded, caching: true)
         guard let entry = try Self.firstEntry(in: index, count: index.restartCount, atOrAbove: key) else { return nil }
-        let block = try dataBlock(try Self.handle(in: index, entry), caching: true)
-        guard let range = try block.find(key) else { return nil }
+        let block = try dataBlock(in: index, entry: entry, partition: partition, of: loaded, caching: true)
+        guard let range = try block.find(key) else {
+            // A key below the block's first key belongs, if anywhere, to the block before, which
+            // a separator below its last key would have hidden: that block's own check (when it
+            // is read, or was) tells. Only misses the filter let through get here.
+            if block.restartCount > 0, compareBytes(key, try block.restartKey(0)) < 0 {
+                if entry > 0 {
+                    _ = try dataBlock(in: index, entry: entry - 1, partition: partition, of: loaded, caching: true)
+                } else if partition > 0 {
+                    let before = try indexBlock(of: partition - 1, in: loaded, caching: true)
+                    _ = try dataBlock(in: before, entry: before.restartCount - 1, partition: partition - 1, of: loaded, caching: true)
+                }
+            }
+            return nil
+        }
         return try TableEntryView(block: block, value: range)
     }
 
@@ -425,6 +452,69 @@ struct TableReader: Sendable {
     /// `caching`).
     func dataBlock(_ handle: BlockHandle, caching: Bool) throws(EngineError) -> Block {
         try cachedBlock(handle, caching: caching) { _ in }
+    }
+
+    /// Data block `entry` of partition `partition` (`index`, its index block), from the cache or
+    /// read, verified and parsed (and cached when `caching`). A block read is also checked
+    /// against the separators that lead to it, which their crc32s cannot vouch for: its last key
+    /// at or below its own separator, its first key above the separator before it (the entry
+    /// before, or the previous partition's last). A separator below its block's last key would
+    /// send a point read of the keys between them to the next block, to read as absent. The
+    /// check costs a decode of the block's first and last restart intervals, per block read,
+    /// never per entry or per cache hit.
+    func dataBlock(in index: Block, entry: Int, partition: Int, of loaded: Loaded, caching: Bool) throws(EngineError) -> Block {
+        try cachedBlock(try Self.handle(in: index, entry), caching: caching) { block throws(EngineError) in
+            guard block.restartCount > 0 else { return }
+            var cursor = BlockCursor(block)
+            try cursor.last()
+            guard compareBytes(cursor.key, try index.restartKey(entry)) <= 0 else {
+                throw .corruption(
+                    "table data block's last key is above its index separator (a point read would miss it); run LogStore.salvage(at:), which rebuilds the index",
+                    path: path, offset: block.offset)
+            }
+            let previous: UnsafeRawBufferPointer? =
+                if entry > 0 { try index.restartKey(entry - 1) } else if partition > 0 { try loaded.top.restartKey(partition - 1) } else { nil }
+            if let previous, compareBytes(try block.restartKey(0), previous) <= 0 {
+                throw .corruption(
+                    "table data block's first key is not above the index separator before it; run LogStore.salvage(at:), which rebuilds the index",
+                    path: path, offset: block.offset)
+            }
+        }
+    }
+
+    /// Checks the table's first and last keys against `expected`, the manifest's record of
+    /// them: reads (through the cache) the first and the last data block and the index
+    /// partitions that name them — for most tables the blocks a first read needs anyway, and
+    /// at most two index partitions and two data blocks, once per table. An edge block that
+    /// cannot be read leaves its end unchecked (the reads that reach it report it). A key range recorded
+    /// narrower than the table's would skip reads of the keys outside it (absent, or an older
+    /// version from an older table), wider would make needless reads; either is corruption.
+    private func checkKeys(_ loaded: Loaded, _ expected: KeyBounds) throws(EngineError) {
+        func mismatch(_ which: String, at offset: UInt64) -> EngineError {
+            .corruption(
+                "table's \(which) key is not the one the manifest records for it (a manifest key range that disagrees with its table hides keys or versions); run LogStore.salvage(at:)",
+                path: path, offset: offset)
+        }
+        guard let last = loaded.partitions.indices.last else { throw mismatch("first", at: footer.dataEnd) }
+        // An edge block (or its index partition) that fails its own checks leaves that end
+        // unchecked: its damage is reported by the reads that reach it, and the rest of the
+        // table stays readable.
+        func edge(_ partition: Int, last: Bool) -> Block? {
+            guard let index = try? indexBlock(of: partition, in: loaded, caching: true), index.restartCount > 0 else { return nil }
+            return try? dataBlock(in: index, entry: last ? index.restartCount - 1 : 0, partition: partition, of: loaded, caching: true)
+        }
+        if let first = edge(0, last: false) {
+            guard first.restartCount > 0 else { throw mismatch("first", at: first.offset) }
+            let firstKey = try first.restartKey(0)
+            guard expected.smallest.withUnsafeBytes({ compareBytes(firstKey, $0) }) == 0 else { throw mismatch("first", at: first.offset) }
+        }
+        if let final = edge(last, last: true) {
+            var cursor = BlockCursor(final)
+            try cursor.last()
+            guard cursor.isValid, expected.largest.withUnsafeBytes({ compareBytes(cursor.key, $0) }) == 0 else {
+                throw mismatch("last", at: final.offset)
+            }
+        }
     }
 
     /// The block at `handle` from the cache, or read, verified, parsed, passed through `check`

@@ -153,7 +153,11 @@ extension TableSalvage {
                 losses.append(Loss(range: range(footer.index), reason: .indexUnreadable, message: error.message))
                 return .walk
             }
-            for handle in handles { keep(handle) }
+            if let index = try? indexBlock(footer) {
+                checkSeparators(index, handles, previous: nil, lossRange: range(footer.index))
+            } else {
+                for handle in handles { keep(handle) }
+            }
             checkFilter(footer)
             return .index
         }
@@ -186,7 +190,8 @@ extension TableSalvage {
                     let block = try Block(raw: raw, path: path, offset: partition.index.offset)
                     let handles = try TableReader.decodeIndex(
                         block, dataStart: partition.dataStart, dataEnd: partition.dataEnd, lastSeparator: try top.restartKey(number))
-                    for handle in handles { keep(handle) }
+                    let previous = number > 0 ? Array(try top.restartKey(number - 1)) : nil
+                    checkSeparators(block, handles, previous: previous, lossRange: range(partition.index))
                 } catch {
                     method = .walk
                     let end = walk(Int(partition.dataStart)..<Int(partition.dataEnd))
@@ -211,15 +216,43 @@ extension TableSalvage {
         }
 
         /// Keeps the data block at `handle` (inside the file) when it is intact, else records
-        /// its loss.
-        private mutating func keep(_ handle: BlockHandle) {
+        /// its loss. Returns the intact block's entries.
+        @discardableResult
+        private mutating func keep(_ handle: BlockHandle) -> [TableEntry] {
             let start = Int(handle.offset)
             switch dataBlock(bytes[start..<start + Int(handle.length)], offset: handle.offset) {
             case .intact(let blockEntries):
                 kept.append(handle)
                 entries += blockEntries
+                return blockEntries
             case .lost(let loss):
                 losses.append(loss)
+                return []
+            }
+        }
+
+        /// Keeps the data blocks `handles` that `index` names, and checks each intact one against
+        /// the separators (FORMAT.md, "Checks behind the checksums"): its last key at or below its
+        /// own, its first key above the one before (`previous` before the first). A separator
+        /// that disagrees, checksums notwithstanding, makes the index a loss (no entry is lost: the
+        /// rewrite builds a new index from the keys).
+        private mutating func checkSeparators(_ index: Block, _ handles: [BlockHandle], previous: [UInt8]?, lossRange: Range<UInt64>) {
+            var before = previous
+            var disagrees = false
+            for (number, handle) in handles.enumerated() {
+                let blockEntries = keep(handle)
+                guard let separator = try? Array(index.restartKey(number)) else { continue }
+                if let first = blockEntries.first, let last = blockEntries.last {
+                    if compareBytes(last.key, separator) > 0 { disagrees = true }
+                    if let before, compareBytes(first.key, before) <= 0 { disagrees = true }
+                }
+                before = separator
+            }
+            if disagrees {
+                losses.append(
+                    Loss(
+                        range: lossRange, reason: .indexUnreadable,
+                        message: "a table index separator is below its data block's last key or not above the block before"))
             }
         }
 
@@ -260,6 +293,14 @@ extension TableSalvage {
 
         /// The data block handles the index names (the footer has checked that the index block
         /// lies inside the file).
+        /// The version-4 index block, decoded (after ``index(_:)`` checked it).
+        private func indexBlock(_ footer: TableFooter) throws(EngineError) -> Block {
+            let start = Int(footer.index.offset)
+            return try Block(
+                raw: StoredBlock.decode(bytes[start..<start + Int(footer.index.length)], path: path, offset: footer.index.offset),
+                path: path, offset: footer.index.offset)
+        }
+
         private func index(_ footer: TableFooter) throws(EngineError) -> [BlockHandle] {
             let start = Int(footer.index.offset)
             let raw = try StoredBlock.decode(bytes[start..<start + Int(footer.index.length)], path: path, offset: footer.index.offset)
@@ -276,7 +317,7 @@ extension TableSalvage {
                 guard checksum(raw[...]) == footer.filterChecksum else {
                     throw .corruption("table filter block does not match the footer's crc32", path: path, offset: footer.filter.offset)
                 }
-                _ = try BloomFilter(raw: raw, path: path, offset: footer.filter.offset)
+                _ = try BloomFilter(raw: raw, path: path, offset: footer.filter.offset, coversKeys: footer.filter.offset > 0)
             } catch {
                 losses.append(Loss(range: range(footer.filter), reason: .filterUnreadable, message: error.message))
             }
