@@ -12,10 +12,7 @@ extension StoreInspector {
     func checkRecordsByDigest(limit: Int, progress: (Int, Int) -> Void) throws -> RecordCheckReport? {
         var report = RecordCheckReport()
         report.skippedIndexes = headerVersion < 3
-        func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) {
-            report.problemCount += 1
-            if report.problems.count < limit { report.problems.append(RecordProblem(kind: kind, key: key, message: message)) }
-        }
+        func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) { report.note(kind, key, message, limit: limit) }
         let skippedIndexes = report.skippedIndexes
         // The stored side, and which objects exist (primary keys by root).
         var stored = EntryDigest()
@@ -110,22 +107,7 @@ extension StoreInspector {
             try checkBatch()
         }
         progress(report.records, total)
-        // The per-entity counts, as the comparison entry by entry checks (and repairs) them.
-        let hasCounts = !counts.isEmpty
-        for entity in schema.entities {
-            let key = RecordKeys.count(entity: entity.name)
-            let expected = tallies[entity.name] ?? 0
-            if let found = counts.removeValue(forKey: CheckedKey(key)) {
-                if found != EntityCounts.encode(expected) {
-                    let said = (try? EntityCounts.decode(found, key: key)).map(String.init) ?? "an undecodable count"
-                    problem(.wrongValue, key, "the count of \(entity.name) says \(said), the records hold \(expected)")
-                    report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
-                }
-            } else if hasCounts && expected > 0 {
-                problem(.missingEntry, key, "the count of \(entity.name) is missing (the records hold \(expected))")
-                report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
-            }
-        }
+        checkCounts(tallies: tallies, found: &counts, hasCounts: !counts.isEmpty, limit: limit, report: &report)
         guard counts.isEmpty, stored == derived else { return nil }
         return report
     }

@@ -41,6 +41,12 @@ package struct RecordCheckReport: Sendable {
     /// records derive; an entry or asset no record derives: removed; a count: the records'
     /// tally). Undecodable records, missing assets and dangling references have none.
     package var repairs: [DerivedEntryRepair] = []
+
+    /// Counts a problem, and keeps it when fewer than `limit` are kept.
+    mutating func note(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String, limit: Int) {
+        problemCount += 1
+        if problems.count < limit { problems.append(RecordProblem(kind: kind, key: key, message: message)) }
+    }
 }
 
 /// One write that makes a derived entry agree with the records: `value` nil removes the key.
@@ -77,10 +83,7 @@ extension StoreInspector {
     /// entry a record derives is looked up and removed; what is left is extra.
     func checkRecordsEntryByEntry(limit: Int, progress: (Int, Int) -> Void) throws -> RecordCheckReport {
         var report = RecordCheckReport()
-        func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) {
-            report.problemCount += 1
-            if report.problems.count < limit { report.problems.append(RecordProblem(kind: kind, key: key, message: message)) }
-        }
+        func problem(_ kind: RecordProblem.Kind, _ key: [UInt8], _ message: String) { report.note(kind, key, message, limit: limit) }
         report.skippedIndexes = headerVersion < 3
         // Every entry but the records (small values) and the assets (keys only).
         var stored: [CheckedKey: [UInt8]] = [:]
@@ -158,22 +161,7 @@ extension StoreInspector {
             }
         }
         progress(report.records, total)
-        // The per-entity counts. A generation with no count key at all is counted from its
-        // records at the next open (FORMAT.md §18): nothing is missing then.
-        for entity in schema.entities {
-            let key = RecordKeys.count(entity: entity.name)
-            let expected = tallies[entity.name] ?? 0
-            if let found = stored.removeValue(forKey: CheckedKey(key)) {
-                if found != EntityCounts.encode(expected) {
-                    let said = (try? EntityCounts.decode(found, key: key)).map(String.init) ?? "an undecodable count"
-                    problem(.wrongValue, key, "the count of \(entity.name) says \(said), the records hold \(expected)")
-                    report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
-                }
-            } else if hasCounts && expected > 0 {
-                problem(.missingEntry, key, "the count of \(entity.name) is missing (the records hold \(expected))")
-                report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
-            }
-        }
+        checkCounts(tallies: tallies, found: &stored, hasCounts: hasCounts, limit: limit, report: &report)
         for key in stored.keys.map(\.bytes).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             problem(.extraEntry, key, "\(Self.kindName(key.first ?? 0)) that no record derives")
             report.repairs.append(DerivedEntryRepair(key: key, value: nil))
@@ -183,6 +171,30 @@ extension StoreInspector {
             report.repairs.append(DerivedEntryRepair(key: key, value: nil))
         }
         return report
+    }
+
+    /// Checks each entity's count key, taken out of `found`, against the objects the records
+    /// hold (`tallies`), noting a count that says another number or is missing, with the repair
+    /// that writes the records' tally. A generation with no count key at all (`hasCounts`
+    /// false) is counted from its records at the next open (FORMAT.md §18): nothing is missing
+    /// then.
+    func checkCounts(
+        tallies: [String: UInt64], found: inout [CheckedKey: [UInt8]], hasCounts: Bool, limit: Int, report: inout RecordCheckReport
+    ) {
+        for entity in schema.entities {
+            let key = RecordKeys.count(entity: entity.name)
+            let expected = tallies[entity.name] ?? 0
+            if let value = found.removeValue(forKey: CheckedKey(key)) {
+                if value != EntityCounts.encode(expected) {
+                    let said = (try? EntityCounts.decode(value, key: key)).map(String.init) ?? "an undecodable count"
+                    report.note(.wrongValue, key, "the count of \(entity.name) says \(said), the records hold \(expected)", limit: limit)
+                    report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
+                }
+            } else if hasCounts && expected > 0 {
+                report.note(.missingEntry, key, "the count of \(entity.name) is missing (the records hold \(expected))", limit: limit)
+                report.repairs.append(DerivedEntryRepair(key: key, value: EntityCounts.encode(expected)))
+            }
+        }
     }
 
     /// The to-many relationships whose join records each entity writes: the only to-many
