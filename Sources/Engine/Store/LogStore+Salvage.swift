@@ -422,6 +422,27 @@ private struct Salvage {
         try writeManifest(Manifest(logStart: logStart, lastSequence: lastSequence, tables: tables))
     }
 
+    /// Writes `entries` (ascending) as table `number` of `level` under its temporary name, then
+    /// renames it into place and syncs the directory: durable before a manifest names it.
+    private func writeTable(
+        number: UInt64, level: UInt32, entries: [TableEntry], options: LogStore.Options
+    ) throws(EngineError)
+        -> Manifest.Table
+    {
+        var writer = try TableWriter(number: number, level: level, directory: directory, options: options, fileSystem: fileSystem)
+        let written: Manifest.Table
+        do throws(EngineError) {
+            for entry in entries { try writer.add(entry) }
+            written = try writer.finish()
+        } catch {
+            writer.discard()
+            throw error
+        }
+        try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
+        try fileSystem.syncDirectory(directory)
+        return written
+    }
+
     private func writeManifest(_ manifest: Manifest) throws(EngineError) {
         try writeManifestBytes(manifest.encoded())
     }
@@ -502,19 +523,7 @@ private struct Salvage {
             if !kept.entries.isEmpty {
                 let replacement = nextNumber
                 nextNumber += 1
-                var writer = try TableWriter(
-                    number: replacement, level: record.level, directory: directory, options: options, fileSystem: fileSystem)
-                let written: Manifest.Table
-                do throws(EngineError) {
-                    for entry in kept.entries { try writer.add(entry) }
-                    written = try writer.finish()
-                } catch {
-                    writer.discard()
-                    throw error
-                }
-                try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
-                try fileSystem.syncDirectory(directory)
-                manifest.tables[index] = written
+                manifest.tables[index] = try writeTable(number: replacement, level: record.level, entries: kept.entries, options: options)
                 outcome =
                     "its \(kept.keptBlocks.count) intact data blocks (\(kept.entries.count) entries) are in table \(TableFormat.name(replacement))"
                 index += 1
@@ -630,18 +639,7 @@ private struct Salvage {
         var tables = manifest.tables
         if !entries.isEmpty {
             let number = (names.compactMap(StoreTable.number(fromName:)).max() ?? 0) + 1
-            var writer = try TableWriter(number: number, level: 0, directory: directory, options: options, fileSystem: fileSystem)
-            let written: Manifest.Table
-            do throws(EngineError) {
-                for entry in entries { try writer.add(entry) }
-                written = try writer.finish()
-            } catch {
-                writer.discard()
-                throw error
-            }
-            try fileSystem.rename(writer.temporaryPath, to: writer.finalPath)
-            try fileSystem.syncDirectory(directory)
-            tables.insert(written, at: 0)
+            tables.insert(try writeTable(number: number, level: 0, entries: entries, options: options), at: 0)
         }
         let segment = (names.compactMap(SegmentFile.number(fromName:)).max() ?? 0) + 1
         _ = try SegmentFile.create(number: segment, firstSequence: scan.lastKept + 1, in: directory, fileSystem: fileSystem)
